@@ -1,0 +1,81 @@
+import { mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** One figure, always a ratio against a baseline measured side by side in the same run. */
+export interface BenchResult {
+  bench: string
+  value: number
+  baseline: number
+  ratio: number
+  unit: string
+  /** The target the issue sets, in words (e.g. "ratio <= 1.15"). */
+  target?: string
+  pass?: boolean
+}
+
+export interface Benchmark {
+  name: string
+  run(cacheDir: string): Promise<BenchResult[]>
+}
+
+const here = dirname(fileURLToPath(import.meta.url))
+
+/** Large generated inputs live here and are reused between runs (git-ignored). */
+export function cacheDir(...parts: string[]): string {
+  const dir = join(process.env.LANES_BENCH_CACHE ?? join(here, '.cache'), ...parts)
+  mkdirSync(dir, { recursive: true })
+  return dir
+}
+
+export function result(
+  bench: string,
+  value: number,
+  baseline: number,
+  unit: string,
+  target?: { maxRatio?: number; maxValue?: number; minValue?: number; text: string },
+): BenchResult {
+  const ratio = baseline === 0 ? Number.POSITIVE_INFINITY : value / baseline
+  let pass: boolean | undefined
+  if (target) {
+    pass = true
+    if (target.maxRatio !== undefined && ratio > target.maxRatio) pass = false
+    if (target.maxValue !== undefined && value > target.maxValue) pass = false
+    if (target.minValue !== undefined && value < target.minValue) pass = false
+  }
+  return {
+    bench,
+    value: round(value),
+    baseline: round(baseline),
+    ratio: round(ratio),
+    unit,
+    target: target?.text,
+    pass,
+  }
+}
+
+function round(n: number): number {
+  return Number.isFinite(n) ? Math.round(n * 1000) / 1000 : n
+}
+
+export function median(xs: number[]): number {
+  return percentile(xs, 50)
+}
+
+export function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return Number.NaN
+  const sorted = [...xs].sort((a, b) => a - b)
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  return sorted[idx] as number
+}
+
+/** Runs `fn` `n` times and returns the wall-clock durations in ms. */
+export async function timeRuns(n: number, fn: () => Promise<unknown>): Promise<number[]> {
+  const out: number[] = []
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now()
+    await fn()
+    out.push(performance.now() - t0)
+  }
+  return out
+}

@@ -1,0 +1,136 @@
+import { realpath, stat } from 'node:fs/promises'
+import { basename } from 'node:path'
+import {
+  describeIssues,
+  isRequestChannel,
+  requestChannels,
+  type EventChannel,
+  type EventPayload,
+  type RequestChannel,
+  type RequestInput,
+  type RequestOutput,
+  type Result,
+  type WorkspaceInfo,
+} from '../shared/ipc'
+
+/**
+ * The app's API, independent of any transport: Electron's IPC wrapper (ipc.ts) and the browser-mode host
+ * (web-host.ts) both call `dispatchRequest`, so validation and error shapes are the same everywhere.
+ */
+
+export type Handlers = {
+  [C in RequestChannel]: (input: RequestInput<C>) => Promise<Result<RequestOutput<C>>>
+}
+
+export type EventListener = <E extends EventChannel>(channel: E, payload: EventPayload<E>) => void
+
+export interface AppApi {
+  handlers: Handlers
+  subscribe(listener: EventListener): () => void
+}
+
+export interface AppApiOptions {
+  name: string
+  version: string
+  transport: 'electron' | 'web'
+  /** The folder open at start, if any. */
+  workspace?: string
+  /** Electron's native folder dialog; absent in browser mode. Resolves null when the user cancels. */
+  pickFolder?: () => Promise<string | null>
+  /** Told when the user opens another folder (Electron remembers it for the next start). */
+  onWorkspaceChanged?: (workspace: WorkspaceInfo) => void
+}
+
+export function ok<T>(value: T): Result<T> {
+  return { ok: true, value }
+}
+
+export function err<T = never>(code: Extract<Result<T>, { ok: false }>['code'], error: string): Result<T> {
+  return { ok: false, error, code }
+}
+
+/** Resolves a folder the user asked for; a missing path or a file is an error value, never an exception. */
+export async function resolveWorkspace(input: string): Promise<Result<WorkspaceInfo>> {
+  let real: string
+  try {
+    real = await realpath(input)
+  } catch {
+    return err('not-found', `The folder "${input}" does not exist.`)
+  }
+  try {
+    const info = await stat(real)
+    if (!info.isDirectory()) return err('invalid-input', `"${input}" is a file, not a folder.`)
+  } catch (e) {
+    return err('failed', `Cannot open "${input}": ${(e as Error).message}`)
+  }
+  return ok({ path: real, name: basename(real) || real })
+}
+
+export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
+  const listeners = new Set<EventListener>()
+  const emit: EventListener = (channel, payload) => {
+    for (const listener of listeners) listener(channel, payload)
+  }
+
+  let current: WorkspaceInfo | null = null
+  if (opts.workspace !== undefined) {
+    // A remembered folder that was deleted since simply leaves no folder open.
+    const opened = await resolveWorkspace(opts.workspace)
+    if (opened.ok) current = opened.value
+  }
+
+  const handlers: Handlers = {
+    'app:info': async () =>
+      ok({ name: opts.name, version: opts.version, platform: process.platform, transport: opts.transport }),
+
+    'workspace:current': async () => ok(current),
+
+    'workspace:open': async (input) => {
+      let path = input?.path
+      if (path === undefined) {
+        if (!opts.pickFolder) return err('invalid-input', 'Type the path of the folder to open.')
+        const picked = await opts.pickFolder()
+        if (picked === null) return err('cancelled', 'No folder was chosen.')
+        path = picked
+      }
+      const opened = await resolveWorkspace(path)
+      if (!opened.ok) return opened
+      current = opened.value
+      opts.onWorkspaceChanged?.(current)
+      emit('workspace:changed', current)
+      return opened
+    },
+  }
+
+  return {
+    handlers,
+    subscribe(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+  }
+}
+
+/**
+ * Validates and runs one request. Never throws: an unknown channel, a bad payload or a handler that throws
+ * all come back as error values (a handler throwing is a bug, reported without its stack).
+ */
+export async function dispatchRequest(
+  api: AppApi,
+  channel: unknown,
+  input: unknown,
+): Promise<Result<unknown>> {
+  if (!isRequestChannel(channel)) {
+    return err('unknown-channel', `Unknown channel ${JSON.stringify(String(channel)).slice(0, 200)}.`)
+  }
+  const parsed = requestChannels[channel].input.safeParse(input)
+  if (!parsed.success) {
+    return err('invalid-input', `Invalid input for ${channel}: ${describeIssues(parsed.error)}`)
+  }
+  try {
+    const handler = api.handlers[channel] as (input: unknown) => Promise<Result<unknown>>
+    return await handler(parsed.data)
+  } catch (e) {
+    return err('failed', `${channel} failed: ${e instanceof Error ? e.message : String(e)}`)
+  }
+}

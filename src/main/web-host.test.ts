@@ -1,0 +1,139 @@
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises'
+import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
+import { createAppApi, type AppApi } from './app-api'
+import { startWebHost, type WebHost } from './web-host'
+
+function get(port: number, path: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; body: string; headers: Record<string, unknown> }>(
+    (resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path, headers }, (res) => {
+        let body = ''
+        res.on('data', (d: Buffer) => (body += d.toString()))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }))
+      })
+      req.on('error', reject)
+      req.end()
+    },
+  )
+}
+
+function connect(url: string, origin: string) {
+  return new Promise<{ ws?: WebSocket; status?: number }>((resolve) => {
+    const ws = new WebSocket(url, { headers: { Origin: origin } })
+    ws.on('open', () => resolve({ ws }))
+    ws.on('unexpected-response', (_req, res) => resolve({ status: res.statusCode }))
+    ws.on('error', () => resolve({}))
+  })
+}
+
+describe('the browser-mode host', () => {
+  let base: string
+  let api: AppApi
+  let host: WebHost
+  let origin: string
+
+  beforeAll(async () => {
+    base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-host-')))
+    const renderer = join(base, 'renderer')
+    await mkdir(join(renderer, 'assets'), { recursive: true })
+    await mkdir(join(base, 'project'))
+    await writeFile(join(base, 'secret.txt'), 'top secret')
+    await writeFile(
+      join(renderer, 'index.html'),
+      '<html><head><script type="module" src="./assets/a.js"></script></head></html>',
+    )
+    await writeFile(join(renderer, 'assets', 'a.js'), 'console.log(1)')
+    api = await createAppApi({
+      name: 'Lanes',
+      version: '1',
+      transport: 'web',
+      workspace: join(base, 'project'),
+    })
+    host = await startWebHost({ api, rendererDir: renderer, port: 0 })
+    origin = `http://127.0.0.1:${host.port}`
+  })
+  afterAll(async () => {
+    await host.close()
+    await rm(base, { recursive: true, force: true })
+  })
+
+  it('binds 127.0.0.1 and prints a URL with a long random token', () => {
+    expect(host.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{32}$/)
+  })
+
+  it('serves the renderer with the web preload in front of its script, and a cookie for later requests', async () => {
+    const res = await get(host.port, `/?token=${host.token}`)
+    expect(res.status).toBe(200)
+    expect(res.body.indexOf('web-preload.js')).toBeLessThan(res.body.indexOf('assets/a.js'))
+    expect(String(res.headers['content-security-policy'])).toContain("script-src 'self'")
+    const cookie = String(res.headers['set-cookie']).split(';')[0]!
+    expect((await get(host.port, '/assets/a.js', { Cookie: cookie })).status).toBe(200)
+  })
+
+  it('refuses requests without the token, with a wrong token, or for another Host', async () => {
+    expect((await get(host.port, '/')).status).toBe(401)
+    expect((await get(host.port, '/assets/a.js?token=wrong')).status).toBe(401)
+    expect((await get(host.port, `/?token=${host.token}`, { Host: 'evil.example' })).status).toBe(403)
+    expect((await get(host.port, `/?token=${host.token}`, { Origin: 'http://evil.example' })).status).toBe(
+      403,
+    )
+  })
+
+  it('never serves a file outside the renderer folder', async () => {
+    for (const path of [
+      '/../secret.txt',
+      '/%2e%2e/secret.txt',
+      '/assets/..%2f..%2fsecret.txt',
+      '/%00',
+      '/%E0%A4%A',
+    ]) {
+      const res = await get(host.port, `${path}${path.includes('?') ? '&' : '?'}token=${host.token}`)
+      expect(res.status, path).toBe(404)
+      expect(res.body).not.toContain('top secret')
+    }
+  })
+
+  it('refuses a socket without the token or from a foreign origin', async () => {
+    expect((await connect(`${origin.replace('http', 'ws')}/api`, origin)).status).toBe(401)
+    expect(
+      (await connect(`${origin.replace('http', 'ws')}/api?token=${host.token}`, 'http://evil.example'))
+        .status,
+    ).toBe(403)
+  })
+
+  it('answers requests over the socket and pushes events', async () => {
+    const { ws } = await connect(`${origin.replace('http', 'ws')}/api?token=${host.token}`, origin)
+    expect(ws).toBeDefined()
+    const messages: unknown[] = []
+    ws!.on('message', (data) => messages.push(JSON.parse(String(data))))
+    const until = async (n: number) => {
+      for (let i = 0; i < 100 && messages.length < n; i++) await new Promise((r) => setTimeout(r, 20))
+    }
+    ws!.send(JSON.stringify({ id: 1, channel: 'app:info' }))
+    ws!.send('not json')
+    ws!.send(JSON.stringify({ id: 2, channel: 'nope:nope' }))
+    ws!.send(JSON.stringify({ id: 3, channel: 'workspace:open', input: { path: join(base, 'project') } }))
+    await until(5)
+    expect(messages).toContainEqual({ kind: 'result', id: 1, result: expect.objectContaining({ ok: true }) })
+    expect(messages).toContainEqual({
+      kind: 'result',
+      id: 0,
+      result: expect.objectContaining({ code: 'invalid-input' }),
+    })
+    expect(messages).toContainEqual({
+      kind: 'result',
+      id: 2,
+      result: expect.objectContaining({ code: 'unknown-channel' }),
+    })
+    expect(messages).toContainEqual({
+      kind: 'event',
+      channel: 'workspace:changed',
+      payload: { path: join(base, 'project'), name: 'project' },
+    })
+    ws!.close()
+  })
+})
