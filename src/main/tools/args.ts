@@ -1,0 +1,505 @@
+import { jsonrepair } from 'jsonrepair'
+import { z } from 'zod'
+import { toolInputSchemas } from './schemas'
+
+/**
+ * Parsing a tool call's JSON arguments (DESIGN 3.1). `JSON.parse` first; only when it fails, `jsonrepair`,
+ * and the repair is used only when it is provably harmless: the text is lexed a second time by our own
+ * lenient scanner (below), independent of jsonrepair, and every key and scalar value it reads must come out
+ * of the repair unchanged and in the same order. A repair that would rewrite a string (`'it's'` becoming
+ * `it"s`, `"\d"` becoming `d`), drop or invent a value, or guess where a cut-off call ended is refused: the
+ * model gets an error it can act on and sends the call again. Nothing here throws.
+ */
+
+export type ParsedArgs = { ok: true; value: unknown; repaired: boolean } | { ok: false; error: string }
+
+export interface ParseArgsOptions {
+  /** The turn stopped on max_tokens while this call was being written: it is never run (DESIGN 4). */
+  truncated?: boolean
+  /** Name used in error messages; found from `toolInputSchemas` when omitted. */
+  toolName?: string
+}
+
+export const MAX_ARGS_BYTES = 1024 * 1024
+// Our schemas are flat objects; real arguments never nest deeply. The cap also keeps zod, JSON.stringify and
+// jsonrepair (recursive) away from inputs built to exhaust the stack.
+const MAX_DEPTH = 64
+// Keys that reach Object.prototype when the value is later spread or merged (`{...args}`, lodash merge).
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+const QUOTE_PAIRS: Record<string, string> = { '"': '"', "'": "'", '\u201c': '\u201d', '\u2018': '\u2019' }
+const ESCAPES: Record<string, string> = {
+  '"': '"',
+  "'": "'",
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+}
+const LITERALS: Record<string, boolean | null> = {
+  true: true,
+  false: false,
+  null: null,
+  True: true,
+  False: false,
+  None: null,
+}
+const NUMBER = /-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y
+const WORD = /[A-Za-z_$][A-Za-z0-9_$]*/y
+const LEADING_FENCE = /^\s*```[A-Za-z0-9_-]*[ \t]*(?:\r?\n)?/
+const TRAILING_FENCE = /```\s*$/
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+type Scalar =
+  | { role: 'key'; value: string }
+  | { role: 'value'; kind: 'string'; value: string }
+  | { role: 'value'; kind: 'number'; value: number }
+  | { role: 'value'; kind: 'literal'; value: boolean | null }
+
+type Frame =
+  { type: 'array' } | { type: 'object'; expect: 'key' | 'colon' | 'value' | 'comma'; keys: Set<string> }
+
+interface Scan {
+  scalars: Scalar[]
+  /** Why the text cannot be read safely, in words for the model; null when it can. */
+  problem: string | null
+  duplicateKey: string | null
+  forbiddenKey: string | null
+}
+
+/**
+ * Our own reading of the text: JSON plus the slips models make that have one obvious meaning (single,
+ * smart or missing quotes around keys, Python literals, comments, a code fence, trailing commas, missing
+ * closing brackets after a complete value, raw newlines inside strings). Iterative, so depth costs no stack.
+ */
+function scanJson(source: string): Scan {
+  const text = source.replace(LEADING_FENCE, '').replace(TRAILING_FENCE, '')
+
+  const scalars: Scalar[] = []
+  const stack: Frame[] = []
+  let rootClosed = false
+  let last: 'open' | 'close' | 'colon' | 'comma' | 'key' | 'string' | 'number' | 'literal' | null = null
+  let duplicateKey: string | null = null
+  let forbiddenKey: string | null = null
+  const fail = (problem: string): Scan => ({ scalars, problem, duplicateKey, forbiddenKey })
+
+  // Where the next scalar or container goes; returns its role or a problem.
+  const place = (): 'key' | 'value' | string => {
+    if (rootClosed) return 'there is text after the closing brace of the object'
+    const top = stack[stack.length - 1]
+    if (top === undefined || top.type === 'array') return 'value'
+    switch (top.expect) {
+      // A missing comma between members (`"a": 1 "b": 2`) has one meaning; the comparison with the
+      // repair still checks that nothing moved.
+      case 'key':
+      case 'comma':
+        top.expect = 'colon'
+        return 'key'
+      case 'value':
+        top.expect = 'comma'
+        return 'value'
+      case 'colon':
+        return 'a key is not followed by ":"'
+    }
+  }
+  const addKey = (key: string): void => {
+    const top = stack[stack.length - 1]
+    if (top?.type !== 'object') return
+    if (FORBIDDEN_KEYS.has(key)) forbiddenKey ??= key
+    if (top.keys.has(key)) duplicateKey ??= key
+    top.keys.add(key)
+    scalars.push({ role: 'key', value: key })
+  }
+
+  let i = 0
+  while (i < text.length) {
+    const char = text[i] ?? ''
+    if (/\s/.test(char)) {
+      i += 1
+      continue
+    }
+    if (char === '/' && text[i + 1] === '/') {
+      const end = text.indexOf('\n', i)
+      i = end === -1 ? text.length : end + 1
+      continue
+    }
+    if (char === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2)
+      if (end === -1) return fail('a /* comment is never closed')
+      i = end + 2
+      continue
+    }
+    if (char === '{' || char === '[') {
+      const role = place()
+      if (role === 'key') return fail(`a key is expected at position ${i}, not "${char}"`)
+      if (role !== 'value') return fail(role)
+      stack.push(char === '{' ? { type: 'object', expect: 'key', keys: new Set() } : { type: 'array' })
+      if (stack.length > MAX_DEPTH) return fail(`the arguments are nested more than ${MAX_DEPTH} levels deep`)
+      last = 'open'
+      i += 1
+      continue
+    }
+    if (char === '}' || char === ']') {
+      // Extra closing brackets after the object is complete are a harmless slip (`{"a": 1}}`).
+      if (stack.length > 0) stack.pop()
+      if (stack.length === 0) rootClosed = true
+      last = 'close'
+      i += 1
+      continue
+    }
+    if (char === ':') {
+      const top = stack[stack.length - 1]
+      if (top?.type !== 'object' || top.expect !== 'colon') return fail(`unexpected ":" at position ${i}`)
+      top.expect = 'value'
+      last = 'colon'
+      i += 1
+      continue
+    }
+    if (char === ',') {
+      const top = stack[stack.length - 1]
+      if (top === undefined) return fail(`unexpected "," at position ${i}`)
+      if (top.type === 'object') {
+        if (top.expect === 'colon' || top.expect === 'value')
+          return fail(`a value is missing before "," at position ${i}`)
+        top.expect = 'key'
+      }
+      last = 'comma'
+      i += 1
+      continue
+    }
+    const close = QUOTE_PAIRS[char]
+    if (close !== undefined) {
+      // Find the closing quote first (a backslash always takes the next character with it), one char code
+      // at a time: a megabyte of content costs milliseconds.
+      const closeCode = close.charCodeAt(0)
+      let j = i + 1
+      let standard = close === '"'
+      while (j < text.length) {
+        const code = text.charCodeAt(j)
+        if (code === closeCode) break
+        if (code === 0x5c) {
+          j += 2
+          continue
+        }
+        if (code < 0x20) standard = false
+        j += 1
+      }
+      if (j >= text.length) return fail('the arguments end inside a string, so they look cut off')
+      let value: string | null = null
+      if (standard) {
+        try {
+          value = JSON.parse(text.slice(i, j + 1)) as string
+        } catch {
+          // An escape JSON does not know (`\d`, `\'`): decoded below the way the writer meant it.
+        }
+      }
+      if (value === null) {
+        const body = text.slice(i + 1, j)
+        const parts: string[] = []
+        let k = 0
+        for (let slash = body.indexOf('\\'); slash !== -1; slash = body.indexOf('\\', k)) {
+          parts.push(body.slice(k, slash))
+          const next = body[slash + 1] ?? ''
+          const hex = body.slice(slash + 2, slash + 6)
+          const simple = ESCAPES[next]
+          if (simple !== undefined) {
+            parts.push(simple)
+            k = slash + 2
+          } else if (next === 'u' && /^[0-9a-fA-F]{4}$/.test(hex)) {
+            parts.push(String.fromCharCode(parseInt(hex, 16)))
+            k = slash + 6
+          } else {
+            // Not a JSON escape (`\d` in a regex): the writer meant a backslash. If the repair reads it any
+            // other way, the comparison refuses it.
+            parts.push('\\' + next)
+            k = slash + 2
+          }
+        }
+        parts.push(body.slice(k))
+        value = parts.join('')
+      }
+      // UTF-8 cannot carry a lone surrogate: written to a file it would silently become U+FFFD.
+      if (LONE_SURROGATE.test(value))
+        return fail('a string contains an unpaired UTF-16 surrogate (\\ud800-\\udfff)')
+      const role = place()
+      if (role === 'key') {
+        addKey(value)
+        last = 'key'
+      } else if (role === 'value') {
+        scalars.push({ role: 'value', kind: 'string', value })
+        last = 'string'
+      } else {
+        return fail(role)
+      }
+      i = j + 1
+      continue
+    }
+    NUMBER.lastIndex = i
+    const number = NUMBER.exec(text)
+    WORD.lastIndex = i
+    const word = number ? null : WORD.exec(text)
+    const lexeme = number?.[0] ?? word?.[0]
+    if (lexeme === undefined) return fail(`unexpected character "${char}" at position ${i}`)
+    const after = text[i + lexeme.length]
+    if (after !== undefined && !/[\s,:}\]/]/.test(after))
+      return fail(`unexpected text "${text.slice(i, i + lexeme.length + 1)}" at position ${i}`)
+    const role = place()
+    if (role === 'key') {
+      // Unquoted keys (`{pattern: "x"}`) are only identifiers, so where they end is never in doubt.
+      if (number) return fail(`a key is expected at position ${i}, not a number`)
+      addKey(lexeme)
+      last = 'key'
+    } else if (role === 'value') {
+      if (number) {
+        scalars.push({ role: 'value', kind: 'number', value: Number(lexeme) })
+        last = 'number'
+      } else if (Object.hasOwn(LITERALS, lexeme)) {
+        scalars.push({ role: 'value', kind: 'literal', value: LITERALS[lexeme] ?? null })
+        last = 'literal'
+      } else {
+        return fail(`the unquoted value ${lexeme} at position ${i} is not JSON (strings need double quotes)`)
+      }
+    } else {
+      return fail(role)
+    }
+    i += lexeme.length
+  }
+
+  // Missing closing brackets are fine only right after a complete string or literal value (or a closed
+  // container). After a number (`"timeout": 6` may be `600` cut short), a key, ":" or "," the call was cut
+  // mid-way and guessing the rest would run something the model did not finish writing.
+  if (stack.length > 0 && last !== 'string' && last !== 'literal' && last !== 'close')
+    return fail('the arguments stop before the object is complete, so they look cut off')
+  return { scalars, problem: null, duplicateKey, forbiddenKey }
+}
+
+function sameScalars(a: Scalar[], b: Scalar[]): boolean {
+  if (a.length !== b.length) return false
+  return a.every((x, index) => {
+    const y = b[index]
+    if (y === undefined || x.role !== y.role) return false
+    if (x.role === 'key' || y.role === 'key') return x.value === y.value
+    return x.kind === y.kind && Object.is(x.value, y.value)
+  })
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'string') return value === '' ? 'an empty string' : 'a string'
+  if (typeof value === 'object') return 'an object'
+  if (typeof value === 'number') return Number.isInteger(value) ? 'a number' : 'a fractional number'
+  return `a ${typeof value}`
+}
+
+/** A key or string for a message, cut so a 500 KB key cannot flood the model's context. */
+function shortJson(text: string): string {
+  return text.length > 60 ? JSON.stringify(text.slice(0, 60)).slice(0, -1) + '…"' : JSON.stringify(text)
+}
+
+/** A short, safe rendering of what the model sent (never a deep JSON.stringify of untrusted structure). */
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return `${shortJson(value)}, ${kindOf(value)}`
+  if (typeof value === 'number' || typeof value === 'boolean') return `${String(value)}, ${kindOf(value)}`
+  return kindOf(value)
+}
+
+type JsonSchemaProperty = {
+  type?: string
+  minimum?: number
+  maximum?: number
+  minLength?: number
+  maxLength?: number
+}
+
+/** "an integer >= 1", "an integer from 1 to 600", "a non-empty string": what the field accepts, in words. */
+function expectedOf(property: JsonSchemaProperty | undefined): string {
+  if (property === undefined) return 'a valid value'
+  const max =
+    property.maximum !== undefined && property.maximum < Number.MAX_SAFE_INTEGER
+      ? property.maximum
+      : undefined
+  switch (property.type) {
+    case 'integer':
+    case 'number': {
+      const noun = property.type === 'integer' ? 'an integer' : 'a number'
+      if (property.minimum !== undefined && max !== undefined)
+        return `${noun} from ${property.minimum} to ${max}`
+      if (property.minimum !== undefined) return `${noun} >= ${property.minimum}`
+      if (max !== undefined) return `${noun} <= ${max}`
+      return noun
+    }
+    case 'string': {
+      const base = (property.minLength ?? 0) > 0 ? 'a non-empty string' : 'a string'
+      return property.maxLength !== undefined ? `${base} of at most ${property.maxLength} characters` : base
+    }
+    case 'boolean':
+      return 'true or false (a JSON boolean)'
+    default:
+      return 'a valid value'
+  }
+}
+
+const jsonSchemaCache = new WeakMap<z.ZodType, Record<string, JsonSchemaProperty>>()
+
+function propertiesOf(schema: z.ZodType): Record<string, JsonSchemaProperty> {
+  const cached = jsonSchemaCache.get(schema)
+  if (cached) return cached
+  let properties: Record<string, JsonSchemaProperty> = {}
+  try {
+    const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
+      properties?: Record<string, JsonSchemaProperty>
+    }
+    properties = json.properties ?? {}
+  } catch {
+    // A schema JSON Schema cannot express: fall back to zod's own messages.
+  }
+  jsonSchemaCache.set(schema, properties)
+  return properties
+}
+
+/** `cmd` → `command`, `file_path` → `path`: a hint when an unknown field is close to a valid one. */
+function closestField(unknown: string, valid: string[]): string | undefined {
+  const key = unknown.toLowerCase().replace(/[-_\s]/g, '')
+  const isSubsequence = (short: string, long: string): boolean => {
+    let at = 0
+    for (const c of long) if (c === short[at]) at += 1
+    return at === short.length
+  }
+  return valid.find((field) => {
+    const name = field.toLowerCase().replace(/_/g, '')
+    return key.includes(name) || name.includes(key) || (key.length >= 2 && isSubsequence(key, name))
+  })
+}
+
+const MAX_MESSAGES = 8
+const DEFAULT_ZOD_MESSAGE = /^(?:Invalid|Too small|Too big|Unrecognized|Expected)/
+
+function formatIssues(issues: z.core.$ZodIssue[], schema: z.ZodType, value: unknown): string {
+  const properties = propertiesOf(schema)
+  const validFields = Object.keys(properties)
+  const record = value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {}
+  const messages: string[] = []
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        const hint = closestField(key, validFields)
+        messages.push(
+          `unknown field ${shortJson(key)}` +
+            (validFields.length > 0 ? ` — valid fields: ${validFields.join(', ')}` : '') +
+            (hint ? ` (did you mean "${hint}"?)` : ''),
+        )
+      }
+      continue
+    }
+    const field = issue.path.map(String).join('.')
+    if (issue.path.length !== 1) {
+      messages.push(field === '' ? issue.message : `"${field}": ${issue.message}`)
+      continue
+    }
+    const expected = expectedOf(properties[field])
+    const given = record[field]
+    if (given === undefined && issue.code === 'invalid_type') {
+      messages.push(`missing required field "${field}" (${expected})`)
+    } else if (!DEFAULT_ZOD_MESSAGE.test(issue.message)) {
+      messages.push(`"${field}" ${issue.message} (got ${describeValue(given)})`)
+    } else {
+      messages.push(`"${field}" must be ${expected} (got ${describeValue(given)})`)
+    }
+  }
+  // Thousands of unknown keys must not turn into a message the size of the arguments.
+  const shown = messages.slice(0, MAX_MESSAGES)
+  if (messages.length > MAX_MESSAGES) shown.push(`and ${messages.length - MAX_MESSAGES} more problems`)
+  return shown.join('; ')
+}
+
+function toolNameOf(schema: z.ZodType, options: ParseArgsOptions): string {
+  if (options.toolName) return options.toolName
+  const entry = Object.entries(toolInputSchemas).find(([, candidate]) => candidate === schema)
+  return entry?.[0] ?? 'this tool'
+}
+
+export function parseToolArgs(raw: string, schema: z.ZodType, opts: ParseArgsOptions = {}): ParsedArgs {
+  let toolName = 'this tool'
+  try {
+    toolName = toolNameOf(schema, opts)
+    const invalid = (problem: string): ParsedArgs => ({
+      ok: false,
+      error: `Invalid arguments for ${toolName}: ${problem}`,
+    })
+
+    if (opts.truncated)
+      return invalid(
+        'the response was cut off (max_tokens) while these arguments were being written, so the call was not run. ' +
+          'Issue it again; if it carried a large content, split the work into smaller calls.',
+      )
+    if (typeof raw !== 'string') return invalid('the arguments are not text')
+    // A string's UTF-8 size is at least its length in UTF-16 units, so the cheap test settles most cases.
+    if (raw.length > MAX_ARGS_BYTES || Buffer.byteLength(raw, 'utf8') > MAX_ARGS_BYTES)
+      return invalid(
+        `the arguments are larger than 1 MiB (${Buffer.byteLength(raw, 'utf8')} bytes). Send smaller calls: ` +
+          'for a large file, write a first part with write_file and add the rest with edit_file.',
+      )
+    if (raw.trim() === '')
+      return invalid('no arguments were given; send a JSON object with the fields of the tool')
+
+    const scan = scanJson(raw)
+    let value: unknown
+    let repaired = false
+    let parseError = ''
+    try {
+      value = JSON.parse(raw)
+    } catch (error) {
+      parseError = error instanceof Error ? error.message : String(error)
+    }
+
+    if (parseError !== '') {
+      if (scan.problem !== null)
+        return invalid(
+          `the arguments are not valid JSON (${parseError}) and cannot be repaired safely: ${scan.problem}. ` +
+            'Send one complete JSON object with double-quoted keys and strings.',
+        )
+      let repairedText: string
+      try {
+        repairedText = jsonrepair(raw)
+        value = JSON.parse(repairedText)
+      } catch {
+        return invalid(
+          `the arguments are not valid JSON (${parseError}). Send one JSON object with double-quoted keys and strings.`,
+        )
+      }
+      const check = scanJson(repairedText)
+      if (check.problem !== null || !sameScalars(scan.scalars, check.scalars))
+        return invalid(
+          `the arguments are not valid JSON (${parseError}), and repairing them would change a key or the text of a ` +
+            'string (for example an unescaped quote or backslash). Send valid JSON: double-quoted strings, with " ' +
+            'written as \\" and a backslash as \\\\.',
+        )
+      repaired = true
+    }
+
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      const hint = typeof value === 'string' ? ' (JSON encoded twice?)' : ''
+      return invalid(`the arguments must be a JSON object like {"field": value}, not ${kindOf(value)}${hint}`)
+    }
+    // JSON.parse passed the depth of a valid text; our scan caps it before zod walks it.
+    if (scan.problem !== null && !repaired) return invalid(scan.problem)
+    if (scan.forbiddenKey !== null) return invalid(`the key ${shortJson(scan.forbiddenKey)} is not allowed`)
+    if (scan.duplicateKey !== null)
+      return invalid(
+        `the field ${shortJson(scan.duplicateKey)} appears more than once; give each field exactly once`,
+      )
+
+    const result = schema.safeParse(value)
+    if (!result.success) return invalid(formatIssues(result.error.issues, schema, value))
+    return { ok: true, value: result.data, repaired }
+  } catch (error) {
+    // Defensive: the contract is "never throws"; an unexpected failure rejects the call, never runs it.
+    return {
+      ok: false,
+      error: `Invalid arguments for ${toolName}: they could not be checked (${error instanceof Error ? error.message : String(error)})`,
+    }
+  }
+}

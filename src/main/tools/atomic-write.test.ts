@@ -1,0 +1,308 @@
+import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import ts from 'typescript'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { cleanStrayTempFiles, writeFileAtomic } from './atomic-write'
+
+const TEMP = /\.lanes-[0-9a-f]{12}\.tmp$/
+const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
+const atomicWriteModule = fileURLToPath(new URL('./atomic-write.ts', import.meta.url))
+
+let dir: string
+
+beforeEach(async () => {
+  dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-atomic-')))
+})
+
+afterEach(async () => {
+  await fs.rm(dir, { recursive: true, force: true })
+})
+
+async function tempFilesIn(folder: string): Promise<string[]> {
+  return (await fs.readdir(folder)).filter((name) => TEMP.test(name))
+}
+
+describe('writeFileAtomic', () => {
+  it('creates a new file with the umask default mode and leaves no temp file', async () => {
+    const target = path.join(dir, 'new.txt')
+    const result = await writeFileAtomic(target, 'hello\n')
+    expect(result).toMatchObject({ ok: true, created: true, size: 6 })
+    expect(await fs.readFile(target, 'utf8')).toBe('hello\n')
+    const mask = process.umask()
+    expect((await fs.stat(target)).mode & 0o777).toBe(0o666 & ~mask)
+    expect(await tempFilesIn(dir)).toEqual([])
+  })
+
+  it('creates missing parent folders', async () => {
+    const target = path.join(dir, 'a', 'b', 'c', 'deep.txt')
+    expect((await writeFileAtomic(target, Buffer.from([1, 2, 3]))).ok).toBe(true)
+    expect([...(await fs.readFile(target))]).toEqual([1, 2, 3])
+  })
+
+  it('keeps the mode of the file it replaces', async () => {
+    const script = path.join(dir, 'run.sh')
+    await fs.writeFile(script, '#!/bin/sh\n')
+    await fs.chmod(script, 0o755)
+    const secret = path.join(dir, 'secret.txt')
+    await fs.writeFile(secret, 'a')
+    await fs.chmod(secret, 0o600)
+
+    expect(await writeFileAtomic(script, '#!/bin/sh\necho hi\n')).toMatchObject({ ok: true, created: false })
+    expect(await writeFileAtomic(secret, 'b')).toMatchObject({ ok: true, created: false })
+    expect((await fs.stat(script)).mode & 0o7777).toBe(0o755)
+    expect((await fs.stat(secret)).mode & 0o7777).toBe(0o600)
+    expect(await fs.readFile(script, 'utf8')).toBe('#!/bin/sh\necho hi\n')
+  })
+
+  it('reports the mtime the file has on disk afterwards', async () => {
+    const target = path.join(dir, 'm.txt')
+    const result = await writeFileAtomic(target, 'x')
+    if (!result.ok) throw new Error(result.reason)
+    expect(result.mtimeMs).toBe((await fs.stat(target)).mtimeMs)
+  })
+
+  it('refuses to replace a read-only file and leaves it alone', async () => {
+    const target = path.join(dir, 'locked.txt')
+    await fs.writeFile(target, 'original')
+    await fs.chmod(target, 0o444)
+    const result = await writeFileAtomic(target, 'new')
+    expect(result.ok).toBe(false)
+    if (!result.ok) expect(result.reason).toMatch(/read-only/)
+    expect(await fs.readFile(target, 'utf8')).toBe('original')
+    expect(await tempFilesIn(dir)).toEqual([])
+  })
+
+  it('refuses to replace a directory', async () => {
+    await fs.mkdir(path.join(dir, 'sub'))
+    const result = await writeFileAtomic(path.join(dir, 'sub'), 'x')
+    expect(result.ok).toBe(false)
+    expect((await fs.stat(path.join(dir, 'sub'))).isDirectory()).toBe(true)
+  })
+
+  it('reports a failure as a value and removes its temp file', async () => {
+    // A parent "folder" that is a file: mkdir fails before anything is written.
+    await fs.writeFile(path.join(dir, 'plain'), 'x')
+    const result = await writeFileAtomic(path.join(dir, 'plain', 'child.txt'), 'data')
+    expect(result.ok).toBe(false)
+    if (!result.ok) expect(result.reason).toMatch(/could not be written/)
+    expect(await tempFilesIn(dir)).toEqual([])
+  })
+
+  it('does not replace a file that changed after it was planned against, and cleans up', async () => {
+    const target = path.join(dir, 'raced.txt')
+    await fs.writeFile(target, 'v1')
+    const planned = await fs.stat(target)
+    await fs.writeFile(target, 'someone else, longer')
+    const result = await writeFileAtomic(target, 'ours', {
+      expect: { mtimeMs: planned.mtimeMs, size: planned.size },
+    })
+    expect(result).toMatchObject({ ok: false, conflict: true })
+    expect(await fs.readFile(target, 'utf8')).toBe('someone else, longer')
+    expect(await tempFilesIn(dir)).toEqual([])
+  })
+
+  it('does not create a file that appeared after it was planned as new', async () => {
+    const target = path.join(dir, 'appeared.txt')
+    await fs.writeFile(target, 'theirs')
+    expect(await writeFileAtomic(target, 'ours', { expect: null })).toMatchObject({
+      ok: false,
+      conflict: true,
+    })
+    expect(await fs.readFile(target, 'utf8')).toBe('theirs')
+  })
+
+  it('keeps temp names short enough for a file name at the length limit', async () => {
+    const target = path.join(dir, `${'n'.repeat(250)}.md`)
+    expect((await writeFileAtomic(target, 'x')).ok).toBe(true)
+    expect(await fs.readFile(target, 'utf8')).toBe('x')
+  })
+})
+
+describe('cleanStrayTempFiles', () => {
+  it('removes only our own temp files older than a minute', async () => {
+    const old = path.join(dir, '.app.ts.lanes-0123456789ab.tmp')
+    const fresh = path.join(dir, '.app.ts.lanes-ba9876543210.tmp')
+    const notOurs = path.join(dir, '.app.ts.swp')
+    const lookalike = path.join(dir, 'app.lanes-0123456789ab.tmp.bak')
+    for (const file of [old, fresh, notOurs, lookalike]) await fs.writeFile(file, 'x')
+    const twoMinutesAgo = new Date(Date.now() - 120_000)
+    for (const file of [old, notOurs, lookalike]) await fs.utimes(file, twoMinutesAgo, twoMinutesAgo)
+
+    expect(await cleanStrayTempFiles(dir)).toBe(1)
+    const left = (await fs.readdir(dir)).sort()
+    expect(left).toEqual(['.app.ts.lanes-ba9876543210.tmp', '.app.ts.swp', 'app.lanes-0123456789ab.tmp.bak'])
+  })
+
+  it('answers 0 for a folder that does not exist', async () => {
+    expect(await cleanStrayTempFiles(path.join(dir, 'missing'))).toBe(0)
+  })
+})
+
+// A child process replaces files of 1 KB to 10 MB in a loop with the real module and is SIGKILLed at a random
+// instant. Loading it through tsx costs ~0.4 s of CPU per process (tsx's loader), far too much for 200+
+// kills on two shared cores; so the first run of each lane loads atomic-write.ts through tsx, and the others
+// load the same source transpiled once by TypeScript (what tsx does on the fly): the code under test is
+// the real file either way, never a copy.
+const CRASH_FILES: Array<[string, number]> = [
+  ['tiny.txt', 1024],
+  ['small.bin', 64 * 1024],
+  ['medium.bin', 1024 * 1024],
+  ['large.bin', 10 * 1024 * 1024],
+]
+const VERSIONS_PER_FILE = 3
+const LANES = 4
+const KILLS = 200
+
+/**
+ * Version `v` of a file: its own size and byte pattern, so a torn mix of two versions (or a short one) has
+ * a hash of neither. Cheap to build (a fill), so a child starts writing at once. Its source is also the
+ * child's: it is injected there with `toString()`.
+ */
+function versionContent(name: string, size: number, v: number): Buffer {
+  return Buffer.alloc(Math.round(size * (0.6 + 0.3 * v)), `${name}@${v}|`)
+}
+
+const CHILD_SCRIPT = `
+import { join } from 'node:path'
+
+const [lane, moduleUrl] = process.argv.slice(2)
+const { writeFileAtomic } = await import(moduleUrl)
+const versionContent = ${versionContent.toString()}
+const files = ${JSON.stringify(CRASH_FILES)}
+const cache = new Map()
+process.stdout.write('ready\\n')
+for (let i = 0; ; i++) {
+  const [name, size] = files[i % files.length]
+  const v = (i * 7 + 3) % ${VERSIONS_PER_FILE}
+  const key = name + v
+  if (!cache.has(key)) cache.set(key, versionContent(name, size, v))
+  const result = await writeFileAtomic(join(lane, name), cache.get(key))
+  if (!result.ok) {
+    process.stderr.write(result.reason + '\\n')
+    process.exit(2)
+  }
+  process.stdout.write('w')
+}
+`
+
+function sha(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex')
+}
+
+async function runUntilKilled(args: string[]): Promise<number> {
+  const child = spawn(process.execPath, args, {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.on('exit', (code, signal) => resolve(signal ?? code)),
+  )
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+      if (stdout.includes('ready\n')) resolve()
+    })
+    void exited.then(() => reject(new Error(`child exited before it was ready: ${stderr}`)))
+  })
+  // Random instants across a few writes, the largest being a 10 MB write + fsync.
+  await new Promise((resolve) => setTimeout(resolve, Math.random() * 120))
+  child.kill('SIGKILL')
+  const end = await exited
+  if (end !== 'SIGKILL') throw new Error(`child ended with ${String(end)} instead of being killed: ${stderr}`)
+  return (stdout.split('ready\n')[1] ?? '').length
+}
+
+describe('writeFileAtomic under SIGKILL', () => {
+  it('leaves every file wholly old or wholly new, and stray temp files are cleaned', async () => {
+    const known = new Map<string, Set<string>>()
+    for (const [name, size] of CRASH_FILES) {
+      const hashes = new Set<string>()
+      for (let v = 0; v < VERSIONS_PER_FILE; v++) hashes.add(sha(versionContent(name, size, v)))
+      known.set(name, hashes)
+    }
+    const script = path.join(dir, 'child.mjs')
+    await fs.writeFile(script, CHILD_SCRIPT)
+    const compiled = ts.transpileModule(await fs.readFile(atomicWriteModule, 'utf8'), {
+      compilerOptions: {
+        module: ts.ModuleKind.ESNext,
+        target: ts.ScriptTarget.ES2022,
+        verbatimModuleSyntax: true,
+      },
+      fileName: atomicWriteModule,
+    }).outputText
+    // Only node: built-ins may be imported, or the compiled copy would not run on its own.
+    expect([...compiled.matchAll(/from '([^']+)'/g)].every((m) => m[1]?.startsWith('node:'))).toBe(true)
+    const compiledModule = path.join(dir, 'atomic-write.mjs')
+    await fs.writeFile(compiledModule, compiled)
+
+    const lanes: string[] = []
+    for (let l = 0; l < LANES; l++) {
+      const lane = path.join(dir, `lane-${l}`)
+      await fs.mkdir(lane)
+      for (const [name, size] of CRASH_FILES)
+        await fs.writeFile(path.join(lane, name), versionContent(name, size, 0))
+      lanes.push(lane)
+    }
+
+    let kills = 0
+    let writes = 0
+    let midWriteKills = 0
+    // Checked after every kill (a later write would hide a torn file); only files replaced since the last
+    // check (inode numbers are reused, so with their times and size) are hashed again.
+    const checked = new Map<string, string>()
+    const checkLane = async (lane: string): Promise<void> => {
+      for (const [name] of CRASH_FILES) {
+        const file = path.join(lane, name)
+        const st = await fs.stat(file)
+        const version = `${st.ino}:${st.mtimeMs}:${st.ctimeMs}:${st.size}`
+        if (checked.get(file) === version) continue
+        const content = await fs.readFile(file)
+        expect(known.get(name)?.has(sha(content)), `${name} holds a torn or unknown version`).toBe(true)
+        checked.set(file, version)
+      }
+    }
+    await Promise.all(
+      lanes.map(async (lane) => {
+        let strays = 0
+        let viaTsx = true
+        while (kills < KILLS) {
+          kills++
+          writes += await runUntilKilled(
+            viaTsx
+              ? ['--import', 'tsx', script, lane, pathToFileURL(atomicWriteModule).href]
+              : [script, lane, pathToFileURL(compiledModule).href],
+          )
+          viaTsx = false
+          await checkLane(lane)
+          const now = (await tempFilesIn(lane)).length
+          if (now > strays) midWriteKills++
+          strays = now
+        }
+      }),
+    )
+    expect(kills).toBeGreaterThanOrEqual(KILLS)
+    // The children must really have been replacing files, and some kills must have landed mid-write (a temp
+    // file left behind), or the test proves nothing.
+    expect(writes).toBeGreaterThan(0)
+    expect(midWriteKills).toBeGreaterThan(0)
+
+    const twoMinutesAgo = new Date(Date.now() - 120_000)
+    for (const lane of lanes) {
+      const strays = await tempFilesIn(lane)
+      for (const name of strays) await fs.utimes(path.join(lane, name), twoMinutesAgo, twoMinutesAgo)
+      expect(await cleanStrayTempFiles(lane)).toBe(strays.length)
+      expect(await tempFilesIn(lane)).toEqual([])
+      expect((await fs.readdir(lane)).sort()).toEqual(CRASH_FILES.map(([name]) => name).sort())
+      await checkLane(lane)
+    }
+    // ~15-25 s on two idle cores (node's own start-up dominates); the margin is for a machine shared with
+    // other test runs.
+  }, 180_000)
+})

@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import type { Stats } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+
+/**
+ * Crash-safe file replacement: whoever looks at the target (or a crash at any instant) sees either the whole
+ * old content or the whole new content, never a torn mix. The data goes to a temp file in the same directory
+ * (same file system, so `rename` is atomic), is fsynced, renamed over the target, and the directory is
+ * fsynced so the rename itself survives a power loss.
+ */
+
+export type AtomicWriteResult =
+  | { ok: true; mtimeMs: number; size: number; created: boolean }
+  /** `reason` is a phrase that follows the file's name: "<file> is read-only (mode 444), ...". */
+  | { ok: false; reason: string; conflict?: boolean }
+
+export interface AtomicWriteOptions {
+  /**
+   * What the caller planned against, checked just before the rename: `null` when the target must not exist,
+   * otherwise the mtime and size it must still have. Narrows the window in which a change made by someone
+   * else between our read and our write would be overwritten.
+   */
+  expect?: { mtimeMs: number; size: number } | null
+}
+
+// `.<base>.lanes-<12 hex>.tmp`; the base is shortened so the temp name stays under NAME_MAX (255 bytes).
+const TEMP_NAME = /^\..*\.lanes-[0-9a-f]{12}\.tmp$/
+const MAX_BASE_IN_TEMP = 100
+const STALE_AFTER_MS = 60_000
+
+const cleanedDirs = new Set<string>()
+
+export async function writeFileAtomic(
+  path: string,
+  data: string | Buffer,
+  opts: AtomicWriteOptions = {},
+): Promise<AtomicWriteResult> {
+  const dir = dirname(path)
+  const tmp = join(
+    dir,
+    `.${basename(path).slice(0, MAX_BASE_IN_TEMP)}.lanes-${randomBytes(6).toString('hex')}.tmp`,
+  )
+  let fh: FileHandle | undefined
+  let tmpCreated = false
+  try {
+    await fs.mkdir(dir, { recursive: true })
+    if (!cleanedDirs.has(dir)) {
+      cleanedDirs.add(dir)
+      // Leftovers of a crashed earlier process; never awaited, never fatal: it only tidies up.
+      void cleanStrayTempFiles(dir)
+    }
+
+    let existing: Stats | null = null
+    try {
+      existing = await fs.stat(path)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    if (existing !== null && !existing.isFile())
+      return { ok: false, reason: 'exists and is not a regular file, so it was not replaced' }
+    // Write permission is checked by the kernel on the directory only (and root bypasses it): honour a file
+    // the user made read-only on purpose.
+    if (existing !== null && (existing.mode & 0o222) === 0)
+      return {
+        ok: false,
+        reason: `is read-only (mode ${(existing.mode & 0o7777).toString(8)}), so it was not changed`,
+      }
+
+    // 0o666 lets the umask pick a new file's mode (0o644 usually), as any editor would.
+    fh = await fs.open(tmp, 'wx', existing === null ? 0o666 : existing.mode & 0o7777)
+    tmpCreated = true
+    if (existing !== null) {
+      // The umask also applied to the mode given to open: set the old mode exactly.
+      await fh.chmod(existing.mode & 0o7777)
+      const uid = process.getuid?.()
+      if (uid !== undefined && (existing.uid !== uid || existing.gid !== process.getgid?.())) {
+        // Running as root on someone else's file: keep its owner. Without privileges this fails; the file
+        // then belongs to us, which is what any editor's save does too.
+        await fh.chown(existing.uid, existing.gid).catch(() => undefined)
+      }
+    }
+    await fh.writeFile(data)
+    await fh.sync()
+    const written = await fh.stat()
+    await fh.close()
+    fh = undefined
+
+    if (opts.expect !== undefined) {
+      const now = await fs.stat(path).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return null
+        throw error
+      })
+      const expected = opts.expect
+      const same =
+        expected === null
+          ? now === null
+          : now !== null && now.mtimeMs === expected.mtimeMs && now.size === expected.size
+      if (!same) {
+        await fs.unlink(tmp).catch(() => undefined)
+        tmpCreated = false
+        return {
+          ok: false,
+          conflict: true,
+          reason: 'changed on disk while the change was being prepared, so it was not overwritten',
+        }
+      }
+    }
+
+    await fs.rename(tmp, path)
+    tmpCreated = false
+    await syncDirectory(dir)
+    return { ok: true, mtimeMs: written.mtimeMs, size: written.size, created: existing === null }
+  } catch (error) {
+    if (fh !== undefined) await fh.close().catch(() => undefined)
+    if (tmpCreated) await fs.unlink(tmp).catch(() => undefined)
+    return { ok: false, reason: `could not be written (${(error as Error).message})` }
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: FileHandle | undefined
+  try {
+    handle = await fs.open(dir, 'r')
+    await handle.sync()
+  } catch {
+    // Some platforms and file systems (Windows, some network mounts) cannot fsync a directory; the rename
+    // has still happened, only its durability across a power loss is weaker there.
+  } finally {
+    await handle?.close().catch(() => undefined)
+  }
+}
+
+/**
+ * Removes our own temp files (`.<name>.lanes-<hex>.tmp`) left in `dir` by a process that died mid-write.
+ * Only those older than `olderThanMs` (a minute): a younger one may belong to a write still under way in
+ * another Lanes process. Returns how many were removed; never throws.
+ */
+export async function cleanStrayTempFiles(dir: string, opts: { olderThanMs?: number } = {}): Promise<number> {
+  const olderThanMs = opts.olderThanMs ?? STALE_AFTER_MS
+  let removed = 0
+  try {
+    const names = await fs.readdir(dir)
+    const now = Date.now()
+    for (const name of names) {
+      if (!TEMP_NAME.test(name)) continue
+      const full = join(dir, name)
+      try {
+        const st = await fs.lstat(full)
+        if (!st.isFile() || now - st.mtimeMs < olderThanMs) continue
+        await fs.unlink(full)
+        removed++
+      } catch {
+        // Gone already (another cleaner) or not ours to remove: leave it.
+      }
+    }
+  } catch {
+    // Unreadable directory: nothing to clean.
+  }
+  return removed
+}

@@ -1,0 +1,208 @@
+import { join } from 'node:path'
+import { BashInput } from '../schemas'
+import { defineTool, fail, ok } from '../tool'
+import { runInPty, TIMEOUT_KILL_GRACE_MS } from './pty-runner'
+import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
+import { loadBashGrammar, validateBashCommand } from './validate'
+
+export const DEFAULT_BASH_TIMEOUT_SEC = 180
+
+/** Live output reaches the UI at most this often, or sooner once this much is waiting. */
+const LIVE_INTERVAL_MS = 50
+const LIVE_MAX_CHUNK = 16 * 1024
+
+/**
+ * A flood (a 1 GB log, a binary on stdout) is shown live only in part: events are logged and sent to the
+ * UI, and nobody reads 100 MB/s scrolling by. The full output is in the saved file either way.
+ */
+const LIVE_RATE_BYTES_PER_SEC = 256 * 1024
+const LIVE_BURST_BYTES = 1024 * 1024
+
+export const bashTool = defineTool({
+  name: 'bash',
+  description: [
+    'Runs one command with bash in the workspace folder, in a terminal, and returns its output (stdout and',
+    'stderr merged) and exit status.',
+    '',
+    '- One simple command only: no pipes, redirects, `;`, `&&`, `$(...)`, variables or globs expanded by the',
+    '  shell. Rejected commands are not run and the reason says what to do instead.',
+    '- Prefer the read_file, grep and glob tools to cat, grep and find.',
+    '- There is no input: stdin is empty, so prompts get end of file. Pass flags such as --yes or',
+    '  --non-interactive, and use non-watch modes (e.g. `vitest run`).',
+    `- The output you get is the last ${MAX_MODEL_LINES} lines and at most ${MAX_MODEL_BYTES / 1000} KB, with`,
+    '  colours stripped; when it is cut, the result says so (the full output is saved for the user). To see',
+    '  more of a long output, run a narrower command (one test file, a quieter flag).',
+    `- Timeout: ${DEFAULT_BASH_TIMEOUT_SEC} s unless you pass \`timeout\` (1 to 600 s); on timeout the command`,
+    '  and everything it started are killed.',
+    '- A non-zero exit code is reported as an error.',
+  ].join('\n'),
+  input: BashInput,
+  concurrencySafe: false,
+  async execute(input, ctx) {
+    const title = input.description?.trim() || input.command
+    try {
+      await loadBashGrammar()
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err)
+      return fail(`Command not run: the command checker could not start (${why}).`, { title })
+    }
+    const verdict = validateBashCommand(input.command)
+    if (!verdict.ok) {
+      return fail(`Command not run: ${verdict.reason}`, {
+        title,
+        metadata: {
+          denied: true,
+          reason: verdict.reason,
+          cwd: ctx.workspace,
+          description: input.description,
+        },
+      })
+    }
+
+    const fromSettings = ctx.bashTimeoutSec
+    const timeoutSec =
+      input.timeout ??
+      (fromSettings && Number.isFinite(fromSettings) && fromSettings > 0
+        ? fromSettings
+        : DEFAULT_BASH_TIMEOUT_SEC)
+    // The id comes from the model's stream: keep it a plain file name whatever it holds.
+    const outputPath = join(ctx.outputDir, `${ctx.callId.replace(/[^A-Za-z0-9_.-]/g, '_')}.log`)
+    const buffer = new RollingBuffer({ filePath: outputPath })
+    const live = new LiveOutput(ctx.onProgress, outputPath)
+    const run = await runInPty({
+      command: input.command,
+      cwd: ctx.workspace,
+      timeoutMs: timeoutSec * 1000,
+      signal: ctx.signal,
+      onData: (chunk) => {
+        live.push(chunk)
+        return buffer.write(chunk)
+      },
+    })
+    live.end()
+    const summary = await buffer.close()
+
+    const metadata = {
+      exitCode: run.exitCode,
+      signal: run.signal,
+      timedOut: run.timedOut,
+      aborted: run.aborted,
+      durationMs: Math.round(run.durationMs),
+      outputPath: summary.outputPath,
+      totalBytes: summary.totalBytes,
+      totalLines: summary.totalLines,
+      shownLines: summary.shownLines,
+      truncated: summary.truncated,
+      cwd: ctx.workspace,
+      description: input.description,
+      timeoutSec,
+      ...(summary.saveError !== undefined ? { saveError: summary.saveError } : {}),
+    }
+    if (run.pid === null && !run.aborted) {
+      return fail(`Command not run: ${run.error ?? 'bash could not be started'}.`, { title, metadata })
+    }
+
+    const parts: string[] = []
+    if (summary.truncated) {
+      const where = summary.outputPath
+        ? `Full output: ${summary.outputPath}`
+        : `The full output could not be saved (${summary.saveError ?? 'unknown error'}).`
+      parts.push(
+        `[Output truncated: showing the last ${summary.shownLines} of ${summary.totalLines} lines; the command ` +
+          `printed ${formatBytes(summary.totalBytes)} in total. ${where}]`,
+      )
+    }
+    if (summary.text.length > 0) parts.push(summary.text)
+    else if (!summary.truncated) parts.push('(no output)')
+
+    let status: string | null = null
+    if (run.timedOut) {
+      status =
+        `Timed out after ${timeoutSec} s: the command was killed together with its whole process group ` +
+        `(SIGTERM, then SIGKILL after ${TIMEOUT_KILL_GRACE_MS / 1000} s). Pass a larger timeout (up to 600 s) ` +
+        'if it needs longer, or run something smaller.'
+    } else if (run.aborted) {
+      status =
+        run.pid === null
+          ? 'Stopped by the user before the command started.'
+          : 'Stopped by the user: the command was killed together with its whole process group.'
+    } else if (run.error !== undefined) {
+      status = `The command was stopped: ${run.error}.`
+    } else if (run.signal !== null) {
+      status = `Killed by signal ${run.signal}`
+    } else if (run.exitCode !== 0) {
+      status = `Exit code ${run.exitCode ?? 'unknown'}`
+    }
+    const body = parts.join('\n')
+    if (status === null) return ok(body, { title, metadata })
+    return fail(`${body}\n\n${status}`, { title, metadata })
+  },
+})
+
+/**
+ * Raw output for the UI's live view (terminal sequences kept: the UI renders them inert), coalesced into
+ * one call per interval or per 16 KiB, and rate-limited so a flood cannot swamp the event log.
+ */
+class LiveOutput {
+  private readonly decoder = new TextDecoder('utf-8')
+  private pending = ''
+  private timer: NodeJS.Timeout | undefined
+  private budget = LIVE_BURST_BYTES
+  private refilledAt = performance.now()
+  private skipped = 0
+
+  constructor(
+    private readonly emit: (chunk: string) => void,
+    private readonly outputPath: string,
+  ) {}
+
+  push(chunk: Buffer): void {
+    const now = performance.now()
+    this.budget = Math.min(
+      LIVE_BURST_BYTES,
+      this.budget + ((now - this.refilledAt) * LIVE_RATE_BYTES_PER_SEC) / 1000,
+    )
+    this.refilledAt = now
+    if (chunk.length > this.budget) {
+      this.skipped += chunk.length
+      return
+    }
+    this.budget -= chunk.length
+    this.noteSkipped()
+    this.pending += this.decoder.decode(chunk, { stream: true })
+    if (this.pending.length >= LIVE_MAX_CHUNK) this.flush()
+    else this.timer ??= setTimeout(() => this.flush(), LIVE_INTERVAL_MS)
+  }
+
+  end(): void {
+    this.pending += this.decoder.decode()
+    this.noteSkipped()
+    this.flush()
+  }
+
+  private noteSkipped(): void {
+    if (this.skipped === 0) return
+    this.pending += `\n[${formatBytes(this.skipped)} of output not shown live; all of it is in ${this.outputPath}]\n`
+    this.skipped = 0
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
+    if (this.pending.length === 0) return
+    const text = this.pending
+    this.pending = ''
+    try {
+      this.emit(text)
+    } catch {
+      // The live view is a convenience; a failing listener must not fail the command.
+    }
+  }
+}
+
+function formatBytes(n: number): string {
+  if (n < 1000) return `${n} bytes`
+  if (n < 1_000_000) return `${(n / 1000).toFixed(1)} KB`
+  if (n < 1_000_000_000) return `${(n / 1_000_000).toFixed(1)} MB`
+  return `${(n / 1_000_000_000).toFixed(2)} GB`
+}

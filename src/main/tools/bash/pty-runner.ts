@@ -1,0 +1,468 @@
+import { readSync, writeSync } from 'node:fs'
+import { readdir, readFile, stat } from 'node:fs/promises'
+import type { Socket } from 'node:net'
+import { constants as osConstants } from 'node:os'
+import { setTimeout as delay } from 'node:timers/promises'
+import { spawn as spawnPty, type IPty } from 'node-pty'
+
+/**
+ * Runs one `bash -c` command in a pseudo-terminal (DESIGN 2): programs see a terminal, so they line-buffer
+ * and print what they would print for a person, and stdout and stderr arrive merged in their real order.
+ * The child is a session leader (forkpty), so its process group is the command's: timeout and stop kill
+ * that whole group, plus descendants that moved to other groups, SIGTERM first and SIGKILL after a grace.
+ */
+
+/** How long processes get to exit after SIGTERM before SIGKILL, on timeout. */
+export const TIMEOUT_KILL_GRACE_MS = 2000
+/** The same after the user pressed stop: they asked for it to end now, but a clean exit is still kinder. */
+export const STOP_KILL_GRACE_MS = 500
+
+/** A wide terminal: tools that wrap or truncate to the width (ls, ps, tables) lose less of their output. */
+const COLUMNS = 160
+const ROWS = 50
+
+/**
+ * Stdin is /dev/null, so a command that reads input (a prompt, a REPL, `cat` with no file) gets end of
+ * file at once instead of waiting for the timeout, and tools that check `isatty(stdin)` (watch modes,
+ * confirmation prompts) run non-interactively. A redirection builtin: no extra process.
+ *
+ * The terminal stays open on fd 9. Without it, a program whose stdin is not the terminal closes its last
+ * terminal descriptors itself on the way out (coreutils flush and close stdout and stderr at exit); the
+ * master sees the hang-up, closes, and the kernel's SIGHUP for the session kills the program in its last
+ * microseconds: a successful `ls` reported as killed by SIGHUP. fd 9 is only closed by the kernel.
+ */
+const STDIN_FROM_NULL = 'exec 9<&0 </dev/null; '
+
+/** Ctrl-D: end of file for a program that opens /dev/tty itself (ssh, sudo, pinentry asking a password). */
+const END_OF_TRANSMISSION = '\x04'
+
+/**
+ * Longest time the pty stays paused for a slow consumer. node-pty destroys its socket 200 ms after the
+ * command exits if the socket has not closed by then, dropping any output still unread; never pausing
+ * longer than this keeps the tail readable. Between pauses one more chunk (4 KiB) is read, so memory grows
+ * by at most ~40 KiB/s while the disk stalls.
+ */
+const MAX_PAUSE_MS = 100
+
+/** After SIGKILL, how long to wait for the exit to be reported before giving up on it. */
+const EXIT_AFTER_KILL_MS = 5000
+
+export interface PtyRunOptions {
+  /** Run by `bash -c`, after the stdin redirection above. */
+  command: string
+  cwd: string
+  timeoutMs: number
+  signal?: AbortSignal
+  /**
+   * Every byte the command writes, in order, with the terminal's CR+LF line endings turned back into the
+   * LF the program wrote. Return a promise to push back: the pty is not read until it settles.
+   */
+  onData: (chunk: Buffer) => Promise<void> | undefined | void
+  /** The environment to start from (secrets are removed and terminal settings added); process.env by default. */
+  env?: NodeJS.ProcessEnv
+}
+
+export interface PtyRunResult {
+  /** Process id of the command's shell, which is also its process group and session id. */
+  pid: number | null
+  /** Exit status, or null when the shell was ended by a signal or never started. */
+  exitCode: number | null
+  signal: NodeJS.Signals | null
+  timedOut: boolean
+  aborted: boolean
+  durationMs: number
+  /** Set when the command could not be started, or output handling failed; the command did not complete. */
+  error?: string
+}
+
+/** Runs the command to its end (or its timeout or stop). Never rejects. */
+export async function runInPty(options: PtyRunOptions): Promise<PtyRunResult> {
+  const startedAt = performance.now()
+  const notStarted = (extra: Partial<PtyRunResult>): PtyRunResult => ({
+    pid: null,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    durationMs: performance.now() - startedAt,
+    ...extra,
+  })
+  if (options.signal?.aborted) return notStarted({ aborted: true })
+  try {
+    if (!(await stat(options.cwd)).isDirectory())
+      return notStarted({ error: `${options.cwd} is not a folder` })
+  } catch (err) {
+    return notStarted({ error: `cannot run in ${options.cwd}: ${errorMessage(err)}` })
+  }
+
+  let term: IPty
+  try {
+    const env = commandEnv(options.env ?? process.env)
+    term = spawnPty('bash', ['-c', STDIN_FROM_NULL + options.command], {
+      name: env.TERM,
+      cols: COLUMNS,
+      rows: ROWS,
+      cwd: options.cwd,
+      env,
+      // Raw bytes: the saved output must be exactly what the command wrote, even when it is not UTF-8.
+      encoding: null,
+    })
+  } catch (err) {
+    return notStarted({ error: `could not start bash: ${errorMessage(err)}` })
+  }
+  return new PtyRun(term, options, startedAt).finished
+}
+
+class PtyRun {
+  readonly finished: Promise<PtyRunResult>
+  private resolveFinished!: (result: PtyRunResult) => void
+  private readonly lineEndings = new LineEndingRestorer()
+  private exit: { exitCode: number | null; signal: NodeJS.Signals | null } | null = null
+  private timedOut = false
+  private aborted = false
+  private error: string | undefined
+  private termination: Promise<void> | null = null
+  private paused = false
+  private pauseTimer: NodeJS.Timeout | undefined
+  private readonly timeoutTimer: NodeJS.Timeout
+  private exitWatchdog: NodeJS.Timeout | undefined
+  private readonly onAbort = (): void => {
+    if (this.exit) return
+    this.aborted = true
+    this.terminate(STOP_KILL_GRACE_MS)
+  }
+
+  constructor(
+    private readonly term: IPty,
+    private readonly options: PtyRunOptions,
+    private readonly startedAt: number,
+  ) {
+    this.finished = new Promise((resolve) => (this.resolveFinished = resolve))
+    // The listener typed for strings receives Buffers: `encoding: null` above.
+    term.onData((data: string | Buffer) => this.deliver(data as Buffer))
+    term.onExit(({ exitCode, signal }) => void this.onExit(exitCode, signal))
+    const socket = (term as unknown as { _socket?: Socket })._socket
+    socket?.on('end', () => this.drainAfterHangup())
+    this.timeoutTimer = setTimeout(() => {
+      this.timedOut = true
+      this.terminate(TIMEOUT_KILL_GRACE_MS)
+    }, options.timeoutMs)
+    options.signal?.addEventListener('abort', this.onAbort, { once: true })
+    // Written now and synchronously: node-pty's own write is queued, and for a command that ends at once it
+    // lands on a closed descriptor and logs an error.
+    try {
+      writeSync(this.fd, END_OF_TRANSMISSION)
+    } catch {
+      // The terminal is already gone: nobody is left to ask for input.
+    }
+  }
+
+  /** node-pty keeps the master descriptor private; reading and writing it directly fixes two races. */
+  private get fd(): number {
+    return (this.term as unknown as { _fd: number })._fd
+  }
+
+  private deliver(raw: Buffer): void {
+    const chunk = this.lineEndings.push(raw)
+    if (chunk.length === 0 || this.error !== undefined) return
+    let wait: Promise<void> | undefined | void
+    try {
+      wait = this.options.onData(chunk)
+    } catch (err) {
+      this.error = `reading the output failed: ${errorMessage(err)}`
+      this.terminate(STOP_KILL_GRACE_MS)
+      return
+    }
+    if (!wait || this.paused || this.exit) return
+    this.paused = true
+    this.term.pause()
+    const resume = (): void => {
+      if (!this.paused) return
+      this.paused = false
+      clearTimeout(this.pauseTimer)
+      if (!this.exit) this.term.resume()
+    }
+    this.pauseTimer = setTimeout(resume, MAX_PAUSE_MS)
+    wait.then(resume, resume)
+  }
+
+  /**
+   * libuv treats a hang-up after a short read as end of file without reading again (right for pipes,
+   * wrong for a pty, which hands out at most 4 KiB per read): the last few KiB of a fast command's output
+   * are still in the kernel when 'end' fires. Read them here, before the socket closes its descriptor.
+   * Every writer has closed the terminal, so this stops at EIO almost at once and never blocks.
+   */
+  private drainAfterHangup(): void {
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(64 * 1024)
+      let n: number
+      try {
+        n = readSync(this.fd, buffer, 0, buffer.length, null)
+      } catch {
+        break // EIO: drained; EAGAIN: a writer reopened it, and the socket will not read it anyway
+      }
+      if (n <= 0) break
+      this.deliver(buffer.subarray(0, n))
+    }
+  }
+
+  private async onExit(exitCode: number, signal: number | undefined): Promise<void> {
+    const signalName = signal ? signalNameOf(signal) : null
+    this.exit = { exitCode: signalName ? null : exitCode, signal: signalName }
+    clearTimeout(this.timeoutTimer)
+    clearTimeout(this.pauseTimer)
+    clearTimeout(this.exitWatchdog)
+    this.options.signal?.removeEventListener('abort', this.onAbort)
+    const tail = this.lineEndings.flush()
+    if (tail.length > 0 && this.error === undefined) void this.options.onData(tail)
+    // The shell is gone; anything it left in its group (a server, a watcher) ends with it.
+    if (!this.termination && groupExists(this.term.pid)) this.terminate(STOP_KILL_GRACE_MS)
+    await this.termination
+    this.finish()
+  }
+
+  private terminate(graceMs: number): void {
+    if (this.termination) return
+    clearTimeout(this.timeoutTimer)
+    this.termination = killProcessTree(this.term.pid, graceMs)
+    void this.termination.then(() => {
+      if (this.exit) return
+      // Killed, but the exit is reported once the terminal closes; never wait forever for it.
+      this.exitWatchdog = setTimeout(() => {
+        this.term.kill('SIGKILL')
+        this.finish()
+      }, EXIT_AFTER_KILL_MS)
+    })
+  }
+
+  private finish(): void {
+    this.resolveFinished({
+      pid: this.term.pid,
+      exitCode: this.exit?.exitCode ?? null,
+      signal: this.exit?.signal ?? null,
+      timedOut: this.timedOut,
+      aborted: this.aborted && !this.timedOut,
+      durationMs: performance.now() - this.startedAt,
+      ...(this.error !== undefined ? { error: this.error } : {}),
+    })
+  }
+}
+
+/**
+ * The terminal turns every LF the program writes into CR LF (ONLCR). Turning each CR LF back into LF is an
+ * exact inverse: a CR the program wrote before its LF comes through as CR CR LF and is kept. A CR at the
+ * end of a chunk waits for the next one.
+ */
+export class LineEndingRestorer {
+  private pendingCr = false
+
+  push(chunk: Buffer): Buffer {
+    const firstCr = chunk.indexOf(0x0d)
+    if (!this.pendingCr && firstCr === -1) return chunk
+    const out = Buffer.allocUnsafe(chunk.length + 1)
+    let n = 0
+    let i = 0
+    if (this.pendingCr) {
+      this.pendingCr = false
+      if (chunk[0] !== 0x0a) out[n++] = 0x0d
+    }
+    if (firstCr > 0) {
+      chunk.copy(out, n, 0, firstCr)
+      n += firstCr
+      i = firstCr
+    } else if (firstCr === -1) {
+      chunk.copy(out, n)
+      return out.subarray(0, n + chunk.length)
+    }
+    const last = chunk.length - 1
+    for (; i < last; i++) {
+      const byte = chunk[i] as number
+      if (byte !== 0x0d || chunk[i + 1] !== 0x0a) out[n++] = byte
+    }
+    if (chunk[last] === 0x0d) this.pendingCr = true
+    else out[n++] = chunk[last] as number
+    return out.subarray(0, n)
+  }
+
+  /** The CR held back at the very end of the output, if any. */
+  flush(): Buffer {
+    if (!this.pendingCr) return Buffer.alloc(0)
+    this.pendingCr = false
+    return Buffer.from([0x0d])
+  }
+}
+
+const SECRET_NAME =
+  /(^|_)(API_?KEY|[A-Z]*TOKEN|SECRET|SECRET_?KEY|SECRET_ACCESS_KEY|PASSWORD|PASSWD|PRIVATE_KEY|PASSPHRASE|CREDENTIALS?)$/
+
+/**
+ * The command's environment. Secrets are removed: whatever a command prints goes to the model provider, and
+ * a model-chosen command like `printenv` would otherwise hand over the user's keys (ours first:
+ * ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN; and by name, any *_API_KEY, *_TOKEN, *_SECRET, *_PASSWORD, ...).
+ * Then settings that keep tools from waiting for a person: no pager, no editor, no git prompt, CI mode
+ * (no watch modes, npx does not ask), and a dumb terminal without colour (colour is stripped for the model
+ * and shown inert in the UI, so it only costs bytes).
+ */
+export function commandEnv(base: NodeJS.ProcessEnv): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [name, value] of Object.entries(base)) {
+    if (value === undefined || SECRET_NAME.test(name.toUpperCase())) continue
+    env[name] = value
+  }
+  // Leftovers from the app's own terminal that would contradict the settings below.
+  for (const name of [
+    'FORCE_COLOR',
+    'CLICOLOR_FORCE',
+    'COLUMNS',
+    'LINES',
+    'TMUX',
+    'TMUX_PANE',
+    'STY',
+    'WINDOWID',
+  ]) {
+    delete env[name]
+  }
+  // Output is decoded as UTF-8; a GUI-launched app may have no locale at all, and programs then print '?'.
+  if (!env.LC_ALL && !env.LC_CTYPE && !env.LANG) env.LANG = 'C.UTF-8'
+  return {
+    ...env,
+    TERM: 'dumb',
+    NO_COLOR: '1',
+    PAGER: 'cat',
+    GIT_PAGER: 'cat',
+    GIT_EDITOR: 'true',
+    GIT_TERMINAL_PROMPT: '0',
+    CI: '1',
+    PIP_NO_INPUT: '1',
+    DEBIAN_FRONTEND: 'noninteractive',
+  }
+}
+
+interface ProcInfo {
+  pid: number
+  ppid: number
+  pgid: number
+  sid: number
+  startTime: string
+  zombie: boolean
+}
+
+/**
+ * Kills a command's whole tree: its process group and session, and descendants that left them
+ * (setsid, setpgid) while their parent still lived. SIGTERM (and SIGCONT, so stopped processes can act on
+ * it), a grace for clean exits, then SIGKILL until nothing is left. Processes are remembered with their
+ * start time, so an orphan reparented to init is still recognised and a recycled pid never is.
+ * Linux reads /proc; elsewhere only the process group is known.
+ */
+async function killProcessTree(rootPid: number, graceMs: number): Promise<void> {
+  const known = new Map<number, string>()
+  const members = async (): Promise<number[] | null> => {
+    const table = await readProcessTable()
+    if (!table) return null
+    const byPid = new Map(table.map((p) => [p.pid, p]))
+    let grew = true
+    while (grew) {
+      grew = false
+      for (const p of table) {
+        if (known.get(p.pid) === p.startTime) continue
+        const ours =
+          p.pid === rootPid ||
+          p.pgid === rootPid ||
+          p.sid === rootPid ||
+          (known.has(p.ppid) && known.get(p.ppid) === byPid.get(p.ppid)?.startTime)
+        if (ours && p.pid !== process.pid && p.pid > 1) {
+          known.set(p.pid, p.startTime)
+          grew = true
+        }
+      }
+    }
+    return table.filter((p) => !p.zombie && known.get(p.pid) === p.startTime).map((p) => p.pid)
+  }
+  const signalAll = (pids: number[] | null, signal: NodeJS.Signals): void => {
+    trySignal(-rootPid, signal)
+    for (const pid of pids ?? []) trySignal(pid, signal)
+  }
+
+  const initial = await members()
+  signalAll(initial, 'SIGTERM')
+  signalAll(initial, 'SIGCONT')
+  const deadline = performance.now() + graceMs
+  while (performance.now() < deadline) {
+    await delay(Math.min(50, Math.max(1, deadline - performance.now())))
+    const alive = await members()
+    if (alive ? alive.length === 0 : !groupExists(rootPid)) return
+  }
+  // A process may fork between a scan and the kill: repeat until a scan finds nothing.
+  for (let round = 0; round < 10; round++) {
+    const alive = await members()
+    if (alive ? alive.length === 0 : !groupExists(rootPid)) return
+    signalAll(alive, 'SIGKILL')
+    await delay(20)
+  }
+}
+
+function trySignal(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal)
+  } catch {
+    // ESRCH: already gone. EPERM: not ours to kill.
+  }
+}
+
+/** True while any process, zombies included, is in the group. */
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+async function readProcessTable(): Promise<ProcInfo[] | null> {
+  let names: string[]
+  try {
+    names = await readdir('/proc')
+  } catch {
+    return null
+  }
+  const rows = await Promise.all(
+    names
+      .filter((name) => /^\d+$/.test(name))
+      .map(async (name) => {
+        try {
+          return parseStat(await readFile(`/proc/${name}/stat`, 'utf8'))
+        } catch {
+          return null // exited meanwhile
+        }
+      }),
+  )
+  return rows.filter((row): row is ProcInfo => row !== null)
+}
+
+/** `pid (comm) state ppid pgrp session ... starttime ...`; comm may hold spaces and parentheses. */
+function parseStat(line: string): ProcInfo | null {
+  const close = line.lastIndexOf(')')
+  if (close === -1) return null
+  const fields = line.slice(close + 2).split(' ')
+  const state = fields[0] ?? ''
+  return {
+    pid: Number.parseInt(line, 10),
+    ppid: Number(fields[1]),
+    pgid: Number(fields[2]),
+    sid: Number(fields[3]),
+    startTime: fields[19] ?? '',
+    zombie: state === 'Z' || state === 'X',
+  }
+}
+
+function signalNameOf(signal: number): NodeJS.Signals | null {
+  for (const [name, value] of Object.entries(osConstants.signals)) {
+    if (value === signal) return name as NodeJS.Signals
+  }
+  return null
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}

@@ -1,0 +1,198 @@
+import { isProtectedRelative } from '../workspace'
+import { splitGit } from './validate-git'
+import { clusterHas, matchesLong, shortCluster } from './validate-options'
+import { searchOperands } from './validate-paths'
+
+/**
+ * The read-only allowlist: commands the approval policy runs without asking. Called only for a command that
+ * already passed validation (so no dangerous flag, no path outside the workspace), and deliberately small:
+ * the program name must match exactly (case included), and every rule answers false when unsure. Naming a
+ * protected path (`.env`, `.git/config`, keys: the same list read_file asks about) is never read-only, and
+ * neither is a recursive search from the workspace root with GNU grep, which would read those too.
+ */
+
+type ReadOnlyRule = (args: readonly string[]) => boolean
+
+const ANY: ReadOnlyRule = () => true
+const FLAGS_ONLY: ReadOnlyRule = (args) => args.every((arg) => arg.startsWith('-'))
+
+/** Version queries: exactly one argument, one of these. */
+const VERSION_QUERIES: Record<string, readonly string[]> = {
+  node: ['--version', '-v'],
+  python: ['--version', '-V'],
+  python3: ['--version', '-V'],
+  npm: ['--version', '-v'],
+  pnpm: ['--version', '-v'],
+  yarn: ['--version', '-v'],
+  bun: ['--version', '-v'],
+  deno: ['--version', '-V'],
+  git: ['--version'],
+  tsc: ['--version', '-v'],
+  go: ['version'],
+  rustc: ['--version', '-V'],
+  cargo: ['--version', '-V'],
+  java: ['-version', '--version'],
+  ruby: ['--version'],
+  perl: ['--version', '-v'],
+  php: ['--version', '-v'],
+  gcc: ['--version'],
+  'g++': ['--version'],
+  clang: ['--version'],
+  make: ['--version'],
+  cmake: ['--version'],
+  pip: ['--version', '-V'],
+  pip3: ['--version', '-V'],
+  rg: ['--version', '-V'],
+}
+
+const RULES: Record<string, ReadOnlyRule> = {
+  ls: ANY,
+  pwd: FLAGS_ONLY,
+  cat: ANY,
+  head: ANY,
+  // `tail -f` never ends: not harmful, but not something to start without asking.
+  tail: (args) =>
+    !args.some((arg) => matchesLong(arg, ['--follow', '--retry']) !== null || clusterHas(arg, 'fF')),
+  wc: ANY,
+  // `file -C` compiles a magic file, i.e. writes one.
+  file: (args) => !args.some((arg) => matchesLong(arg, ['--compile']) !== null || clusterHas(arg, 'C')),
+  stat: ANY,
+  du: ANY,
+  df: ANY,
+  which: ANY,
+  echo: ANY,
+  date: ANY,
+  whoami: (args) => args.length === 0,
+  uname: FLAGS_ONLY,
+  // `tree -o file` writes its output to a file.
+  tree: (args) => !args.some((arg) => clusterHas(arg, 'o')),
+  grep: (args) => {
+    const recursive = args.some(
+      (arg) =>
+        matchesLong(arg, ['--recursive', '--dereference-recursive']) !== null ||
+        arg === '--directories=recurse' ||
+        clusterHas(arg, 'rR'),
+    )
+    if (!recursive) return true
+    const operands = searchOperands('grep', args) ?? []
+    return operands.length > 0 && !operands.some(isWorkspaceRoot)
+  },
+  // rg skips hidden and ignored files (`.env`, `.git`) unless told otherwise. `--search-zip` runs
+  // decompression programs; `--pre` is refused by validation already.
+  rg: (args) =>
+    !args.some(
+      (arg) =>
+        matchesLong(arg, ['--search-zip', '--pre-glob', '--hidden', '--no-ignore', '--unrestricted']) !==
+          null || clusterHas(arg, 'zu.'),
+    ),
+  find: ANY,
+  git: isReadOnlyGit,
+  npm: (args) => {
+    const [sub, ...rest] = args
+    return (
+      sub !== undefined &&
+      NPM_READ_ONLY.has(sub) &&
+      !rest.includes('fix') &&
+      !rest.some((arg) => arg.startsWith('--fix'))
+    )
+  },
+  pnpm: (args) => args[0] !== undefined && ['ls', 'list', 'why', 'outdated'].includes(args[0]),
+}
+
+const NPM_READ_ONLY = new Set([
+  'ls',
+  'list',
+  'la',
+  'll',
+  'view',
+  'info',
+  'show',
+  'v',
+  'outdated',
+  'root',
+  'prefix',
+  'explain',
+  'why',
+  'audit',
+])
+
+export function isReadOnly(program: string, args: readonly string[]): boolean {
+  if (args.some((arg) => arg.split(/[=:]/).some((piece) => isProtectedRelative(piece)))) return false
+  const versions = VERSION_QUERIES[program]
+  if (versions !== undefined && args.length === 1 && versions.includes(args[0] as string)) return true
+  const rule = RULES[program]
+  return rule !== undefined && rule(args)
+}
+
+function isWorkspaceRoot(path: string): boolean {
+  return path.split('/').every((segment) => segment === '' || segment === '.')
+}
+
+const GIT_READ_ONLY = new Set(['status', 'diff', 'log', 'show', 'rev-parse', 'branch', 'ls-files', 'blame'])
+
+function isReadOnlyGit(allArgs: readonly string[]): boolean {
+  const split = splitGit(allArgs)
+  if ('error' in split) return false
+  // `-C`, `--git-dir` etc. could point git at another repository, with its own config (pagers, fsmonitor).
+  if (
+    !split.globals.every(
+      (option) => option === '--no-pager' || option === '-P' || option === '--no-optional-locks',
+    )
+  )
+    return false
+  const { subcommand, args } = split
+  if (subcommand === null || !GIT_READ_ONLY.has(subcommand)) return false
+  // `--output` writes a file; `--ext-diff` runs the configured external diff program.
+  if (args.some((arg) => matchesLong(arg, ['--output', '--ext-diff']) !== null)) return false
+  return subcommand === 'branch' ? isBranchListing(args) : true
+}
+
+const BRANCH_FLAGS = [
+  '--all',
+  '--remotes',
+  '--verbose',
+  '--list',
+  '--show-current',
+  '--ignore-case',
+  '--color',
+  '--no-color',
+  '--column',
+  '--no-column',
+  '--abbrev',
+  '--no-abbrev',
+  '--quiet',
+  '--omit-empty',
+]
+const BRANCH_VALUE_OPTIONS = [
+  '--merged',
+  '--no-merged',
+  '--contains',
+  '--no-contains',
+  '--points-at',
+  '--sort',
+  '--format',
+]
+
+/** `git branch` lists branches only with listing options; a positional names a branch to create unless --list. */
+function isBranchListing(args: readonly string[]): boolean {
+  const listMode = args.some((arg) => arg === '--list' || clusterHas(arg, 'l'))
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string
+    if (arg.startsWith('--')) {
+      const name = arg.split('=')[0] as string
+      if (BRANCH_VALUE_OPTIONS.includes(name)) {
+        if (!arg.includes('=')) i++
+        continue
+      }
+      if (!BRANCH_FLAGS.includes(name)) return false
+      continue
+    }
+    const cluster = shortCluster(arg)
+    if (cluster !== null) {
+      if (![...cluster].every((letter) => 'arvlqi'.includes(letter))) return false
+      continue
+    }
+    if (!listMode) return false
+  }
+  return true
+}

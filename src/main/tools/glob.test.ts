@@ -1,0 +1,329 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, promises as fs, readFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { braceExpansions, globTool, insideChecker } from './glob'
+import type { ToolContext, ToolResult } from './tool'
+
+const tempDirs: string[] = []
+
+async function makeWorkspace(files: string[]): Promise<string> {
+  const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-glob-')))
+  tempDirs.push(base)
+  const root = path.join(base, 'ws')
+  await fs.mkdir(root)
+  for (const name of files) {
+    await fs.mkdir(path.dirname(path.join(root, name)), { recursive: true })
+    await fs.writeFile(path.join(root, name), name)
+  }
+  return root
+}
+
+function context(workspace: string, signal = new AbortController().signal): ToolContext {
+  return {
+    workspace,
+    signal,
+    snapshots: {} as ToolContext['snapshots'],
+    outputDir: workspace,
+    callId: 'call-1',
+    onProgress: () => {},
+  }
+}
+
+function glob(workspace: string, input: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> {
+  return globTool.execute(globTool.input.parse(input), context(workspace, signal))
+}
+
+function listed(result: ToolResult): string[] {
+  if (result.isError) return []
+  const body = result.output.split('\n\n')[0] ?? ''
+  return body.startsWith('No files match') ? [] : body.split('\n')
+}
+
+afterAll(() => {
+  // `rm -rf` copes with trees deeper than PATH_MAX, which fs.rm does not.
+  for (const dir of tempDirs) execFileSync('rm', ['-rf', dir])
+})
+
+describe('glob', () => {
+  it('lists matching files relative to the workspace root, newest first', async () => {
+    const ws = await makeWorkspace(['src/old.ts', 'src/new.ts', 'src/deep/mid.ts', 'src/readme.md', 'top.ts'])
+    const at = (name: string, seconds: number) => fs.utimes(path.join(ws, name), seconds, seconds)
+    await at('src/old.ts', 1_000_000)
+    await at('src/deep/mid.ts', 2_000_000)
+    await at('src/new.ts', 3_000_000)
+    await at('top.ts', 500_000)
+    const result = await glob(ws, { pattern: '**/*.ts' })
+    expect(result.isError).toBe(false)
+    expect(listed(result)).toEqual(['src/new.ts', 'src/deep/mid.ts', 'src/old.ts', 'top.ts'])
+    expect(result.metadata).toMatchObject({ count: 4, truncated: false, sort: 'mtime' })
+    expect(result.title).toBe('Glob "**/*.ts"')
+  })
+
+  it('searches inside `path` but still answers with workspace-relative paths', async () => {
+    const ws = await makeWorkspace(['src/a.ts', 'src/x/b.ts', 'lib/c.ts'])
+    const result = await glob(ws, { pattern: '**/*.ts', path: 'src' })
+    expect(listed(result).sort()).toEqual(['src/a.ts', 'src/x/b.ts'])
+  })
+
+  it('supports brace alternatives and single-level stars', async () => {
+    const ws = await makeWorkspace(['src/index.ts', 'src/index.js', 'src/index.md', 'src/x/index.ts'])
+    expect(listed(await glob(ws, { pattern: 'src/index.{js,ts}' })).sort()).toEqual([
+      'src/index.js',
+      'src/index.ts',
+    ])
+    expect(listed(await glob(ws, { pattern: 'src/*.ts' }))).toEqual(['src/index.ts'])
+  })
+
+  it('includes dotfiles but skips .git and node_modules unless the pattern names them', async () => {
+    const ws = await makeWorkspace([
+      '.github/workflows/ci.yml',
+      '.eslintrc.js',
+      '.git/hooks/pre-commit.js',
+      'node_modules/dep/index.js',
+      'packages/a/node_modules/dep/index.js',
+      'src/a.js',
+    ])
+    expect(listed(await glob(ws, { pattern: '**/*.js' })).sort()).toEqual(['.eslintrc.js', 'src/a.js'])
+    expect(listed(await glob(ws, { pattern: '**/*.yml' }))).toEqual(['.github/workflows/ci.yml'])
+    expect(listed(await glob(ws, { pattern: 'node_modules/**/*.js' }))).toEqual(['node_modules/dep/index.js'])
+    expect(listed(await glob(ws, { pattern: '**/node_modules/dep/*.js' })).sort()).toEqual([
+      'node_modules/dep/index.js',
+      'packages/a/node_modules/dep/index.js',
+    ])
+    expect(listed(await glob(ws, { pattern: '.git/**' }))).toEqual(['.git/hooks/pre-commit.js'])
+  })
+
+  it('says so plainly when nothing matches, without an error', async () => {
+    const ws = await makeWorkspace(['a.ts'])
+    const result = await glob(ws, { pattern: '**/*.rs', path: '.' })
+    expect(result).toMatchObject({
+      isError: false,
+      output: 'No files match "**/*.rs".',
+      metadata: { count: 0 },
+    })
+  })
+
+  it('stops at 1000 files with a note telling the model to narrow the pattern', async () => {
+    const names = Array.from({ length: 1100 }, (_, i) => `gen/d${i % 10}/f${String(i).padStart(4, '0')}.txt`)
+    const ws = await makeWorkspace(names)
+    const result = await glob(ws, { pattern: '**/*.txt' })
+    const files = listed(result)
+    expect(files).toHaveLength(1000)
+    expect(new Set(files).size).toBe(1000)
+    expect(files).toEqual([...files].sort())
+    expect(files.every((f) => names.includes(f))).toBe(true)
+    expect(result.output).toContain(
+      '[Showing the first 1000 matching files found, sorted by path; there are more.',
+    )
+    expect(result.metadata).toMatchObject({ count: 1000, truncated: true, sort: 'path' })
+  })
+
+  it('refuses patterns that climb out with ".." or point outside the workspace', async () => {
+    const ws = await makeWorkspace(['src/a.ts'])
+    await fs.writeFile(path.join(ws, '..', 'secret.txt'), 'x')
+    for (const pattern of [
+      '../**',
+      'src/../../*',
+      '{..,src}/*',
+      '**/..',
+      path.join(ws, '..', '*'),
+      '/etc/*',
+    ]) {
+      const result = await glob(ws, { pattern })
+      expect(result.isError, pattern).toBe(true)
+      expect(result.output, pattern).not.toContain('secret')
+    }
+  })
+
+  it('refuses patterns whose braces expand to too many alternatives, without blocking', async () => {
+    const ws = await makeWorkspace(['a.ts'])
+    for (const pattern of ['{1..10000000}/*', `${'{a,b}'.repeat(17)}/*`]) {
+      const started = performance.now()
+      const result = await glob(ws, { pattern })
+      expect(result.isError, pattern).toBe(true)
+      expect(result.output, pattern).toMatch(/expands to .* alternatives \(at most 256\)/)
+      expect(performance.now() - started).toBeLessThan(500)
+    }
+  })
+
+  it('accepts an absolute pattern inside the workspace', async () => {
+    const ws = await makeWorkspace(['src/a.ts', 'lib/b.ts'])
+    const result = await glob(ws, { pattern: `${ws}/src/**/*.ts` })
+    expect(listed(result)).toEqual(['src/a.ts'])
+  })
+
+  it('never follows or lists symlinks that lead outside the workspace', async () => {
+    const ws = await makeWorkspace(['inside.txt', 'real/inner.txt'])
+    const outside = path.join(ws, '..', 'outside')
+    await fs.mkdir(outside)
+    await fs.writeFile(path.join(outside, 'secret.txt'), 'x')
+    await fs.symlink(outside, path.join(ws, 'escape'))
+    await fs.symlink(path.join(outside, 'secret.txt'), path.join(ws, 'file-link.txt'))
+    await fs.symlink(path.join(ws, 'real'), path.join(ws, 'inner-link'))
+
+    expect(listed(await glob(ws, { pattern: '**/*' })).sort()).toEqual(['inside.txt', 'real/inner.txt'])
+    expect(listed(await glob(ws, { pattern: '*/secret.txt' }))).toEqual([])
+    for (const pattern of ['escape/**/*', 'escape/secret.txt', 'escape/*.txt']) {
+      const result = await glob(ws, { pattern })
+      expect(result.isError, pattern).toBe(true)
+      expect(result.output, pattern).toMatch(/outside the workspace/)
+    }
+    const throughPath = await glob(ws, { pattern: '**/*', path: 'escape' })
+    expect(throughPath.isError).toBe(true)
+    // A link that stays inside may be named as the folder to search.
+    expect(listed(await glob(ws, { pattern: '*.txt', path: 'inner-link' }))).toEqual(['real/inner.txt'])
+  })
+
+  it('rejects a path that is a file or does not exist', async () => {
+    const ws = await makeWorkspace(['a.ts'])
+    expect((await glob(ws, { pattern: '*', path: 'a.ts' })).output).toMatch(/is a file, not a folder/)
+    expect((await glob(ws, { pattern: '*', path: 'missing' })).output).toMatch(/does not exist/)
+    expect((await glob(ws, { pattern: '*', path: '../' })).isError).toBe(true)
+  })
+
+  it('reports folders it cannot read and still returns the rest', async () => {
+    const ws = await makeWorkspace(['a.txt'])
+    // Nested deeper than PATH_MAX: reading it fails with ENAMETOOLONG, even for root.
+    const segment = 'd'.repeat(200)
+    execFileSync('bash', [
+      '-c',
+      `cd "$1" && for i in $(seq 30); do mkdir ${segment} && cd ${segment}; done`,
+      '_',
+      ws,
+    ])
+    const result = await glob(ws, { pattern: '**/*.txt' })
+    expect(result.isError).toBe(false)
+    expect(listed(result)).toEqual(['a.txt'])
+    expect(result.output).toMatch(/\[Some folders could not be read:\n {2}d+…d+: ENAMETOOLONG/)
+    expect(result.metadata?.errors).toBeGreaterThan(0)
+  })
+
+  it('stops when the call is aborted', async () => {
+    const ws = await makeWorkspace([])
+    for (let d = 0; d < 100; d++) {
+      const dir = path.join(ws, `d${d}`)
+      await fs.mkdir(dir)
+      await Promise.all(Array.from({ length: 30 }, (_, f) => fs.writeFile(path.join(dir, `f${f}.txt`), '')))
+    }
+    const before = new AbortController()
+    before.abort()
+    expect((await glob(ws, { pattern: '**/*.md' }, before.signal)).metadata).toMatchObject({
+      cancelled: true,
+    })
+
+    const during = new AbortController()
+    const pending = glob(ws, { pattern: '**/*.md' }, during.signal)
+    setImmediate(() => during.abort())
+    const result = await pending
+    expect(result).toMatchObject({ isError: true, output: 'Glob cancelled.', metadata: { cancelled: true } })
+  })
+})
+
+// The shared hostile path samples, as glob's `path` (and, for glob-specific cases, as the pattern).
+describe('glob with the shared path corpus', () => {
+  const corpusFile = path.resolve(import.meta.dirname, '../../../../shared/corpus/path-sample.json')
+  interface PathCase {
+    path: string | null
+    path_build?: Array<[string, number]>
+    expect: 'inside' | 'outside'
+    category: string
+    tool?: string
+    setup_ops?: Array<{ op: string; link?: string; target?: string; path?: string }>
+  }
+  const cases: PathCase[] = existsSync(corpusFile)
+    ? (JSON.parse(readFileSync(corpusFile, 'utf8')) as PathCase[])
+    : []
+
+  it.skipIf(cases.length === 0)('has the corpus', () => expect(cases.length).toBeGreaterThan(0))
+
+  it.each(cases.map((c, i) => [i, c.category, c.path ?? '(built)', c] as const))(
+    'case %i (%s) %s',
+    async (_i, _category, _label, c) => {
+      const ws = await makeWorkspace(['src/index.ts', 'README.md'])
+      const base = path.dirname(ws)
+      const out = path.join(base, 'outside')
+      await fs.mkdir(out)
+      await fs.writeFile(path.join(out, 'secret.txt'), 'x')
+      await fs.mkdir(`${ws}-evil`)
+      await fs.writeFile(path.join(`${ws}-evil`, 'secret.txt'), 'x')
+      const fill = (s: string): string =>
+        s
+          .replaceAll('<ROOT>', ws)
+          .replaceAll('<ROOTNAME>', 'ws')
+          .replaceAll('<OUT>', out)
+          .replaceAll('<BASE>', base)
+      let workspace = ws
+      for (const op of c.setup_ops ?? []) {
+        const link = op.link === undefined ? '' : path.resolve(ws, fill(op.link))
+        if (op.op === 'symlink' && op.target !== undefined) await fs.symlink(fill(op.target), link)
+        else if (op.op === 'mkdir')
+          await fs.mkdir(path.resolve(ws, fill(op.path ?? op.link ?? '')), { recursive: true })
+        else if (op.op === 'hardlink' && op.target !== undefined) await fs.link(fill(op.target), link)
+        else if (op.op === 'rootlink') {
+          await fs.symlink(ws, link)
+          workspace = await fs.realpath(link)
+        }
+      }
+      const text = c.path === null ? (c.path_build ?? []).map(([s, n]) => s.repeat(n)).join('') : fill(c.path)
+      const asPath = globTool.input.safeParse({ pattern: '**/*', path: text })
+      const attempts = [asPath]
+      if (c.tool === 'glob') attempts.push(globTool.input.safeParse({ pattern: text }))
+      for (const parsed of attempts) {
+        if (!parsed.success) {
+          expect(c.expect).toBe('outside')
+          continue
+        }
+        const result = await globTool.execute(parsed.data, context(workspace))
+        // Whatever is listed really lies inside the workspace.
+        for (const entry of listed(result)) {
+          expect(entry.startsWith('/') || entry.split('/').includes('..'), entry).toBe(false)
+          expect((await fs.realpath(path.join(workspace, entry))).startsWith(`${workspace}/`), entry).toBe(
+            true,
+          )
+        }
+        if (c.expect === 'outside') expect(result.isError).toBe(true)
+        else if (result.isError)
+          expect(result.output).toMatch(/does not exist|is a file|too long|ENAMETOOLONG/i)
+      }
+    },
+  )
+})
+
+describe('braceExpansions', () => {
+  it.each([
+    ['**/*.ts', 1],
+    ['*.{ts,tsx}', 2],
+    ['{a,b}/{c,d,e}/*', 6],
+    ['a{b,c{d,e}}', 3],
+    ['{1..10}', 10],
+    ['{1..10..2}', 5],
+    ['{a..e}', 5],
+    ['{x}', 1],
+    ['\\{a,b}', 1],
+    ['a,b}', 1],
+    ['{a,b', 1],
+  ])('%s expands to %i', (pattern, count) => {
+    expect(braceExpansions(pattern)).toBe(count)
+  })
+})
+
+describe('insideChecker', () => {
+  it('accepts real folders inside, follows links to judge them, refuses the rest', async () => {
+    const ws = await makeWorkspace(['a/b/c/file.txt'])
+    const outside = path.join(ws, '..', 'outside')
+    await fs.mkdir(outside)
+    await fs.symlink(outside, path.join(ws, 'a', 'escape'))
+    await fs.symlink(path.join(ws, 'a', 'b'), path.join(ws, 'inner'))
+    await fs.mkdir(`${ws}-evil`)
+    const check = insideChecker(ws)
+    expect(await check(ws)).toBe(true)
+    expect(await check(path.join(ws, 'a', 'b', 'c'))).toBe(true)
+    expect(await check(path.join(ws, 'inner', 'c'))).toBe(true)
+    expect(await check(path.join(ws, 'a', 'escape'))).toBe(false)
+    expect(await check(path.join(ws, 'a', 'missing'))).toBe(false)
+    expect(await check(`${ws}-evil`)).toBe(false)
+    expect(await check(path.dirname(ws))).toBe(false)
+  })
+})

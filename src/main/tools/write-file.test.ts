@@ -1,0 +1,287 @@
+import { createHash } from 'node:crypto'
+import { existsSync, promises as fs } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { editFileTool } from './edit-file'
+import { readFileTool } from './read-file'
+import { SnapshotStore } from './snapshots'
+import type { FileSnapshot } from './snapshots'
+import type { ToolContext } from './tool'
+import { planWrite, writeFileTool } from './write-file'
+
+let base: string
+let root: string
+let ctx: ToolContext
+let recorded: FileSnapshot[]
+
+beforeEach(async () => {
+  base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-write-')))
+  root = path.join(base, 'ws')
+  await fs.mkdir(root)
+  recorded = []
+  ctx = {
+    workspace: root,
+    signal: new AbortController().signal,
+    snapshots: new SnapshotStore({ onRecord: (s) => recorded.push(s) }),
+    outputDir: base,
+    callId: 'call-1',
+    onProgress: () => undefined,
+  }
+})
+
+afterEach(async () => {
+  await fs.rm(base, { recursive: true, force: true })
+})
+
+const sha = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex')
+
+async function put(rel: string, content: string | Buffer): Promise<string> {
+  const file = path.join(root, rel)
+  await fs.mkdir(path.dirname(file), { recursive: true })
+  await fs.writeFile(file, content)
+  return file
+}
+
+const write = (p: string, content: string) => writeFileTool.execute({ path: p, content }, ctx)
+const read = (p: string) => readFileTool.execute({ path: p }, ctx)
+
+/** An edit by the user in their editor: new content and a later mtime. */
+async function externalChange(file: string, content: string): Promise<void> {
+  const at = new Date((await fs.stat(file)).mtimeMs + 2000)
+  await fs.writeFile(file, content)
+  await fs.utimes(file, at, at)
+}
+
+describe('write_file', () => {
+  it('creates a file with its parent folders and says so with the line count', async () => {
+    const result = await write('src/deep/new/mod.ts', 'export const x = 1\nexport const y = 2\n')
+    expect(result.isError).toBe(false)
+    expect(result.output).toBe('Created src/deep/new/mod.ts (2 lines).')
+    expect(await fs.readFile(path.join(root, 'src/deep/new/mod.ts'), 'utf8')).toBe(
+      'export const x = 1\nexport const y = 2\n',
+    )
+    expect(result.metadata).toMatchObject({ created: true, lines: 2, added: 2, removed: 0 })
+    expect((await fs.stat(path.join(root, 'src/deep/new/mod.ts'))).mode & 0o777).toBe(
+      0o666 & ~process.umask(),
+    )
+  })
+
+  it('refuses to overwrite a file that was not read first, leaving it untouched', async () => {
+    const file = await put('a.txt', 'precious\n')
+    const result = await write('a.txt', 'clobbered\n')
+    expect(result.isError).toBe(true)
+    expect(result.output).toMatch(/a\.txt already exists and has not been read.*read_file/)
+    expect(await fs.readFile(file, 'utf8')).toBe('precious\n')
+  })
+
+  it('overwrites a file read before, keeps its mode and gives the diff', async () => {
+    const file = await put('run.sh', '#!/bin/sh\necho one\n')
+    await fs.chmod(file, 0o755)
+    await read('run.sh')
+    const result = await write('run.sh', '#!/bin/sh\necho two\necho three\n')
+    expect(result.isError).toBe(false)
+    expect(result.output).toMatch(/^Overwrote run\.sh: now 3 lines \(\+2 -1\)\.$/)
+    expect(await fs.readFile(file, 'utf8')).toBe('#!/bin/sh\necho two\necho three\n')
+    expect((await fs.stat(file)).mode & 0o7777).toBe(0o755)
+    expect(result.metadata).toMatchObject({ created: false, added: 2, removed: 1 })
+    expect(result.metadata?.diff).toEqual([
+      {
+        oldStart: 1,
+        oldLines: 2,
+        newStart: 1,
+        newLines: 3,
+        lines: [' #!/bin/sh', '-echo one', '+echo two', '+echo three'],
+      },
+    ])
+  })
+
+  it('refreshes the snapshot after writing, so a second write needs no re-read', async () => {
+    await write('notes.md', 'v1\n')
+    const second = await write('notes.md', 'v2\n')
+    expect(second.isError).toBe(false)
+    const file = path.join(root, 'notes.md')
+    expect(ctx.snapshots.get(file)).toEqual({
+      path: file,
+      mtimeMs: (await fs.stat(file)).mtimeMs,
+      hash: sha('v2\n'),
+    })
+    expect(recorded.map((s) => s.hash)).toEqual([sha('v1\n'), sha('v2\n')])
+  })
+
+  it('refuses a write when the file changed on disk since it was read, leaving the change alone', async () => {
+    const file = await put('conf.json', '{"a": 1}\n')
+    await read('conf.json')
+    await externalChange(file, '{"a": 1, "user": true}\n')
+    const result = await write('conf.json', '{"a": 2}\n')
+    expect(result.isError).toBe(true)
+    expect(result.output).toMatch(/conf\.json has changed on disk since you last read it.*read_file/)
+    expect(await fs.readFile(file, 'utf8')).toBe('{"a": 1, "user": true}\n')
+    // Reading again clears the way.
+    await read('conf.json')
+    expect((await write('conf.json', '{"a": 2}\n')).isError).toBe(false)
+  })
+
+  it('does not treat a touch or a same-content rewrite as a conflict', async () => {
+    const file = await put('t.txt', 'same\n')
+    await read('t.txt')
+    await externalChange(file, 'same\n')
+    expect((await write('t.txt', 'first\n')).isError).toBe(false)
+    const later = new Date(Date.now() + 10_000)
+    await fs.utimes(file, later, later)
+    expect((await write('t.txt', 'second\n')).isError).toBe(false)
+    expect(await fs.readFile(file, 'utf8')).toBe('second\n')
+  })
+
+  it('keeps CRLF line endings and the BOM of the file it replaces', async () => {
+    const file = await put('win.txt', Buffer.from('\uFEFFone\r\ntwo\r\n'))
+    await read('win.txt')
+    const result = await write('win.txt', 'one\nthree\n')
+    expect(result.isError).toBe(false)
+    expect(result.output).toMatch(/CRLF line endings were kept; its UTF-8 BOM was kept/)
+    expect(await fs.readFile(file, 'utf8')).toBe('\uFEFFone\r\nthree\r\n')
+    expect(result.metadata).toMatchObject({ added: 1, removed: 1 })
+  })
+
+  it('writes nothing when the content is already there', async () => {
+    const file = await put('same.txt', 'x\n')
+    await read('same.txt')
+    const before = (await fs.stat(file)).mtimeMs
+    await new Promise((r) => setTimeout(r, 20))
+    const result = await write('same.txt', 'x\n')
+    expect(result.isError).toBe(false)
+    expect(result.output).toMatch(/already has exactly this content/)
+    expect((await fs.stat(file)).mtimeMs).toBe(before)
+  })
+
+  it('refuses a directory and a path outside the workspace', async () => {
+    await fs.mkdir(path.join(root, 'dir'))
+    expect((await write('dir', 'x')).output).toMatch(/dir is a directory/)
+    const escape = await write('../escaped.txt', 'x')
+    expect(escape.isError).toBe(true)
+    await expect(fs.access(path.join(base, 'escaped.txt'))).rejects.toThrow()
+  })
+
+  it('refuses to write through a hard link', async () => {
+    const outside = path.join(base, 'outside.txt')
+    await fs.writeFile(outside, 'shared inode\n')
+    await fs.link(outside, path.join(root, 'linked.txt'))
+    const result = await write('linked.txt', 'changed\n')
+    expect(result.isError).toBe(true)
+    expect(await fs.readFile(outside, 'utf8')).toBe('shared inode\n')
+  })
+
+  it('refuses to replace a read-only file', async () => {
+    const file = await put('locked.txt', 'keep\n')
+    await fs.chmod(file, 0o444)
+    await read('locked.txt')
+    const result = await write('locked.txt', 'nope\n')
+    expect(result.isError).toBe(true)
+    expect(result.output).toMatch(/locked\.txt is read-only/)
+    expect(await fs.readFile(file, 'utf8')).toBe('keep\n')
+  })
+})
+
+describe('planWrite', () => {
+  it('plans without writing: before, after and the protected flag', async () => {
+    await put('.env', 'A=1\n')
+    await readFileTool.execute({ path: '.env' }, ctx)
+    const plan = await planWrite(ctx, { path: '.env', content: 'A=2\n' })
+    expect(plan).toMatchObject({
+      ok: true,
+      relPath: '.env',
+      before: 'A=1\n',
+      after: 'A=2\n',
+      protected: true,
+    })
+    expect(await fs.readFile(path.join(root, '.env'), 'utf8')).toBe('A=1\n')
+
+    const fresh = await planWrite(ctx, { path: 'new/dir/file.ts', content: 'x' })
+    expect(fresh).toMatchObject({ ok: true, before: null, after: 'x', protected: false })
+    await expect(fs.access(path.join(root, 'new'))).rejects.toThrow()
+  })
+
+  it('builds on the content an earlier call of the turn will leave (approval preview)', async () => {
+    const plan = await planWrite(ctx, { path: 'a.ts', content: 'two\n' }, { path: 'a.ts', content: 'one\n' })
+    expect(plan).toMatchObject({ ok: true, before: 'one\n', after: 'two\n' })
+  })
+})
+
+// The shared hostile-path sample (../shared/corpus): every tool refuses what lies outside and never touches it.
+interface PathCase {
+  path: string | null
+  path_build?: Array<[string, number]>
+  expect: 'inside' | 'outside'
+  tool?: string
+  category: string
+  setup_ops?: Array<{ op: string; link?: string; target?: string }>
+}
+
+const corpusFile = fileURLToPath(new URL('../../../../shared/corpus/path-sample.json', import.meta.url))
+// The corpus lives next to the repository on the team machine; elsewhere the test shows as skipped.
+const haveCorpus = existsSync(corpusFile)
+
+describe('file tools on the hostile path sample', () => {
+  it.skipIf(!haveCorpus)(
+    'refuse every outside path without touching it, and work on inside paths',
+    async () => {
+      const cases = JSON.parse(await fs.readFile(corpusFile, 'utf8')) as PathCase[]
+      expect(cases.length).toBeGreaterThan(0)
+      for (const [index, c] of cases.filter((c) => c.tool === undefined || c.tool !== 'glob').entries()) {
+        const caseBase = path.join(base, `case-${index}`)
+        const rootName = 'project'
+        const caseRoot = path.join(caseBase, rootName)
+        const out = path.join(caseBase, 'outside')
+        for (const d of [path.join(caseRoot, 'src'), out, `${caseRoot}-evil`])
+          await fs.mkdir(d, { recursive: true })
+        await fs.writeFile(path.join(out, 'secret.txt'), 'secret')
+        await fs.writeFile(path.join(`${caseRoot}-evil`, 'secret.txt'), 'secret')
+        await fs.writeFile(path.join(caseRoot, 'src', 'index.ts'), 'export {}\n')
+        await fs.writeFile(path.join(caseRoot, 'README.md'), '# readme\n')
+        const fill = (s: string): string =>
+          s
+            .replaceAll('<ROOT>', caseRoot)
+            .replaceAll('<ROOTNAME>', rootName)
+            .replaceAll('<OUT>', out)
+            .replaceAll('<BASE>', caseBase)
+        let workspace = caseRoot
+        for (const op of c.setup_ops ?? []) {
+          if (op.op === 'symlink') await fs.symlink(fill(op.target ?? ''), path.join(caseRoot, op.link ?? ''))
+          if (op.op === 'rootlink') {
+            workspace = fill(op.link ?? '')
+            await fs.symlink(caseRoot, workspace)
+          }
+        }
+        const raw =
+          c.path === null ? (c.path_build ?? []).map(([s, n]) => s.repeat(n)).join('') : fill(c.path)
+        const caseCtx = { ...ctx, workspace, snapshots: new SnapshotStore() }
+        const label = `${c.category}: ${raw.slice(0, 80)}`
+
+        const results = [
+          await readFileTool.execute({ path: raw }, caseCtx),
+          await writeFileTool.execute({ path: raw, content: 'written by the test\n' }, caseCtx),
+          await editFileTool.execute({ path: raw, old_string: 'secret', new_string: 'pwned' }, caseCtx),
+        ]
+        for (const secret of [path.join(out, 'secret.txt'), path.join(`${caseRoot}-evil`, 'secret.txt')])
+          expect(await fs.readFile(secret, 'utf8'), label).toBe('secret')
+        if (c.expect === 'outside') {
+          for (const r of results) {
+            expect(r.isError, label).toBe(true)
+            expect(r.output, label).not.toContain('written by the test')
+          }
+          expect((await fs.readdir(out)).sort(), label).toEqual(['secret.txt'])
+        } else if (c.category === 'long') {
+          // Inside, but longer than PATH_MAX: an error result, not a crash.
+          for (const r of results) expect(r.isError, label).toBe(true)
+        } else {
+          // Inside: write_file creates or (after the read) overwrites it.
+          const readFirst = await readFileTool.execute({ path: raw }, caseCtx)
+          const second = await writeFileTool.execute({ path: raw, content: 'second\n' }, caseCtx)
+          expect(second.isError, `${label}: ${second.output}`).toBe(false)
+          expect(readFirst.output.length, label).toBeGreaterThan(0)
+        }
+      }
+    },
+  )
+})
