@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { z } from 'zod'
+import type { z } from 'zod'
 import { eventChannels, requestChannels, type EventChannel, type RequestChannel } from './ipc'
+
+const SID = '2026-11-30T19-40-12-123Z-a1b2c3'
 
 // Typed as a record over every channel, so a channel added to the contract without samples fails typecheck.
 const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknown[] }> = {
@@ -21,9 +23,90 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
       { path: 'x'.repeat(5000) },
     ],
   },
+  'session:list': { valid: [undefined], invalid: [null, {}, 'x'] },
+  'session:start': {
+    valid: [{ task: 'fix the tests' }, { task: 'again', sessionId: SID }],
+    invalid: [
+      undefined,
+      {},
+      { task: '' },
+      { task: '   ' },
+      { task: 1 },
+      { task: 'x', sessionId: '../etc' },
+      { task: 'x', extra: 1 },
+    ],
+  },
+  'session:load': {
+    valid: [{ sessionId: SID }],
+    invalid: [
+      undefined,
+      {},
+      { sessionId: '' },
+      { sessionId: '../../x' },
+      { sessionId: 'a/b' },
+      { sessionId: SID, x: 1 },
+    ],
+  },
+  'session:continue': {
+    valid: [{ sessionId: SID }],
+    invalid: [undefined, { sessionId: '.hidden' }, { sessionId: 7 }],
+  },
+  'session:stop': { valid: [{ sessionId: SID }], invalid: [undefined, 'x', { sessionId: null }] },
+  'approval:reply': {
+    valid: [
+      { sessionId: SID, decisions: [{ callId: 'toolu_1', decision: 'approved' }] },
+      {
+        sessionId: SID,
+        decisions: [
+          { callId: 'toolu_1', decision: 'rejected', note: 'use tabs' },
+          { callId: 'toolu_2', decision: 'approved', always: true },
+        ],
+      },
+    ],
+    invalid: [
+      undefined,
+      { sessionId: SID, decisions: [] },
+      { sessionId: SID, decisions: [{ callId: 'toolu_1', decision: 'maybe' }] },
+      { sessionId: SID, decisions: [{ callId: '', decision: 'approved' }] },
+      { sessionId: SID, decisions: [{ callId: 'toolu_1', decision: 'approved', sudo: true }] },
+    ],
+  },
+  'settings:get': { valid: [undefined], invalid: [null, {}] },
+  'settings:set': {
+    valid: [
+      {},
+      { model: 'claude-x' },
+      { apiKey: null },
+      { apiKey: 'sk-ant-123' },
+      { scheduler: 'batch', siblingSkip: false, bashTimeoutSec: 30 },
+      { baseUrl: 'http://127.0.0.1:9999' },
+    ],
+    invalid: [
+      undefined,
+      { scheduler: 'random' },
+      { bashTimeoutSec: 0 },
+      { bashTimeoutSec: 601 },
+      { apiKey: '' },
+      { baseUrl: 'not a url' },
+      { model: '' },
+      { theme: 'dark' },
+    ],
+  },
 }
 
 const eventSamples: Record<EventChannel, { valid: unknown[]; invalid: unknown[] }> = {
+  'session:events': {
+    valid: [
+      { sessionId: SID, events: [] },
+      { sessionId: SID, events: [{ type: 'tool.started', at: 1, seq: 3, callId: 'toolu_1' }] },
+    ],
+    invalid: [
+      { sessionId: SID },
+      { sessionId: SID, events: [{ type: 'tool.exploded', at: 1, seq: 1 }] },
+      null,
+    ],
+  },
+  'session:list-changed': { valid: [{}], invalid: [null, 'x'] },
   'workspace:changed': {
     valid: [{ path: '/tmp/x', name: 'x' }],
     invalid: [null, undefined, {}, { path: '/tmp/x' }, { path: 1, name: 'x' }, 'x'],

@@ -1,0 +1,169 @@
+import type {
+  ContentBlockParam,
+  MessageParam,
+  ToolResultBlockParam,
+} from '@anthropic-ai/sdk/resources/messages'
+import type { EventOf, SessionEvent } from '../../shared/events'
+import { reduceEvents, type TurnState } from '../../shared/reducer'
+import type { ToolCallState } from '../../shared/tool-call'
+
+/**
+ * Rebuilds, from a session's events, what the model is sent to continue it (DESIGN 6: a paused session
+ * survives an app restart and continues from its log).
+ */
+
+/**
+ * A call of the last turn that has no result yet: awaiting approval, approved or rejected but not finished,
+ * or started when the app died. The loop decides (ask again, run, send the rejection, report the
+ * interruption).
+ */
+export interface PendingCall {
+  callId: string
+  name: string
+  /** As in the tool_use block the model sent. */
+  input: unknown
+  turn: number
+  /** Content block index. */
+  index: number
+  /** What the log says about it; absent when the tool_use block was never queued (the app died first). */
+  state?: ToolCallState
+}
+
+export interface Conversation {
+  /**
+   * The messages in order: each run's task as a user message, each turn's assistant message, and after it a
+   * user message with one tool_result per tool_use, in call order. When `pendingCalls` is not empty the list
+   * ends with the assistant message that issued them, and that turn's results are left for the loop to send
+   * at once.
+   */
+  messages: MessageParam[]
+  pendingCalls: PendingCall[]
+  /** Results already logged for the turn with pending calls, in call order. */
+  recordedResults: ToolResultBlockParam[]
+}
+
+/** The result a call whose outcome never reached the log gets, when a later turn or task followed it. */
+const LOST_RESULT =
+  'This call has no recorded result: the session was interrupted before it finished. ' +
+  'Check its effect before issuing it again.'
+
+export function buildConversation(events: readonly SessionEvent[]): Conversation {
+  const state = reduceEvents(events)
+  const turnsByNumber = new Map<number, TurnState>()
+  for (const turn of state.turns) turnsByNumber.set(turn.turn, turn)
+
+  // The order of tasks and turns as they happened; a turn whose turn.started was lost still counts.
+  const sequence: ({ kind: 'task'; text: string } | { kind: 'turn'; turn: TurnState })[] = []
+  const seen = new Set<number>()
+  for (const event of events) {
+    if (event.type === 'run.started') {
+      sequence.push({ kind: 'task', text: event.task })
+    } else if (
+      event.type === 'turn.started' ||
+      event.type === 'assistant.delta' ||
+      event.type === 'assistant.message' ||
+      event.type === 'tool.queued'
+    ) {
+      const turn = turnsByNumber.get(event.turn)
+      if (turn && !seen.has(turn.turn)) {
+        seen.add(turn.turn)
+        sequence.push({ kind: 'turn', turn })
+      }
+    }
+  }
+
+  const messages: MessageParam[] = []
+  const addUserBlocks = (blocks: ContentBlockParam[]): void => {
+    const previous = messages[messages.length - 1]
+    // Consecutive user content (results, then the next task) is one message: roles must alternate.
+    if (previous?.role === 'user' && Array.isArray(previous.content)) previous.content.push(...blocks)
+    else messages.push({ role: 'user', content: blocks })
+  }
+
+  let pendingCalls: PendingCall[] = []
+  let recordedResults: ToolResultBlockParam[] = []
+  sequence.forEach((item, position) => {
+    if (item.kind === 'task') {
+      addUserBlocks([{ type: 'text', text: item.text }])
+      return
+    }
+    const turn = item.turn
+    // Copies: the caller may decorate the messages (cache_control) without touching the events they came from.
+    const recorded = turn.message?.content as ContentBlockParam[] | undefined
+    const content = recorded ? recorded.map((block) => ({ ...block })) : rebuildContent(turn)
+    if (content.length === 0) return
+    messages.push({ role: 'assistant', content })
+
+    const results: ToolResultBlockParam[] = []
+    const missing: PendingCall[] = []
+    for (const block of content) {
+      if (block.type !== 'tool_use') continue
+      const call = Object.hasOwn(turn.calls, block.id) ? turn.calls[block.id] : undefined
+      const result = call && resultOf(call)
+      if (result) {
+        results.push(result)
+      } else {
+        const index = call?.index ?? content.indexOf(block)
+        missing.push({
+          callId: block.id,
+          name: block.name,
+          input: block.input,
+          turn: turn.turn,
+          index,
+          state: call,
+        })
+        results.push({ type: 'tool_result', tool_use_id: block.id, content: LOST_RESULT, is_error: true })
+      }
+    }
+    const isLast = position === sequence.length - 1
+    if (isLast && missing.length > 0) {
+      pendingCalls = missing
+      recordedResults = results.filter((r) => !missing.some((m) => m.callId === r.tool_use_id))
+      return
+    }
+    if (results.length > 0) addUserBlocks(results)
+  })
+  return { messages, pendingCalls, recordedResults }
+}
+
+function resultOf(call: ToolCallState): ToolResultBlockParam | undefined {
+  if (call.finishedAt === undefined || call.output === undefined) return undefined
+  const result: ToolResultBlockParam = { type: 'tool_result', tool_use_id: call.callId }
+  // The API refuses empty text; an empty output is sent as a result without content.
+  if (call.output !== '') result.content = call.output
+  if (call.isError === true || call.status !== 'ok') result.is_error = true
+  return result
+}
+
+/**
+ * The assistant message of a turn whose assistant.message never reached the log (the stream failed, or the
+ * app died while the streaming scheduler already ran its calls): its text from the deltas and its tool calls
+ * as queued, so the model sees what it did.
+ */
+function rebuildContent(turn: TurnState): ContentBlockParam[] {
+  const content: ContentBlockParam[] = []
+  for (const block of turn.blocks) {
+    if (block.kind === 'text') {
+      if (block.text !== '') content.push({ type: 'text', text: block.text })
+      continue
+    }
+    const call = turn.calls[block.callId]
+    if (!call) continue
+    const input =
+      typeof call.input === 'object' && call.input !== null && !Array.isArray(call.input) ? call.input : {}
+    content.push({ type: 'tool_use', id: call.callId, name: call.name, input })
+  }
+  return content
+}
+
+export type SnapshotRecord = Pick<EventOf<'file.snapshot'>, 'path' | 'mtimeMs' | 'hash'>
+
+/** The latest file.snapshot per path, to restore the conflict checks of a continued session. */
+export function snapshotsFrom(events: Iterable<SessionEvent>): SnapshotRecord[] {
+  const latest = new Map<string, SnapshotRecord>()
+  for (const event of events) {
+    if (event.type === 'file.snapshot')
+      latest.set(event.path, { path: event.path, mtimeMs: event.mtimeMs, hash: event.hash })
+  }
+  return [...latest.values()]
+}

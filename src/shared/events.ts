@@ -1,0 +1,403 @@
+import { z } from 'zod'
+
+/**
+ * The session's events (DESIGN 6): the one record of what happened. The engine appends them to the session
+ * log and streams them to the UI; the UI state is `reduceEvents(events)` (reducer.ts), live and in replay
+ * alike.
+ *
+ * Every event carries `type` (dotted past tense), `at` (epoch ms, integer) and `seq` (0-based, strictly
+ * increasing within a session; the log writer assigns both). The engine builds a `SessionEventDraft` (no seq,
+ * optional at).
+ *
+ * Objects strip unknown keys rather than reject them, so a log written by a newer version still reads; the
+ * fields below are the contract.
+ */
+
+const EpochMs = z.number().int().nonnegative()
+const Count = z.number().int().nonnegative()
+/** Durations come from performance.now() differences: fractional, never negative. */
+const Millis = z.number().nonnegative()
+
+/**
+ * Session ids double as file names (`<id>.jsonl`, `<id>/`), so they are restricted to characters that are
+ * safe on every file system and can never form a path (`..`, `/`, `\`). The ids the store generates sort by
+ * time.
+ */
+export const SessionId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/, 'a session id is 1-128 letters, digits, "-" or "_"')
+export type SessionId = z.infer<typeof SessionId>
+
+/** POSIX absolute, Windows drive (`C:\`) or UNC (`\\server\share`). `src/shared` cannot use node:path. */
+const AbsolutePath = z
+  .string()
+  .refine((p) => /^(\/|[A-Za-z]:[\\/]|\\\\[^\\])/.test(p), 'expected an absolute path')
+
+/** One row of the session list (store.ts `listSessions`), newest first. */
+export const SessionSummary = z.object({
+  sessionId: SessionId,
+  workspace: z.string(),
+  /** The session's title, else its first task. */
+  title: z.string(),
+  /** The first run's task. */
+  task: z.string().optional(),
+  createdAt: EpochMs,
+  /** Time of the last event. */
+  updatedAt: EpochMs,
+  /**
+   * running: a live process has it open. paused: waiting for approvals, stopped by the user (`stopped`), or
+   * cut short by a crash (`interrupted`); all three can be continued. finished / failed: the last run ended
+   * so.
+   */
+  status: z.enum(['running', 'paused', 'finished', 'failed']),
+  interrupted: z.boolean().optional(),
+  stopped: z.boolean().optional(),
+  /** seq of the last event + 1 (seqs have no gaps). */
+  eventCount: Count.optional(),
+})
+export type SessionSummary = z.infer<typeof SessionSummary>
+
+export const SessionSettings = z.object({
+  model: z.string().min(1),
+  scheduler: z.enum(['streaming', 'batch']),
+  /** After a failed unsafe call, skip the turn's later unsafe calls (DESIGN 4). */
+  siblingSkip: z.boolean(),
+  baseUrl: z.string().optional(),
+  /** The built-in offline demo model is answering (no API key and no base URL). */
+  demo: z.boolean(),
+})
+export type SessionSettings = z.infer<typeof SessionSettings>
+
+/** Token counts of one model response (or a run's total). */
+export const Usage = z.object({
+  inputTokens: Count,
+  outputTokens: Count,
+  cacheReadTokens: Count.optional(),
+  cacheCreationTokens: Count.optional(),
+})
+export type Usage = z.infer<typeof Usage>
+
+/**
+ * How the scheduler placed a call (DESIGN 4): with other safe calls in concurrent group `group`, or alone.
+ */
+export const Lane = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('parallel'), group: Count }),
+  z.object({ kind: z.literal('serial') }),
+])
+export type Lane = z.infer<typeof Lane>
+
+/** jsdiff's `structuredPatch` hunk, as is: `lines` start with ' ', '-', '+' or '\'. */
+export const DiffHunk = z.object({
+  oldStart: Count,
+  oldLines: Count,
+  newStart: Count,
+  newLines: Count,
+  lines: z.array(z.string()),
+})
+export type DiffHunk = z.infer<typeof DiffHunk>
+
+/**
+ * Full file texts are embedded in a write preview only up to this many characters per side, and hunks only up
+ * to this many characters in total: one preview is logged and replayed with every approval, so a 50 MB file
+ * must not put 100 MB into the log and the renderer. Past the cap the side is left out (the UI shows the
+ * hunks) and `truncated` is set.
+ */
+export const PREVIEW_MAX_CHARS = 256 * 1024
+
+export const WritePreview = z.object({
+  kind: z.literal('write'),
+  /** Workspace-relative path, as the user should read it. */
+  path: z.string(),
+  /**
+   * The file before the write: null when it does not exist yet; absent when larger than PREVIEW_MAX_CHARS.
+   */
+  before: z.string().nullable().optional(),
+  /** The file after the write; absent when larger than PREVIEW_MAX_CHARS. */
+  after: z.string().optional(),
+  hunks: z.array(DiffHunk),
+  /** Some of before/after/hunks were left out to respect PREVIEW_MAX_CHARS. */
+  truncated: z.boolean().optional(),
+  /**
+   * A protected path (.git/, .env*, editor and shell config): always asked, whatever the approval settings.
+   */
+  protected: z.boolean(),
+})
+export type WritePreview = z.infer<typeof WritePreview>
+
+export const BashPreview = z.object({
+  kind: z.literal('bash'),
+  command: z.string(),
+  description: z.string().optional(),
+  cwd: z.string(),
+})
+export type BashPreview = z.infer<typeof BashPreview>
+
+export const OtherPreview = z.object({ kind: z.literal('other'), summary: z.string() })
+export type OtherPreview = z.infer<typeof OtherPreview>
+
+export const ApprovalPreview = z.discriminatedUnion('kind', [WritePreview, BashPreview, OtherPreview])
+export type ApprovalPreview = z.infer<typeof ApprovalPreview>
+
+/**
+ * Applies PREVIEW_MAX_CHARS to a write preview built from full texts: oversized sides are dropped and hunks
+ * are kept whole up to the budget (a hunk cut in the middle would render as a wrong diff).
+ */
+export function capWritePreview(preview: WritePreview): WritePreview {
+  let truncated = preview.truncated === true
+  const capped: WritePreview = { ...preview }
+  if (typeof capped.before === 'string' && capped.before.length > PREVIEW_MAX_CHARS) {
+    delete capped.before
+    truncated = true
+  }
+  if (capped.after !== undefined && capped.after.length > PREVIEW_MAX_CHARS) {
+    delete capped.after
+    truncated = true
+  }
+  let budget = PREVIEW_MAX_CHARS
+  const hunks: DiffHunk[] = []
+  for (const hunk of preview.hunks) {
+    let size = 0
+    for (const line of hunk.lines) size += line.length + 1
+    if (size > budget) {
+      truncated = true
+      break
+    }
+    budget -= size
+    hunks.push(hunk)
+  }
+  capped.hunks = hunks
+  if (truncated) capped.truncated = true
+  return capped
+}
+
+export const RunEndReason = z.enum([
+  /** The model ended its turn. */
+  'end_turn',
+  /** The turn limit of the run was hit. */
+  'max_turns',
+  /** The model answered without a tool call (and without an explicit end_turn). */
+  'no_tool_calls',
+  /** The model's answer was cut by its token limit; a cut call is never executed. */
+  'max_tokens',
+  'stop_sequence',
+  'refusal',
+  'context_window_exceeded',
+])
+export type RunEndReason = z.infer<typeof RunEndReason>
+
+export const RunFailureKind = z.enum(['model', 'network', 'auth', 'internal', 'workspace'])
+export type RunFailureKind = z.infer<typeof RunFailureKind>
+
+const base = { at: EpochMs, seq: Count }
+
+export const SessionCreatedEvent = z.object({
+  type: z.literal('session.created'),
+  ...base,
+  sessionId: SessionId,
+  /** Real path of the workspace root. */
+  workspace: AbsolutePath,
+  title: z.string().optional(),
+  settings: SessionSettings,
+})
+
+export const RunStartedEvent = z.object({
+  type: z.literal('run.started'),
+  ...base,
+  runId: z.string().min(1),
+  task: z.string(),
+})
+
+export const TurnStartedEvent = z.object({
+  type: z.literal('turn.started'),
+  ...base,
+  runId: z.string().min(1),
+  /** 1-based, counted across the whole session (not per run). */
+  turn: z.number().int().positive(),
+})
+
+export const AssistantDeltaEvent = z.object({
+  type: z.literal('assistant.delta'),
+  ...base,
+  turn: z.number().int().positive(),
+  /** Content block index in the model's message. */
+  index: Count,
+  text: z.string(),
+})
+
+export const AssistantMessage = z.object({
+  role: z.literal('assistant'),
+  /** Anthropic content blocks exactly as they are sent back to the model when the session continues. */
+  content: z.array(z.unknown()),
+})
+export type AssistantMessage = z.infer<typeof AssistantMessage>
+
+export const AssistantMessageEvent = z.object({
+  type: z.literal('assistant.message'),
+  ...base,
+  turn: z.number().int().positive(),
+  message: AssistantMessage,
+  stopReason: z.string().nullable(),
+  usage: Usage.optional(),
+})
+
+export const ToolQueuedEvent = z.object({
+  type: z.literal('tool.queued'),
+  ...base,
+  /** The model's tool_use id; it is also the tool_result's tool_use_id. */
+  callId: z.string().min(1),
+  turn: z.number().int().positive(),
+  /** Content block index in the model's message. */
+  index: Count,
+  name: z.string(),
+  /** The parsed arguments, or null when they could not be parsed. */
+  input: z.unknown(),
+  /** The arguments as the model sent them; only when they were not clean JSON. */
+  rawInput: z.string().optional(),
+  safe: z.boolean(),
+  lane: Lane,
+  /** Short label for the timeline ("Read src/a.ts"). */
+  title: z.string().optional(),
+})
+
+export const ApprovalRequestedEvent = z.object({
+  type: z.literal('approval.requested'),
+  ...base,
+  callId: z.string().min(1),
+  preview: ApprovalPreview,
+})
+
+export const ApprovalDecision = z.enum(['approved', 'rejected'])
+export type ApprovalDecision = z.infer<typeof ApprovalDecision>
+
+export const ApprovalDecidedEvent = z.object({
+  type: z.literal('approval.decided'),
+  ...base,
+  callId: z.string().min(1),
+  decision: ApprovalDecision,
+  /** The user's note; sent to the model with a rejection. */
+  note: z.string().optional(),
+  /** "Always allow" for this workspace was ticked. */
+  always: z.boolean().optional(),
+  by: z.enum(['user', 'policy', 'cli']).optional(),
+})
+
+export const RunPausedEvent = z.object({
+  type: z.literal('run.paused'),
+  ...base,
+  runId: z.string().min(1),
+  reason: z.literal('approval'),
+  /** The calls waiting for a decision. */
+  callIds: z.array(z.string()),
+})
+
+export const RunResumedEvent = z.object({ type: z.literal('run.resumed'), ...base, runId: z.string().min(1) })
+
+export const ToolStartedEvent = z.object({
+  type: z.literal('tool.started'),
+  ...base,
+  callId: z.string().min(1),
+})
+
+export const ToolOutputEvent = z.object({
+  type: z.literal('tool.output'),
+  ...base,
+  callId: z.string().min(1),
+  /** Live output (bash), throttled by the engine. The model sees `tool.finished`'s output, not this. */
+  chunk: z.string(),
+})
+
+export const ToolFinishedEvent = z.object({
+  type: z.literal('tool.finished'),
+  ...base,
+  callId: z.string().min(1),
+  isError: z.boolean(),
+  /** Exactly what the model sees in the tool_result (hint and execution time included). */
+  output: z.string(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  durationMs: Millis,
+  title: z.string().optional(),
+})
+
+export const ToolSkippedEvent = z.object({
+  type: z.literal('tool.skipped'),
+  ...base,
+  callId: z.string().min(1),
+  /** The failed unsafe call that caused the skip (sibling skip, DESIGN 4). */
+  causeCallId: z.string().min(1),
+  output: z.string(),
+})
+
+export const ToolCancelledEvent = z.object({
+  type: z.literal('tool.cancelled'),
+  ...base,
+  callId: z.string().min(1),
+  output: z.string(),
+  durationMs: Millis.optional(),
+})
+
+export const FileSnapshotEvent = z.object({
+  type: z.literal('file.snapshot'),
+  ...base,
+  /** Absolute real path. */
+  path: z.string().min(1),
+  mtimeMs: z.number().nonnegative(),
+  /** SHA-256, hex. */
+  hash: z.string().min(1),
+})
+
+export const RunFinishedEvent = z.object({
+  type: z.literal('run.finished'),
+  ...base,
+  runId: z.string().min(1),
+  reason: RunEndReason,
+  usage: Usage.optional(),
+})
+
+export const RunFailedEvent = z.object({
+  type: z.literal('run.failed'),
+  ...base,
+  runId: z.string().min(1),
+  /** Written for the user, not a stack trace. */
+  error: z.string(),
+  kind: RunFailureKind.optional(),
+})
+
+/** The user stopped the run. */
+export const RunStoppedEvent = z.object({ type: z.literal('run.stopped'), ...base, runId: z.string().min(1) })
+
+export const SessionEvent = z.discriminatedUnion('type', [
+  SessionCreatedEvent,
+  RunStartedEvent,
+  TurnStartedEvent,
+  AssistantDeltaEvent,
+  AssistantMessageEvent,
+  ToolQueuedEvent,
+  ApprovalRequestedEvent,
+  ApprovalDecidedEvent,
+  RunPausedEvent,
+  RunResumedEvent,
+  ToolStartedEvent,
+  ToolOutputEvent,
+  ToolFinishedEvent,
+  ToolSkippedEvent,
+  ToolCancelledEvent,
+  FileSnapshotEvent,
+  RunFinishedEvent,
+  RunFailedEvent,
+  RunStoppedEvent,
+])
+export type SessionEvent = z.infer<typeof SessionEvent>
+
+export type SessionEventType = SessionEvent['type']
+
+/** `EventOf<'tool.started'>` is the tool.started member of the union. */
+export type EventOf<T extends SessionEventType> = Extract<SessionEvent, { type: T }>
+
+/**
+ * What the engine hands to the log writer: an event without `seq` (always assigned by the writer) and with an
+ * optional `at` (the writer's clock when absent). Distributes over the union, so `type` still narrows the
+ * fields.
+ */
+export type SessionEventDraft<T extends SessionEventType = SessionEventType> = T extends SessionEventType
+  ? Omit<EventOf<T>, 'seq' | 'at'> & { at?: number }
+  : never
