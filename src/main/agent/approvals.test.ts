@@ -1,0 +1,112 @@
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadBashGrammar } from '../tools/bash/validate'
+import { SnapshotStore } from '../tools/snapshots'
+import type { ToolContext } from '../tools/tool'
+import { AlwaysAllowStore, buildPreview, decidePolicy, isSecretPath, type PolicyOptions } from './approvals'
+
+describe('the approval policy', () => {
+  let root: string
+  let opts: PolicyOptions
+  beforeAll(async () => {
+    await loadBashGrammar()
+    root = await realpath(await mkdtemp(join(tmpdir(), 'lanes-approvals-')))
+    await mkdir(join(root, '.git'))
+    await writeFile(join(root, 'a.ts'), 'one\ntwo\n')
+    await writeFile(join(root, '.env'), 'TOKEN=x\n')
+    opts = { workspace: root, alwaysAllow: [], autoApproveEdits: false }
+  })
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true })
+  })
+
+  it('allows reads and searches, and asks before reading a secret', async () => {
+    expect(await decidePolicy('read_file', { path: 'a.ts' }, opts)).toEqual({ kind: 'allow' })
+    expect(await decidePolicy('grep', { pattern: 'x' }, opts)).toEqual({ kind: 'allow' })
+    expect(await decidePolicy('glob', { pattern: '**' }, opts)).toEqual({ kind: 'allow' })
+    expect(await decidePolicy('read_file', { path: '.env' }, opts)).toEqual({ kind: 'ask', protected: true })
+    expect(await decidePolicy('read_file', { path: '.git/config' }, opts)).toEqual({ kind: 'allow' })
+  })
+
+  it('asks for writes and edits; auto-approve never covers protected paths', async () => {
+    expect(await decidePolicy('write_file', { path: 'b.ts', content: '' }, opts)).toEqual({
+      kind: 'ask',
+      protected: false,
+    })
+    const auto = { ...opts, autoApproveEdits: true }
+    expect(
+      await decidePolicy('edit_file', { path: 'a.ts', old_string: 'one', new_string: '1' }, auto),
+    ).toEqual({ kind: 'allow' })
+    expect(await decidePolicy('write_file', { path: '.git/hooks/pre-commit', content: 'x' }, auto)).toEqual({
+      kind: 'ask',
+      protected: true,
+    })
+    expect(await decidePolicy('write_file', { path: '.env', content: 'x' }, auto)).toEqual({
+      kind: 'ask',
+      protected: true,
+    })
+  })
+
+  it('allows read-only commands, asks for others, denies what the validator refuses with its reason', async () => {
+    expect(await decidePolicy('bash', { command: 'ls' }, opts)).toEqual({ kind: 'allow' })
+    expect(await decidePolicy('bash', { command: 'git status' }, opts)).toEqual({ kind: 'allow' })
+    expect(await decidePolicy('bash', { command: 'npm test' }, opts)).toEqual({
+      kind: 'ask',
+      protected: false,
+    })
+    const denied = await decidePolicy('bash', { command: 'ls | wc -l' }, opts)
+    expect(denied.kind).toBe('deny')
+    expect((denied as { reason: string }).reason.length).toBeGreaterThan(10)
+    const always = { ...opts, alwaysAllow: [{ tool: 'bash' as const, command: 'npm test' }] }
+    expect(await decidePolicy('bash', { command: 'npm test' }, always)).toEqual({ kind: 'allow' })
+    expect(await decidePolicy('bash', { command: 'npm test -- --bail' }, always)).toEqual({
+      kind: 'ask',
+      protected: false,
+    })
+  })
+
+  it('knows which files hold secrets', () => {
+    for (const p of ['.env', 'app/.env.local', '.ssh/config', 'certs/server.pem', 'id_ed25519', '.npmrc'])
+      expect(isSecretPath(p), p).toBe(true)
+    for (const p of ['src/env.ts', '.github/workflows/ci.yml', 'README.md', 'keys.ts'])
+      expect(isSecretPath(p), p).toBe(false)
+  })
+
+  it('previews an edit as a diff, and refuses to preview one that would not apply', async () => {
+    const ctx: ToolContext = {
+      workspace: root,
+      signal: new AbortController().signal,
+      snapshots: new SnapshotStore(),
+      outputDir: root,
+      callId: 'c1',
+      onProgress: () => undefined,
+    }
+    const write = await buildPreview('write_file', { path: 'new.ts', content: 'hello\n' }, ctx, {
+      protected: false,
+    })
+    expect(write).toMatchObject({
+      ok: true,
+      preview: { kind: 'write', path: 'new.ts', before: null, after: 'hello\n' },
+    })
+    const bash = await buildPreview('bash', { command: 'npm test', description: 'run the tests' }, ctx, {
+      protected: false,
+    })
+    expect(bash).toEqual({
+      ok: true,
+      preview: { kind: 'bash', command: 'npm test', description: 'run the tests', cwd: root },
+    })
+  })
+
+  it('keeps always-allow rules per workspace on disk', async () => {
+    const store = new AlwaysAllowStore(join(root, 'rules', 'always-allow.json'))
+    await store.add('/w1', { tool: 'bash', command: 'npm test' })
+    await store.add('/w1', { tool: 'bash', command: 'npm test' })
+    await store.add('/w2', { tool: 'bash', command: 'make' })
+    const again = new AlwaysAllowStore(join(root, 'rules', 'always-allow.json'))
+    expect(await again.rules('/w1')).toEqual([{ tool: 'bash', command: 'npm test' }])
+    expect(await again.rules('/w2')).toEqual([{ tool: 'bash', command: 'make' }])
+    expect(await again.rules('/w3')).toEqual([])
+  })
+})

@@ -1,0 +1,182 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { capWritePreview, type ApprovalPreview } from '../../shared/events'
+import { isReadOnlyCommand, validateBashCommand } from '../tools/bash/validate'
+import { planEdit } from '../tools/edit-file'
+import { fileDiff } from '../tools/file-diff'
+import type { BashInput, EditFileInput, ReadFileInput, WriteFileInput } from '../tools/schemas'
+import type { ToolContext } from '../tools/tool'
+import { resolveInWorkspace, toWorkspaceRelative } from '../tools/workspace'
+import { planWrite } from '../tools/write-file'
+
+/**
+ * The approval policy (DESIGN 5). It decides per call without blocking: `allow` runs at once, `ask` waits
+ * for the user with a preview, `deny` never runs and tells the model why. Protected paths (.git/, .env*,
+ * editor and shell config) always ask, whatever the settings.
+ */
+
+export interface AlwaysAllowRule {
+  tool: 'bash'
+  /** The exact command, as validated. */
+  command: string
+}
+
+export interface PolicyOptions {
+  workspace: string
+  alwaysAllow: readonly AlwaysAllowRule[]
+  /** Writes and edits outside protected paths run without asking. */
+  autoApproveEdits: boolean
+}
+
+export type PolicyVerdict =
+  { kind: 'allow' } | { kind: 'ask'; protected: boolean } | { kind: 'deny'; reason: string }
+
+export async function decidePolicy(
+  name: string,
+  input: unknown,
+  opts: PolicyOptions,
+): Promise<PolicyVerdict> {
+  switch (name) {
+    case 'grep':
+    case 'glob':
+      return { kind: 'allow' }
+    case 'read_file': {
+      // Reading a secret sends it to the model provider: the user decides. Other protected files (.git/,
+      // editor settings) are protected against writes only; reading them is what an agent needs to do.
+      const resolved = await resolveInWorkspace(opts.workspace, (input as ReadFileInput).path, 'read')
+      const secret =
+        resolved.ok && resolved.protected && isSecretPath(toWorkspaceRelative(opts.workspace, resolved.path))
+      return secret ? { kind: 'ask', protected: true } : { kind: 'allow' }
+    }
+    case 'write_file':
+    case 'edit_file': {
+      const resolved = await resolveInWorkspace(opts.workspace, (input as WriteFileInput).path, 'write')
+      if (resolved.ok && resolved.protected) return { kind: 'ask', protected: true }
+      return opts.autoApproveEdits ? { kind: 'allow' } : { kind: 'ask', protected: false }
+    }
+    case 'bash': {
+      const { command } = input as BashInput
+      const verdict = validateBashCommand(command)
+      if (!verdict.ok) return { kind: 'deny', reason: verdict.reason }
+      if (isReadOnlyCommand(command)) return { kind: 'allow' }
+      if (opts.alwaysAllow.some((rule) => rule.tool === 'bash' && rule.command === command))
+        return { kind: 'allow' }
+      return { kind: 'ask', protected: false }
+    }
+    default:
+      // A tool this policy does not know is a side effect until proven otherwise.
+      return { kind: 'ask', protected: false }
+  }
+}
+
+/** Files whose content is a credential: .env files, keys, tokens and the folders that hold them. */
+export function isSecretPath(relPath: string): boolean {
+  const segments = relPath.toLowerCase().split(/[\\/]+/)
+  const name = segments.at(-1) ?? ''
+  if (segments.some((s) => s === '.ssh' || s === '.gnupg' || s === '.aws')) return true
+  if (name === '.env' || name.startsWith('.env.') || name === '.envrc') return true
+  if (['.netrc', '.pgpass', '.npmrc', '.pypirc', '.git-credentials', '.yarnrc.yml'].includes(name))
+    return true
+  return /^id_[a-z0-9]+$/.test(name) || /\.(pem|key|p12|pfx)$/.test(name)
+}
+
+export type PreviewResult =
+  | {
+      ok: true
+      preview: ApprovalPreview
+      /** The content that approval allows to be written. */ after?: string
+    }
+  | { ok: false; error: string }
+
+/**
+ * What the user reviews. For a write or edit: the diff against the file as it is now (or as an earlier call
+ * of the same turn will leave it, through `base`). A write that cannot be planned (old_string missing) fails
+ * here, before anyone is asked to approve something that would not apply.
+ */
+export async function buildPreview(
+  name: string,
+  input: unknown,
+  ctx: ToolContext,
+  opts: { protected: boolean; base?: { path: string; content: string | null } },
+): Promise<PreviewResult> {
+  switch (name) {
+    case 'write_file':
+    case 'edit_file': {
+      const plan =
+        name === 'write_file'
+          ? await planWrite(ctx, input as WriteFileInput, opts.base)
+          : await planEdit(ctx, input as EditFileInput, opts.base)
+      if (!plan.ok) return { ok: false, error: plan.error }
+      const diff = fileDiff(plan.relPath, plan.before, plan.after)
+      const preview = capWritePreview({
+        kind: 'write',
+        path: plan.relPath,
+        before: plan.before,
+        after: plan.after,
+        hunks: diff.hunks,
+        truncated: diff.truncated,
+        protected: opts.protected,
+      })
+      return { ok: true, preview, after: plan.after }
+    }
+    case 'bash': {
+      const { command, description } = input as BashInput
+      return { ok: true, preview: { kind: 'bash', command, description, cwd: ctx.workspace } }
+    }
+    case 'read_file':
+      return {
+        ok: true,
+        preview: {
+          kind: 'other',
+          summary: `Read ${(input as ReadFileInput).path} (a protected file: its content goes to the model)`,
+        },
+      }
+    default:
+      return {
+        ok: true,
+        preview: { kind: 'other', summary: `${name} ${JSON.stringify(input).slice(0, 500)}` },
+      }
+  }
+}
+
+/**
+ * "Always allow this command in this folder", kept per workspace in one JSON file. Written atomically so a
+ * crash never leaves a half file that would lose every rule.
+ */
+export class AlwaysAllowStore {
+  constructor(private readonly file: string) {}
+
+  async rules(workspace: string): Promise<AlwaysAllowRule[]> {
+    const all = await this.readAll()
+    return all[workspace] ?? []
+  }
+
+  async add(workspace: string, rule: AlwaysAllowRule): Promise<void> {
+    const all = await this.readAll()
+    const rules = all[workspace] ?? []
+    if (!rules.some((r) => r.tool === rule.tool && r.command === rule.command)) rules.push(rule)
+    all[workspace] = rules
+    await mkdir(dirname(this.file), { recursive: true })
+    const temp = `${this.file}.${process.pid}.tmp`
+    await writeFile(temp, JSON.stringify(all, null, 2))
+    await rename(temp, this.file)
+  }
+
+  private async readAll(): Promise<Record<string, AlwaysAllowRule[]>> {
+    try {
+      const parsed = JSON.parse(await readFile(this.file, 'utf8')) as unknown
+      if (typeof parsed !== 'object' || parsed === null) return {}
+      const out: Record<string, AlwaysAllowRule[]> = {}
+      for (const [workspace, rules] of Object.entries(parsed)) {
+        if (!Array.isArray(rules)) continue
+        out[workspace] = rules.filter(
+          (r): r is AlwaysAllowRule =>
+            typeof r === 'object' && r !== null && r.tool === 'bash' && typeof r.command === 'string',
+        )
+      }
+      return out
+    } catch {
+      return {}
+    }
+  }
+}

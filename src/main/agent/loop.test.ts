@@ -1,0 +1,370 @@
+import { mkdir, mkdtemp, readFile, realpath, rm, utimes, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { EventOf, SessionEvent } from '../../shared/events'
+import { readSession } from '../session/log'
+import { loadBashGrammar } from '../tools/bash/validate'
+import { createToolRegistry } from '../tools/index'
+import { ERROR_HINT } from '../tools/result-format'
+import { AgentSession, type AgentOptions, type ApprovalMode } from './loop'
+import { createModelClient } from './model'
+import type { SchedulerMode } from './scheduler'
+import type { Scenario } from './scenario'
+import { startScriptedModel, type ScriptedModel } from './scripted-model'
+
+// The whole pipeline for real: the real SDK streaming from the scripted model over HTTP, real tools on a
+// real temp folder, the real session log on disk.
+
+const cleanups: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+beforeAll(async () => {
+  await loadBashGrammar()
+})
+
+interface Setup {
+  workspace: string
+  sessionsDir: string
+  recordFile: string
+  server: ScriptedModel
+  events: SessionEvent[]
+  options: AgentOptions
+}
+
+async function setup(
+  scenario: Scenario,
+  files: Record<string, string>,
+  opts: { scheduler?: SchedulerMode; approvals?: ApprovalMode; siblingSkip?: boolean } = {},
+): Promise<Setup> {
+  const base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-loop-')))
+  const workspace = join(base, 'ws')
+  const sessionsDir = join(base, 'sessions')
+  await mkdir(workspace)
+  for (const [name, content] of Object.entries(files)) {
+    await mkdir(dirname(join(workspace, name)), { recursive: true })
+    await writeFile(join(workspace, name), content)
+  }
+  const recordFile = join(base, 'requests.jsonl')
+  const server = await startScriptedModel({ scenario, recordFile })
+  cleanups.push(async () => {
+    await server.close()
+    await rm(base, { recursive: true, force: true })
+  })
+  const events: SessionEvent[] = []
+  const options: AgentOptions = {
+    workspace,
+    sessionsDir,
+    registry: createToolRegistry(),
+    model: createModelClient({ baseUrl: server.baseUrl, apiKey: 'test', maxRetries: 0 }),
+    modelName: 'scripted',
+    baseUrl: server.baseUrl,
+    demo: false,
+    scheduler: opts.scheduler ?? 'streaming',
+    siblingSkip: opts.siblingSkip ?? true,
+    maxTurns: 10,
+    autoApproveEdits: false,
+    approvals: opts.approvals ?? 'all',
+    onEvent: (e) => events.push(e),
+  }
+  return { workspace, sessionsDir, recordFile, server, events, options }
+}
+
+async function recorded(file: string): Promise<{ messages: { role: string; content: unknown }[] }[]> {
+  const text = await readFile(file, 'utf8')
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { messages: { role: string; content: unknown }[] })
+}
+
+function byType<T extends SessionEvent['type']>(events: SessionEvent[], type: T): EventOf<T>[] {
+  return events.filter((e): e is EventOf<T> => e.type === type)
+}
+
+function span(
+  events: SessionEvent[],
+  callId: string,
+): { start: number; end: number; startSeq: number; endSeq: number } {
+  const started = events.find((e) => e.type === 'tool.started' && e.callId === callId)!
+  const ended = events.find(
+    (e) =>
+      (e.type === 'tool.finished' || e.type === 'tool.skipped' || e.type === 'tool.cancelled') &&
+      e.callId === callId,
+  )!
+  return { start: started.at, end: ended.at, startSeq: started.seq, endSeq: ended.seq }
+}
+
+function callIdOf(events: SessionEvent[], name: string, nth = 0): string {
+  return byType(events, 'tool.queued').filter((e) => e.name === name)[nth]!.callId
+}
+
+const referenceTurn: Scenario = {
+  turns: [
+    {
+      blocks: [
+        { text: 'Reading the files.' },
+        { tool: 'read_file', input: { path: 'a.txt' } },
+        { tool: 'read_file', input: { path: 'b.txt' } },
+        { tool: 'bash', input: { command: 'ls no-such-folder' } },
+        { tool: 'read_file', input: { path: 'c.txt' } },
+      ],
+      stop: 'tool_use',
+    },
+    { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
+  ],
+}
+const abc = { 'a.txt': 'a\n'.repeat(20_000), 'b.txt': 'b\n'.repeat(20_000), 'c.txt': 'c\n'.repeat(20_000) }
+
+describe('the agent loop', () => {
+  it('batch mode: the three reads overlap and the failing command runs after them', async () => {
+    const s = await setup(referenceTurn, abc, { scheduler: 'batch' })
+    const session = await AgentSession.create(s.options)
+    expect(await session.run('look around')).toEqual({ status: 'finished' })
+    await session.close()
+    const [a, b, c] = [0, 1, 2].map((i) => span(s.events, callIdOf(s.events, 'read_file', i)))
+    const bash = span(s.events, callIdOf(s.events, 'bash'))
+    // Every read started before any read finished: they ran together.
+    expect(Math.max(a!.startSeq, b!.startSeq, c!.startSeq)).toBeLessThan(
+      Math.min(a!.endSeq, b!.endSeq, c!.endSeq),
+    )
+    expect(bash.startSeq).toBeGreaterThan(Math.max(a!.endSeq, b!.endSeq, c!.endSeq))
+    expect(bash.start).toBeGreaterThanOrEqual(Math.max(a!.end, b!.end, c!.end))
+    const finishedBash = byType(s.events, 'tool.finished').find(
+      (e) => e.callId === callIdOf(s.events, 'bash'),
+    )!
+    expect(finishedBash.isError).toBe(true)
+    expect(finishedBash.output).toMatch(/\[Execution time: \d+ ms\]/)
+    expect(finishedBash.output.endsWith(ERROR_HINT)).toBe(true)
+  })
+
+  it('streaming mode: a and b overlap, the command starts after both, c starts after the command', async () => {
+    const s = await setup(referenceTurn, abc, { scheduler: 'streaming' })
+    const session = await AgentSession.create(s.options)
+    expect(await session.run('look around')).toEqual({ status: 'finished' })
+    await session.close()
+    const [a, b, c] = [0, 1, 2].map((i) => span(s.events, callIdOf(s.events, 'read_file', i)))
+    const bash = span(s.events, callIdOf(s.events, 'bash'))
+    expect(bash.startSeq).toBeGreaterThan(Math.max(a!.endSeq, b!.endSeq))
+    expect(bash.start).toBeGreaterThanOrEqual(Math.max(a!.end, b!.end))
+    expect(c!.startSeq).toBeGreaterThan(bash.endSeq)
+    expect(c!.start).toBeGreaterThanOrEqual(bash.end)
+    const lanes = byType(s.events, 'tool.queued').map((e) => [e.name, e.lane])
+    expect(lanes).toEqual([
+      ['read_file', { kind: 'parallel', group: 0 }],
+      ['read_file', { kind: 'parallel', group: 0 }],
+      ['bash', { kind: 'serial' }],
+      ['read_file', { kind: 'parallel', group: 1 }],
+    ])
+  })
+
+  const skipScenario: Scenario = {
+    turns: [
+      {
+        blocks: [
+          { tool: 'read_file', input: { path: 'x.ts' } },
+          { tool: 'edit_file', input: { path: 'x.ts', old_string: 'one', new_string: 'uno' } },
+          {
+            tool: 'bash',
+            input: { command: 'ls missing-dir', description: 'list a folder that is not there' },
+          },
+          { tool: 'write_file', input: { path: 'y.ts', content: 'new\n' } },
+          { tool: 'edit_file', input: { path: 'x.ts', old_string: 'two', new_string: 'dos' } },
+          { tool: 'glob', input: { pattern: '*.ts' } },
+        ],
+      },
+      { blocks: [{ text: 'I see.' }] },
+    ],
+  }
+
+  it('skips the unsafe siblings after a failed command, keeps safe results, and tells the model', async () => {
+    const s = await setup(skipScenario, { 'x.ts': 'one two\n' }, { scheduler: 'batch' })
+    const session = await AgentSession.create(s.options)
+    await session.run('edit')
+    await session.close()
+    const bashId = callIdOf(s.events, 'bash')
+    const skipped = byType(s.events, 'tool.skipped')
+    expect(skipped.map((e) => e.callId)).toEqual([
+      callIdOf(s.events, 'write_file'),
+      callIdOf(s.events, 'edit_file', 1),
+    ])
+    for (const e of skipped) {
+      expect(e.causeCallId).toBe(bashId)
+      expect(e.output).toContain(
+        'Skipped: not run because bash(ls missing-dir) failed earlier in this turn; issue it again if it is still needed.',
+      )
+    }
+    expect(await readFile(join(s.workspace, 'x.ts'), 'utf8')).toBe('uno two\n')
+    await expect(readFile(join(s.workspace, 'y.ts'))).rejects.toThrow()
+    expect(
+      byType(s.events, 'tool.finished').find((e) => e.callId === callIdOf(s.events, 'glob'))?.isError,
+    ).toBe(false)
+
+    // What the model was sent: one result per call, in call order, the skip texts and the hint.
+    const [, second] = await recorded(s.recordFile)
+    const results = second!.messages.at(-1)!.content as {
+      tool_use_id: string
+      content: string
+      is_error?: boolean
+    }[]
+    expect(results.map((r) => r.tool_use_id)).toEqual(byType(s.events, 'tool.queued').map((e) => e.callId))
+    const bashResult = results.find((r) => r.tool_use_id === bashId)!
+    expect(bashResult.is_error).toBe(true)
+    expect(bashResult.content).toContain(ERROR_HINT)
+    expect(
+      results.filter((r) => r.content.includes('Skipped: not run because bash(ls missing-dir)')),
+    ).toHaveLength(2)
+  })
+
+  it('runs every call when sibling skip is off', async () => {
+    const s = await setup(skipScenario, { 'x.ts': 'one two\n' }, { scheduler: 'batch', siblingSkip: false })
+    const session = await AgentSession.create(s.options)
+    await session.run('edit')
+    await session.close()
+    expect(byType(s.events, 'tool.skipped')).toEqual([])
+    expect(await readFile(join(s.workspace, 'x.ts'), 'utf8')).toBe('uno dos\n')
+    expect(await readFile(join(s.workspace, 'y.ts'), 'utf8')).toBe('new\n')
+  })
+
+  it('never executes a call cut by max_tokens; repairs safe malformed arguments, refuses unsafe repairs', async () => {
+    const scenario: Scenario = {
+      turns: [
+        {
+          blocks: [
+            { tool: 'read_file', rawInput: '{"path": "a.txt",}' },
+            { tool: 'write_file', rawInput: "{'path': 'p.py', 'content': 'print(\"it's\")'}" },
+            { tool: 'write_file', input: { path: 'cut.txt', content: 'x'.repeat(400) } },
+          ],
+          stop: 'max_tokens',
+        },
+        { blocks: [{ text: 'ok' }] },
+      ],
+    }
+    for (const scheduler of ['streaming', 'batch'] as const) {
+      const s = await setup(scenario, { 'a.txt': 'hello\n' }, { scheduler })
+      const session = await AgentSession.create(s.options)
+      await session.run('go')
+      await session.close()
+      const finished = byType(s.events, 'tool.finished')
+      const [readId, pyId, cutId] = byType(s.events, 'tool.queued').map((e) => e.callId)
+      expect(finished.find((e) => e.callId === readId)).toMatchObject({ isError: false })
+      expect(finished.find((e) => e.callId === pyId)).toMatchObject({ isError: true })
+      // The cut write never runs: it is skipped after the refused write before it, or refused as cut off.
+      const cut = [...finished, ...byType(s.events, 'tool.skipped')].find((e) => e.callId === cutId)
+      expect(cut?.output).toMatch(/max_tokens|Skipped/)
+      expect(byType(s.events, 'tool.started').map((e) => e.callId)).toEqual([readId])
+      await expect(readFile(join(s.workspace, 'cut.txt'))).rejects.toThrow()
+      await expect(readFile(join(s.workspace, 'p.py'))).rejects.toThrow()
+    }
+  })
+
+  it('--approve none turns every asking call into a rejection the model sees', async () => {
+    const scenario: Scenario = {
+      turns: [
+        { blocks: [{ tool: 'write_file', input: { path: 'new.txt', content: 'hi\n' } }] },
+        { blocks: [{ text: 'fine' }] },
+      ],
+    }
+    const s = await setup(scenario, {}, { approvals: 'none' })
+    const session = await AgentSession.create(s.options)
+    await session.run('write')
+    await session.close()
+    expect(byType(s.events, 'approval.decided')).toMatchObject([{ decision: 'rejected', by: 'cli' }])
+    await expect(readFile(join(s.workspace, 'new.txt'))).rejects.toThrow()
+    const [, second] = await recorded(s.recordFile)
+    expect(JSON.stringify(second!.messages.at(-1))).toContain('Rejected by the user')
+  })
+
+  it('pauses for approval, persists it, and continues from the log in a new session object', async () => {
+    const scenario: Scenario = {
+      turns: [
+        {
+          blocks: [
+            { tool: 'read_file', input: { path: 'a.txt' } },
+            { tool: 'write_file', input: { path: 'out.txt', content: 'approved\n' } },
+          ],
+        },
+        { blocks: [{ text: 'written' }] },
+      ],
+    }
+    const s = await setup(scenario, { 'a.txt': 'x\n' }, { approvals: 'pause' })
+    const first = await AgentSession.create(s.options)
+    const outcome = await first.run('write it')
+    expect(outcome).toMatchObject({ status: 'paused' })
+    await first.close()
+    const { events } = await readSession(join(s.sessionsDir, `${first.sessionId}.jsonl`))
+    expect(events.at(-1)?.type).toBe('run.paused')
+
+    const { session } = await AgentSession.open(first.sessionId, { ...s.options, approvals: 'all' })
+    expect(await session.continue()).toEqual({ status: 'finished' })
+    await session.close()
+    expect(await readFile(join(s.workspace, 'out.txt'), 'utf8')).toBe('approved\n')
+    const requests = await recorded(s.recordFile)
+    expect(requests).toHaveLength(2)
+  })
+
+  it('refuses a write when the file changed on disk after it was read, also across a continue', async () => {
+    const scenario: Scenario = {
+      turns: [
+        { blocks: [{ tool: 'read_file', input: { path: 'f.txt' } }] },
+        { blocks: [{ tool: 'edit_file', input: { path: 'f.txt', old_string: 'one', new_string: 'ONE' } }] },
+        { blocks: [{ text: 'hm' }] },
+      ],
+    }
+    const s = await setup(scenario, { 'f.txt': 'one\n' }, { approvals: 'pause' })
+    const first = await AgentSession.create(s.options)
+    expect(await first.run('edit')).toMatchObject({ status: 'paused' })
+    await first.close()
+    // Someone edits the file while the session waits.
+    await writeFile(join(s.workspace, 'f.txt'), 'one, changed elsewhere\n')
+    await utimes(join(s.workspace, 'f.txt'), new Date(), new Date(Date.now() + 5000))
+    const { session } = await AgentSession.open(first.sessionId, { ...s.options, approvals: 'all' })
+    await session.continue()
+    await session.close()
+    const edit = byType(s.events, 'tool.finished').at(-1)!
+    expect(edit.isError).toBe(true)
+    expect(edit.output.toLowerCase()).toMatch(/changed|read it again|conflict/)
+    expect(await readFile(join(s.workspace, 'f.txt'), 'utf8')).toBe('one, changed elsewhere\n')
+  })
+
+  it('ends with a clear run.failed when the stream breaks, keeping every event written', async () => {
+    const scenario: Scenario = {
+      turns: [
+        { blocks: [{ text: 'Let me' }, { tool: 'read_file', input: { path: 'a.txt' } }], failAfterBlocks: 1 },
+      ],
+    }
+    const s = await setup(scenario, { 'a.txt': 'x' })
+    const session = await AgentSession.create(s.options)
+    const outcome = await session.run('go')
+    await session.close()
+    expect(outcome.status).toBe('failed')
+    const { events, warnings } = await readSession(join(s.sessionsDir, `${session.sessionId}.jsonl`))
+    expect(warnings).toEqual([])
+    expect(events.map((e) => e.type)).toEqual(s.events.map((e) => e.type))
+    expect(events.at(-1)).toMatchObject({ type: 'run.failed' })
+    expect(byType(events, 'tool.started')).toEqual([])
+  })
+
+  it('stop kills a running command and leaves the session consistent', async () => {
+    const scenario: Scenario = {
+      turns: [
+        { blocks: [{ tool: 'bash', input: { command: 'sleep 30' } }] },
+        { blocks: [{ text: 'never' }] },
+      ],
+    }
+    const s = await setup(scenario, {})
+    const session = await AgentSession.create(s.options)
+    const running = session.run('sleep')
+    for (let i = 0; i < 200 && !s.events.some((e) => e.type === 'tool.started'); i++)
+      await new Promise((r) => setTimeout(r, 20))
+    const t0 = Date.now()
+    session.stop()
+    expect(await running).toEqual({ status: 'stopped' })
+    expect(Date.now() - t0).toBeLessThan(5000)
+    await session.close()
+    expect(byType(s.events, 'tool.cancelled')).toHaveLength(1)
+    expect(s.events.at(-1)?.type).toBe('run.stopped')
+  })
+})

@@ -1,0 +1,969 @@
+import { stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { EventOf, Lane, RunFailureKind, SessionEvent, SessionSettings } from '../../shared/events'
+import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
+import type { ToolCallState } from '../../shared/tool-call'
+import { buildConversation } from '../session/conversation'
+import { openSessionWriter, readSession, type SessionWriter } from '../session/log'
+import { newSessionId } from '../session/store'
+import { parseToolArgs } from '../tools/args'
+import { callLabel, formatForModel } from '../tools/result-format'
+import type { ToolRegistry } from '../tools/registry'
+import { SnapshotStore } from '../tools/snapshots'
+import type { ToolContext, ToolResult } from '../tools/tool'
+import { buildPreview, decidePolicy, type AlwaysAllowStore } from './approvals'
+import type { ModelClient, TurnResult } from './model'
+import { buildSystemPrompt } from './prompt'
+import {
+  TurnScheduler,
+  type CallOutcome,
+  type CallSpec,
+  type GateVerdict,
+  type SchedulerMode,
+} from './scheduler'
+
+/**
+ * The agent loop (DESIGN 1): stream a model turn, turn every tool_use into a call, gate it, schedule it, send
+ * the results back, until the model ends its turn, the user stops, or the turn limit is hit. Everything it
+ * does is an event appended to the session log first and shown second, so a crash at any point leaves a log
+ * that a new process can continue from.
+ */
+
+/**
+ * How calls that need approval get their decision:
+ * - interactive: the UI decides through `decide()`; the run pauses while it waits;
+ * - pause: headless without --approve: persist the pause and stop (the process exits 3);
+ * - all / none: headless, every asking call approved / rejected at once.
+ */
+export type ApprovalMode = 'interactive' | 'pause' | 'all' | 'none'
+
+export interface AgentOptions {
+  /** Real path of the workspace root. */
+  workspace: string
+  sessionsDir: string
+  registry: ToolRegistry
+  model: ModelClient
+  modelName: string
+  baseUrl?: string
+  demo: boolean
+  scheduler: SchedulerMode
+  siblingSkip: boolean
+  concurrency?: number
+  maxTurns: number
+  bashTimeoutSec?: number
+  autoApproveEdits: boolean
+  approvals: ApprovalMode
+  alwaysAllow?: AlwaysAllowStore
+  /** Every event, after it is in the log. */
+  onEvent?: (event: SessionEvent) => void
+}
+
+export type RunOutcome =
+  | { status: 'finished' }
+  | { status: 'paused'; callIds: string[] }
+  | { status: 'stopped' }
+  | { status: 'failed'; error: string; kind: RunFailureKind }
+
+type Draft = {
+  [T in SessionEvent['type']]: Omit<EventOf<T>, 'seq' | 'at'> & { at?: number }
+}[SessionEvent['type']]
+
+interface Decision {
+  decision: 'approved' | 'rejected'
+  note?: string
+}
+
+type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown }
+type ContentBlock = { type: 'text'; text: string } | ToolUseBlock | { type: string; [key: string]: unknown }
+type MessageParam = { role: 'user' | 'assistant'; content: string | ContentBlock[] }
+type ToolResultBlock = { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean }
+
+/** A tool call as the loop knows it between its block closing and its result. */
+interface PendingCall {
+  callId: string
+  name: string
+  index: number
+  input: unknown
+  label: string
+  safe: boolean
+  /** The result it gets without running (bad arguments, unknown tool, denied, cut off). */
+  prepared?: ToolResult
+  /** The prepared result is the call's own failure (counts for sibling skip); a rejection is not. */
+  preparedIsFailure?: boolean
+  /** Taken over from the log of an earlier process (a continue). */
+  resumed?: boolean
+  /** An approval was requested for it: it runs only once someone decided. */
+  needsApproval?: boolean
+  decision?: Decision
+  /** Resolved by `decide()` when the user answers. */
+  waiter?: (decision: Decision) => void
+  /** Content the user approved to be written: a write that would now write something else is refused. */
+  approvedAfter?: string
+}
+
+/** The most live output one event carries. */
+const OUTPUT_EVENT_MAX_CHARS = 64 * 1024
+
+const INTERRUPTED_TEXT =
+  'Interrupted: Lanes stopped while this call was running, so whether it completed is unknown. Check the current state (read the file or list the folder) before issuing it again.'
+
+export class AgentSession {
+  private writer: SessionWriter
+  private readonly opts: AgentOptions
+  private readonly snapshots: SnapshotStore
+  private messages: MessageParam[]
+  private turn: number
+  private stopController = new AbortController()
+  private readonly pending = new Map<string, PendingCall>()
+  private state: SessionState
+  private emitChain: Promise<void> = Promise.resolve()
+  /** Decisions given with a continue (the review screen answered after a restart), used as the calls resume. */
+  private readonly preDecisions = new Map<string, Decision & { always?: boolean }>()
+
+  private constructor(
+    opts: AgentOptions,
+    writer: SessionWriter,
+    state: SessionState,
+    messages: MessageParam[],
+  ) {
+    this.opts = opts
+    this.writer = writer
+    this.state = state
+    this.messages = messages
+    this.turn = state.turns.at(-1)?.turn ?? 0
+    this.snapshots = new SnapshotStore({
+      onRecord: (snap) =>
+        void this.emit({ type: 'file.snapshot', path: snap.path, mtimeMs: snap.mtimeMs, hash: snap.hash }),
+    })
+    this.snapshots.restore(
+      Object.entries(state.snapshots).map(([path, s]) => ({ path, mtimeMs: s.mtimeMs, hash: s.hash })),
+    )
+  }
+
+  get sessionId(): string {
+    return this.writer.sessionId
+  }
+
+  get current(): SessionState {
+    return this.state
+  }
+
+  static async create(opts: AgentOptions, title?: string): Promise<AgentSession> {
+    const sessionId = newSessionId()
+    const writer = await openSessionWriter(opts.sessionsDir, sessionId, { create: true })
+    const session = new AgentSession(opts, writer, reduceEvents([]), [])
+    const settings: SessionSettings = {
+      model: opts.modelName,
+      scheduler: opts.scheduler,
+      siblingSkip: opts.siblingSkip,
+      demo: opts.demo,
+      ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
+    }
+    await session.emit({
+      type: 'session.created',
+      sessionId,
+      workspace: opts.workspace,
+      settings,
+      ...(title ? { title } : {}),
+    })
+    await writer.sync()
+    return session
+  }
+
+  /** Opens a session from its log to continue it; warnings name lines of the log that could not be read. */
+  static async open(
+    sessionId: string,
+    opts: AgentOptions,
+  ): Promise<{ session: AgentSession; warnings: string[] }> {
+    const { events, warnings } = await readSession(join(opts.sessionsDir, `${sessionId}.jsonl`))
+    const writer = await openSessionWriter(opts.sessionsDir, sessionId, { create: false })
+    const state = reduceEvents(events)
+    const { messages } = buildConversation(events)
+    return { session: new AgentSession(opts, writer, state, messages as MessageParam[]), warnings }
+  }
+
+  /** Starts a run with a new task (a first task, or a follow-up in a session whose last run ended). */
+  async run(task: string): Promise<RunOutcome> {
+    const runId = `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`
+    await this.emit({ type: 'run.started', runId, task })
+    this.pushUser([{ type: 'text', text: task }])
+    return this.drive(runId)
+  }
+
+  /**
+   * Continues a paused or interrupted run from the log: the last turn's calls that have no result yet are
+   * decided and run (a call that was running when the process died is reported as interrupted, never re-run),
+   * then the loop goes on.
+   */
+  async continue(
+    decisions: readonly (Decision & { callId: string; always?: boolean })[] = [],
+  ): Promise<RunOutcome> {
+    for (const d of decisions) this.preDecisions.set(d.callId, d)
+    const run = this.state.runs.at(-1)
+    if (!run) return { status: 'failed', error: 'This session has no run to continue.', kind: 'internal' }
+    if (run.status === 'finished') return { status: 'finished' }
+    await this.emit({ type: 'run.resumed', runId: run.runId })
+    const last = this.state.turns.at(-1)
+    const unanswered = last
+      ? last.callIds.map((id) => last.calls[id] as ToolCallState).filter((c) => c.finishedAt === undefined)
+      : []
+    if (last && last.message && unanswered.length > 0) {
+      const outcome = await this.resumeTurn(
+        run.runId,
+        last.turn,
+        last.callIds.map((id) => last.calls[id] as ToolCallState),
+      )
+      if (outcome) return outcome
+    } else if (last && !last.message) {
+      // The process died while the model was still answering: that answer is lost, ask again.
+    }
+    return this.drive(run.runId)
+  }
+
+  /**
+   * The user's answer for a call that asked for approval (interactive mode). It may come before the call
+   * reaches its turn in the scheduler; it is recorded and used when it does.
+   */
+  async decide(
+    callId: string,
+    decision: Decision & { always?: boolean },
+  ): Promise<{ ok: true } | { ok: false; error: string }> {
+    const call = this.pending.get(callId)
+    if (!call || !call.needsApproval || call.decision) {
+      return { ok: false, error: 'That call is not waiting for a decision.' }
+    }
+    call.decision = {
+      decision: decision.decision,
+      ...(decision.note?.trim() ? { note: decision.note.trim() } : {}),
+    }
+    if (
+      decision.always &&
+      decision.decision === 'approved' &&
+      call.name === 'bash' &&
+      this.opts.alwaysAllow
+    ) {
+      const command = (call.input as { command: string }).command
+      await this.opts.alwaysAllow.add(this.opts.workspace, { tool: 'bash', command })
+    }
+    await this.emit({
+      type: 'approval.decided',
+      callId,
+      decision: call.decision.decision,
+      by: 'user',
+      ...(call.decision.note ? { note: call.decision.note } : {}),
+      ...(decision.always ? { always: true } : {}),
+    })
+    const waiter = call.waiter
+    call.waiter = undefined
+    waiter?.(call.decision)
+    const runId = this.state.currentRunId
+    if (this.state.status === 'paused' && runId && this.state.pendingApprovals.length === 0) {
+      await this.emit({ type: 'run.resumed', runId })
+    }
+    return { ok: true }
+  }
+
+  /** Calls asking for a decision right now. */
+  waitingForDecision(): string[] {
+    return [...this.pending.values()].filter((c) => c.needsApproval && !c.decision).map((c) => c.callId)
+  }
+
+  /** Stops the run: the model stream is aborted, running commands are killed, queued calls cancelled. */
+  stop(): void {
+    this.stopController.abort()
+  }
+
+  async close(): Promise<void> {
+    await this.writer.close()
+  }
+
+  private async drive(runId: string): Promise<RunOutcome> {
+    this.stopController = new AbortController()
+    let turnsThisRun = 0
+    try {
+      for (;;) {
+        if (this.stopController.signal.aborted) return await this.endStopped(runId)
+        if (turnsThisRun >= this.opts.maxTurns) {
+          await this.emit({ type: 'run.finished', runId, reason: 'max_turns' })
+          return { status: 'finished' }
+        }
+        const workspaceGone = await stat(this.opts.workspace).then(
+          (s) => !s.isDirectory(),
+          () => true,
+        )
+        if (workspaceGone)
+          return await this.fail(
+            runId,
+            `The workspace folder ${this.opts.workspace} no longer exists.`,
+            'workspace',
+          )
+        turnsThisRun++
+        const outcome = await this.playTurn(runId)
+        if (outcome !== 'continue') return outcome
+      }
+    } catch (e) {
+      return await this.fail(
+        runId,
+        `Internal error: ${e instanceof Error ? e.message : String(e)}`,
+        'internal',
+      )
+    } finally {
+      await this.emitChain
+      await this.writer.sync().catch(() => undefined)
+    }
+  }
+
+  private async playTurn(runId: string): Promise<'continue' | RunOutcome> {
+    const turn = ++this.turn
+    await this.emit({ type: 'turn.started', runId, turn })
+    const signal = this.stopController.signal
+    const turnCtx = new TurnContext(this, turn)
+    const scheduler = this.makeScheduler(turnCtx)
+
+    // Tool blocks as they stream: dispatched at once in streaming mode when their arguments are clean JSON.
+    // Arguments that need repair wait for the end of the response, when we know whether it was cut off.
+    const dispatched = new Set<string>()
+    let result: TurnResult | undefined
+    let streamError: unknown
+    try {
+      result = await this.opts.model.streamTurn({
+        system: buildSystemPrompt({ workspaceRoot: this.opts.workspace }),
+        tools: this.opts.registry.definitions(),
+        messages: this.messages as never,
+        signal,
+        onEvent: (event) => {
+          if (event.type === 'text') {
+            void this.emit({ type: 'assistant.delta', turn, index: event.index, text: event.text })
+          } else if (event.type === 'block_stop' && event.id !== undefined && event.name !== undefined) {
+            const rawInput = event.rawInput ?? ''
+            if (this.opts.scheduler === 'streaming' && isCleanJson(rawInput)) {
+              dispatched.add(event.id)
+              turnCtx.dispatch(scheduler, {
+                id: event.id,
+                name: event.name,
+                rawInput,
+                index: event.index,
+                cut: false,
+              })
+            }
+          }
+        },
+      })
+    } catch (e) {
+      streamError = e
+    }
+
+    // The response is complete (or broken off): dispatch what waited, but never a call that was cut off.
+    // After a broken stream nothing more is dispatched: that response is not one the model finished.
+    const toolUses = result?.toolUses ?? []
+    const lastIndex = toolUses.at(-1)?.index
+    for (const use of toolUses) {
+      if (dispatched.has(use.id)) continue
+      const cut = !use.closed || (result?.stopReason === 'max_tokens' && use.index === lastIndex)
+      turnCtx.dispatch(scheduler, {
+        id: use.id,
+        name: use.name,
+        rawInput: use.rawInput,
+        index: use.index,
+        cut,
+      })
+    }
+
+    // The assistant message as it goes back to the model: tool_use inputs are the arguments as we parsed
+    // them ({} when they could not be), so the conversation stays valid whatever the model sent.
+    const content: ContentBlock[] = result
+      ? (result.content as ContentBlock[]).map((block) =>
+          block.type === 'tool_use'
+            ? { ...block, input: turnCtx.inputFor((block as ToolUseBlock).id) }
+            : block,
+        )
+      : turnCtx.dispatchedBlocks()
+    if (result || content.length > 0) {
+      await this.emit({
+        type: 'assistant.message',
+        turn,
+        message: { role: 'assistant', content },
+        stopReason: result?.stopReason ?? null,
+        ...(result?.usage ? { usage: result.usage } : {}),
+      })
+    }
+    scheduler.close()
+
+    const settled = await Promise.race([scheduler.done(), turnCtx.paused])
+    if (settled === 'paused') {
+      await this.emitChain
+      await this.writer.sync()
+      return { status: 'paused', callIds: turnCtx.waitingIds() }
+    }
+    if (content.length > 0) this.messages.push({ role: 'assistant', content })
+    if (settled.length > 0) this.pushUser(settled.map(toolResultBlock))
+    await this.emitChain
+    await this.writer.sync()
+
+    if (signal.aborted) return this.endStopped(runId)
+    if (streamError !== undefined) {
+      const { message, kind } = describeModelError(streamError)
+      return this.fail(runId, message, kind)
+    }
+    if (toolUses.length > 0) return 'continue'
+    const reason = result?.stopReason
+    await this.emit({
+      type: 'run.finished',
+      runId,
+      reason:
+        reason === 'max_tokens' || reason === 'stop_sequence' || reason === 'refusal' ? reason : 'end_turn',
+      ...(result?.usage ? { usage: result.usage } : {}),
+    })
+    return { status: 'finished' }
+  }
+
+  /** Finishes the interrupted last turn from the log; undefined when the loop may go on. */
+  private async resumeTurn(
+    runId: string,
+    turn: number,
+    calls: ToolCallState[],
+  ): Promise<RunOutcome | undefined> {
+    const turnCtx = new TurnContext(this, turn)
+    // A failed unsafe call before the interruption still skips its later unsafe siblings.
+    const failed = calls.find((c) => !c.safe && c.status === 'error')
+    const scheduler = this.makeScheduler(
+      turnCtx,
+      failed ? { label: callLabel(failed.name, failed.input), callId: failed.callId } : undefined,
+    )
+    const results = new Map<string, ToolResultBlock>()
+    for (const call of calls) {
+      if (call.finishedAt !== undefined) {
+        results.set(call.callId, {
+          type: 'tool_result',
+          tool_use_id: call.callId,
+          content: call.output ?? '',
+          ...(call.isError ? { is_error: true } : {}),
+        })
+      } else {
+        turnCtx.resume(scheduler, call)
+      }
+    }
+    scheduler.close()
+    const settled = await Promise.race([scheduler.done(), turnCtx.paused])
+    if (settled === 'paused') {
+      await this.emitChain
+      await this.writer.sync()
+      return { status: 'paused', callIds: turnCtx.waitingIds() }
+    }
+    for (const outcome of settled) results.set(outcome.callId, toolResultBlock(outcome))
+    this.pushUser(calls.map((c) => results.get(c.callId) as ToolResultBlock))
+    await this.emitChain
+    await this.writer.sync()
+    if (this.stopController.signal.aborted) return this.endStopped(runId)
+    return undefined
+  }
+
+  private makeScheduler(
+    turnCtx: TurnContext,
+    priorFailure?: { label: string; callId: string },
+  ): TurnScheduler {
+    return new TurnScheduler({
+      mode: this.opts.scheduler,
+      concurrency: this.opts.concurrency,
+      siblingSkip: this.opts.siblingSkip,
+      signal: this.stopController.signal,
+      ...(priorFailure ? { priorFailure } : {}),
+      hooks: {
+        onQueued: (spec, lane) => turnCtx.queued(spec, lane),
+        onStarted: (spec) => void this.emit({ type: 'tool.started', callId: spec.callId }),
+        onSettled: (spec, outcome) => turnCtx.settled(spec.callId, outcome),
+        onBlocked: () => turnCtx.blocked(),
+      },
+    })
+  }
+
+  /** Adds a user message, merging with a trailing user message (the API wants roles to alternate). */
+  private pushUser(content: ContentBlock[]): void {
+    const last = this.messages.at(-1)
+    if (last && last.role === 'user') {
+      const prior =
+        typeof last.content === 'string'
+          ? [{ type: 'text', text: last.content } as ContentBlock]
+          : last.content
+      last.content = [...prior, ...content]
+    } else {
+      this.messages.push({ role: 'user', content })
+    }
+  }
+
+  private async endStopped(runId: string): Promise<RunOutcome> {
+    await this.emit({ type: 'run.stopped', runId })
+    return { status: 'stopped' }
+  }
+
+  private async fail(runId: string, error: string, kind: RunFailureKind): Promise<RunOutcome> {
+    await this.emit({ type: 'run.failed', runId, error, kind })
+    return { status: 'failed', error, kind }
+  }
+
+  /**
+   * Appends to the log, then tells the listeners: nothing is shown that is not in the log. Events are
+   * chained so they reach the log, the state and the listeners in the order they were emitted.
+   */
+  emit(draft: Draft): Promise<SessionEvent> {
+    // The time is taken now, not when the write queue gets to it: the timeline shows when things happened.
+    const stamped = { at: Date.now(), ...draft }
+    const next = this.emitChain.then(async () => {
+      const event = (await this.writer.append(stamped as never)) as SessionEvent
+      this.state = reduceEvent(this.state, event)
+      this.opts.onEvent?.(event)
+      return event
+    })
+    this.emitChain = next.then(
+      () => undefined,
+      () => undefined,
+    )
+    return next
+  }
+
+  /** @internal The context one call runs with; `flush` sends its last live output before its result. */
+  toolContext(callId: string, signal: AbortSignal): { ctx: ToolContext; flush: () => void } {
+    let buffer = ''
+    let timer: NodeJS.Timeout | null = null
+    const flush = (): void => {
+      if (timer) clearTimeout(timer)
+      timer = null
+      if (buffer.length === 0) return
+      const chunk = buffer
+      buffer = ''
+      void this.emit({ type: 'tool.output', callId, chunk })
+    }
+    const ctx: ToolContext = {
+      workspace: this.opts.workspace,
+      signal,
+      snapshots: this.snapshots,
+      outputDir: this.writer.outputDir,
+      callId,
+      bashTimeoutSec: this.opts.bashTimeoutSec,
+      onProgress: (chunk) => {
+        // At most one output event per call every 100 ms, however chatty the command; the full output is in
+        // the session folder, so what the live view drops in a flood is only the middle of a burst.
+        buffer += chunk
+        if (buffer.length > OUTPUT_EVENT_MAX_CHARS) buffer = buffer.slice(-OUTPUT_EVENT_MAX_CHARS)
+        timer ??= setTimeout(flush, 100)
+      },
+    }
+    return { ctx, flush }
+  }
+
+  /** @internal */
+  get options(): AgentOptions {
+    return this.opts
+  }
+
+  /** @internal A decision the user gave before this process knew the call. */
+  takePreDecision(callId: string): (Decision & { always?: boolean }) | undefined {
+    const d = this.preDecisions.get(callId)
+    this.preDecisions.delete(callId)
+    return d
+  }
+
+  /** @internal */
+  registerPending(call: PendingCall): void {
+    this.pending.set(call.callId, call)
+  }
+
+  /** @internal */
+  get stopSignal(): AbortSignal {
+    return this.stopController.signal
+  }
+}
+
+interface ToolUseSeen {
+  id: string
+  name: string
+  rawInput: string
+  index: number
+  /** Never closed, or cut by max_tokens: never executed. */
+  cut: boolean
+}
+
+/** One turn's bookkeeping: preparing calls, their gates, the pause. */
+class TurnContext {
+  private readonly calls = new Map<string, PendingCall>()
+  /** Content a write of this turn will leave, by path, so later previews of the same file build on it. */
+  private readonly overlay = new Map<string, string | null>()
+  private readonly flushers = new Map<string, () => void>()
+  private resolvePause!: (value: 'paused') => void
+  readonly paused = new Promise<'paused'>((resolve) => (this.resolvePause = resolve))
+  private preparing: Promise<void> = Promise.resolve()
+  /** When each safe call of the turn settles: a write's preview waits for the reads issued before it. */
+  private readonly safeDone: { callId: string; done: Promise<void>; resolve: () => void }[] = []
+
+  constructor(
+    private readonly session: AgentSession,
+    private readonly turn: number,
+  ) {}
+
+  inputFor(callId: string): Record<string, unknown> {
+    const input = this.calls.get(callId)?.input
+    return typeof input === 'object' && input !== null && !Array.isArray(input)
+      ? (input as Record<string, unknown>)
+      : {}
+  }
+
+  /** The calls that were dispatched, as tool_use blocks (a response broken off keeps only those). */
+  dispatchedBlocks(): ContentBlock[] {
+    return [...this.calls.values()].map((c) => ({
+      type: 'tool_use',
+      id: c.callId,
+      name: c.name,
+      input: this.inputFor(c.callId),
+    }))
+  }
+
+  waitingIds(): string[] {
+    return [...this.calls.values()].filter((c) => c.waiter !== undefined).map((c) => c.callId)
+  }
+
+  dispatch(scheduler: TurnScheduler, use: ToolUseSeen): void {
+    const { options } = this.session
+    const tool = options.registry.get(use.name)
+    const call: PendingCall = {
+      callId: use.id,
+      name: use.name,
+      index: use.index,
+      input: null,
+      label: `${use.name}()`,
+      safe: tool?.concurrencySafe ?? false,
+    }
+    let rawForLog: string | undefined
+    if (use.cut) {
+      call.prepared = {
+        output: `Not executed: your response hit the output token limit (max_tokens) while writing the arguments of this ${use.name} call, so they are incomplete. Issue it again; split large content into several smaller calls.`,
+        isError: true,
+      }
+      rawForLog = use.rawInput
+    } else if (!tool) {
+      call.prepared = {
+        output: `Unknown tool "${use.name}". The available tools are: ${options.registry.names().join(', ')}.`,
+        isError: true,
+      }
+    } else {
+      const parsed = parseToolArgs(use.rawInput, tool.input)
+      if (!parsed.ok) {
+        call.prepared = { output: parsed.error, isError: true }
+        rawForLog = use.rawInput
+      } else {
+        call.input = parsed.value
+        if (parsed.repaired) rawForLog = use.rawInput
+      }
+    }
+    call.label = callLabel(use.name, call.input)
+    this.add(scheduler, call, rawForLog)
+  }
+
+  /** A call of the last turn that the log shows without a result. */
+  resume(scheduler: TurnScheduler, state: ToolCallState): void {
+    const call: PendingCall = {
+      callId: state.callId,
+      name: state.name,
+      index: state.index,
+      input: state.input,
+      label: callLabel(state.name, state.input),
+      safe: state.safe,
+    }
+    if (state.status === 'running') {
+      call.prepared = { output: INTERRUPTED_TEXT, isError: true }
+    } else if (state.input === null) {
+      call.prepared = { output: 'Not executed: its arguments could not be parsed.', isError: true }
+    } else if (state.approval?.preview) {
+      call.needsApproval = true
+      if (state.approval.decision) {
+        call.decision = {
+          decision: state.approval.decision,
+          ...(state.approval.note ? { note: state.approval.note } : {}),
+        }
+      }
+      if (state.approval.preview.kind === 'write' && state.approval.preview.after !== undefined) {
+        call.approvedAfter = state.approval.preview.after
+      }
+    }
+    call.resumed = true
+    this.add(scheduler, call, undefined, state.approval?.preview !== undefined)
+  }
+
+  private add(
+    scheduler: TurnScheduler,
+    call: PendingCall,
+    rawForLog: string | undefined,
+    asked = false,
+  ): void {
+    this.calls.set(call.callId, call)
+    if (call.safe) {
+      let resolve!: () => void
+      const done = new Promise<void>((r) => (resolve = r))
+      this.safeDone.push({ callId: call.callId, done, resolve })
+    }
+    this.session.registerPending(call)
+    const ready = asked ? this.decideWithoutAsking(call) : this.prepare(call)
+    scheduler.add(this.spec(call, ready, rawForLog))
+  }
+
+  /**
+   * Decides the policy and builds the approval preview as soon as the call's block closes, so every call of
+   * the turn that needs the user is on the review screen together. Previews are built in call order: a write's
+   * preview sees the turn's earlier writes to the same file.
+   */
+  private prepare(call: PendingCall): Promise<void> {
+    if (call.prepared) return Promise.resolve()
+    const { options } = this.session
+    const earlierSafe = this.safeDone.filter((d) => d.callId !== call.callId).map((d) => d.done)
+    const run = this.preparing.then(async () => {
+      const rules = options.alwaysAllow ? await options.alwaysAllow.rules(options.workspace) : []
+      const verdict = await decidePolicy(call.name, call.input, {
+        workspace: options.workspace,
+        alwaysAllow: rules,
+        autoApproveEdits: options.autoApproveEdits,
+      })
+      if (verdict.kind === 'allow') return
+      if (verdict.kind === 'deny') {
+        call.prepared = { output: verdict.reason, isError: true }
+        return
+      }
+      // The preview is the diff against the file as the turn's earlier reads leave it (and a write needs
+      // its read on record), so it waits for the safe calls issued before it.
+      await Promise.all(earlierSafe)
+      const { ctx } = this.session.toolContext(call.callId, this.session.stopSignal)
+      const target = (call.input as { path?: unknown }).path
+      const base =
+        typeof target === 'string' && this.overlay.has(target)
+          ? { path: target, content: this.overlay.get(target) ?? null }
+          : undefined
+      const preview = await buildPreview(call.name, call.input, ctx, {
+        protected: verdict.protected,
+        ...(base ? { base } : {}),
+      })
+      if (!preview.ok) {
+        call.prepared = { output: preview.error, isError: true }
+        return
+      }
+      if (preview.after !== undefined && typeof target === 'string') {
+        this.overlay.set(target, preview.after)
+        call.approvedAfter = preview.after
+      }
+      call.needsApproval = true
+      await this.session.emit({ type: 'approval.requested', callId: call.callId, preview: preview.preview })
+      await this.decideWithoutAsking(call)
+    })
+    this.preparing = run.catch(() => undefined)
+    return run
+  }
+
+  /**
+   * Decisions that need no one to wait for: one the user already gave (before a restart), or a headless
+   * run's --approve all (approves) / none (rejects).
+   */
+  private async decideWithoutAsking(call: PendingCall): Promise<void> {
+    if (call.decision) return
+    const given = this.session.takePreDecision(call.callId)
+    if (given) {
+      await this.session.decide(call.callId, given)
+      return
+    }
+    const mode = this.session.options.approvals
+    if (mode !== 'all' && mode !== 'none') return
+    call.decision = { decision: mode === 'all' ? 'approved' : 'rejected' }
+    await this.session.emit({
+      type: 'approval.decided',
+      callId: call.callId,
+      decision: call.decision.decision,
+      by: 'cli',
+    })
+  }
+
+  private spec(
+    call: PendingCall,
+    ready: Promise<void>,
+    rawForLog: string | undefined,
+  ): CallSpec & { rawForLog?: string } {
+    const session = this.session
+    return {
+      callId: call.callId,
+      safe: call.safe,
+      label: call.label,
+      rawForLog,
+      gate: async (waiting): Promise<GateVerdict> => {
+        await ready
+        // Bad arguments, a denied command, an unknown tool: the call itself failed, so its siblings are skipped.
+        // A rejection is the user's choice, and does not skip them.
+        if (call.prepared) return { run: false, result: call.prepared, failed: true }
+        if (call.needsApproval && !call.decision) {
+          call.decision = await new Promise<Decision>((resolve) => {
+            call.waiter = resolve
+            waiting()
+          })
+        }
+        if (call.decision?.decision === 'rejected') {
+          const note = call.decision.note
+          return {
+            run: false,
+            result: {
+              output: note
+                ? `Rejected by the user, who wrote: ${note}`
+                : 'Rejected by the user: this call was not run. Do not retry it unchanged; ask the user or take another approach.',
+              isError: true,
+              metadata: { rejected: true },
+            },
+            failed: false,
+          }
+        }
+        return { run: true }
+      },
+      execute: async (signal) => {
+        const tool = session.options.registry.get(call.name)
+        if (!tool) return { output: `Unknown tool "${call.name}".`, isError: true }
+        const { ctx, flush } = session.toolContext(call.callId, signal)
+        this.flushers.set(call.callId, flush)
+        if (call.approvedAfter !== undefined) {
+          // Only what the user saw may land: if the file moved on since the preview, refuse.
+          const check = await buildPreview(call.name, call.input, ctx, { protected: false })
+          if (!check.ok || check.after !== call.approvedAfter) {
+            return {
+              output:
+                'Not applied: the file changed after the user approved this change, so the approved diff no longer matches. Read the file again and redo the change.',
+              isError: true,
+            }
+          }
+        }
+        return tool.execute(call.input as never, ctx)
+      },
+    }
+  }
+
+  queued(spec: CallSpec & { rawForLog?: string }, lane: Lane): void {
+    const call = this.calls.get(spec.callId) as PendingCall
+    // A call resumed from the log was queued by the process that received it.
+    if (call.resumed) return
+    void this.session.emit({
+      type: 'tool.queued',
+      callId: call.callId,
+      turn: this.turn,
+      index: call.index,
+      name: call.name,
+      input: call.input,
+      ...(spec.rawForLog !== undefined ? { rawInput: spec.rawForLog } : {}),
+      safe: call.safe,
+      lane,
+      title: titleFor(call.name, call.input),
+    })
+  }
+
+  /** The scheduler can go no further without a person (it calls this once the response is complete). */
+  blocked(): void {
+    const waiting = this.waitingIds()
+    if (waiting.length === 0) return
+    const runId = this.session.current.currentRunId ?? ''
+    void this.session.emit({ type: 'run.paused', runId, reason: 'approval', callIds: waiting }).then(() => {
+      if (this.session.options.approvals === 'pause') this.resolvePause('paused')
+    })
+  }
+
+  settled(callId: string, outcome: CallOutcome): void {
+    this.flushers.get(callId)?.()
+    this.safeDone.find((d) => d.callId === callId)?.resolve()
+    const name = this.calls.get(callId)?.name ?? ''
+    switch (outcome.kind) {
+      case 'finished': {
+        const output = formatForModel(
+          outcome.result,
+          name === 'bash' && outcome.ran ? { elapsedMs: outcome.durationMs } : {},
+        )
+        outcome.result = { ...outcome.result, output }
+        void this.session.emit({
+          type: 'tool.finished',
+          callId,
+          isError: outcome.result.isError,
+          output,
+          durationMs: outcome.durationMs,
+          ...(outcome.result.metadata ? { metadata: outcome.result.metadata } : {}),
+          ...(outcome.result.title ? { title: outcome.result.title } : {}),
+        })
+        break
+      }
+      case 'skipped':
+        outcome.result = { ...outcome.result, output: formatForModel(outcome.result) }
+        void this.session.emit({
+          type: 'tool.skipped',
+          callId,
+          causeCallId: outcome.causeCallId,
+          output: outcome.result.output,
+        })
+        break
+      case 'cancelled':
+        outcome.result = { ...outcome.result, output: formatForModel(outcome.result) }
+        void this.session.emit({
+          type: 'tool.cancelled',
+          callId,
+          output: outcome.result.output,
+          durationMs: outcome.durationMs,
+        })
+        break
+    }
+  }
+}
+
+function toolResultBlock(outcome: CallOutcome): ToolResultBlock {
+  return {
+    type: 'tool_result',
+    tool_use_id: outcome.callId,
+    content: outcome.result.output,
+    ...(outcome.result.isError ? { is_error: true } : {}),
+  }
+}
+
+function isCleanJson(raw: string): boolean {
+  try {
+    const value = JSON.parse(raw) as unknown
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+  } catch {
+    return false
+  }
+}
+
+/** "Read src/app.ts", "Run npm test": what the timeline shows before the call has a result. */
+function titleFor(name: string, input: unknown): string {
+  const i = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>
+  const str = (v: unknown): string => (typeof v === 'string' ? v : '')
+  switch (name) {
+    case 'read_file': {
+      const offset = typeof i.offset === 'number' ? i.offset : undefined
+      const limit = typeof i.limit === 'number' ? i.limit : undefined
+      const range =
+        offset !== undefined || limit !== undefined
+          ? `, lines ${offset ?? 1}-${(offset ?? 1) + (limit ?? 2000) - 1}`
+          : ''
+      return `Read ${str(i.path)}${range}`
+    }
+    case 'write_file':
+      return `Write ${str(i.path)}`
+    case 'edit_file':
+      return `Edit ${str(i.path)}`
+    case 'grep':
+      return `Search "${str(i.pattern)}"${i.path ? ` in ${str(i.path)}` : ''}`
+    case 'glob':
+      return `Find ${str(i.pattern)}${i.path ? ` in ${str(i.path)}` : ''}`
+    case 'bash':
+      return str(i.description) || `Run ${str(i.command)}`
+    default:
+      return name
+  }
+}
+
+function describeModelError(e: unknown): { message: string; kind: RunFailureKind } {
+  const err = e as { kind?: string; message?: string }
+  const message = err?.message ?? String(e)
+  switch (err?.kind) {
+    case 'auth':
+      return { message, kind: 'auth' }
+    case 'network':
+      return { message, kind: 'network' }
+    default:
+      return { message, kind: 'model' }
+  }
+}
