@@ -17,7 +17,12 @@ describe('the app API', () => {
   })
 
   it('opens a folder by path and announces it', async () => {
-    const api = await createAppApi({ name: 'Lanes', version: '1', transport: 'web' })
+    const api = await createAppApi({
+      sessionsDir: join(base, 'sessions'),
+      name: 'Lanes',
+      version: '1',
+      transport: 'web',
+    })
     const seen: unknown[] = []
     api.subscribe((channel, payload) => seen.push({ channel, payload }))
     const result = await dispatchRequest(api, 'workspace:open', { path: join(base, 'link-to-project') })
@@ -30,6 +35,7 @@ describe('the app API', () => {
 
   it('returns an error value for a missing folder or a file, and keeps the current one', async () => {
     const api = await createAppApi({
+      sessionsDir: join(base, 'sessions'),
       name: 'Lanes',
       version: '1',
       transport: 'web',
@@ -53,12 +59,18 @@ describe('the app API', () => {
   })
 
   it('asks for a path in browser mode and reports a cancelled dialog in the app', async () => {
-    const web = await createAppApi({ name: 'Lanes', version: '1', transport: 'web' })
+    const web = await createAppApi({
+      sessionsDir: join(base, 'sessions'),
+      name: 'Lanes',
+      version: '1',
+      transport: 'web',
+    })
     await expect(dispatchRequest(web, 'workspace:open', undefined)).resolves.toMatchObject({
       ok: false,
       code: 'invalid-input',
     })
     const desktop = await createAppApi({
+      sessionsDir: join(base, 'sessions'),
       name: 'Lanes',
       version: '1',
       transport: 'electron',
@@ -69,6 +81,7 @@ describe('the app API', () => {
       code: 'cancelled',
     })
     const picked = await createAppApi({
+      sessionsDir: join(base, 'sessions'),
       name: 'Lanes',
       version: '1',
       transport: 'electron',
@@ -79,6 +92,7 @@ describe('the app API', () => {
 
   it('starts with no folder when the remembered one is gone', async () => {
     const api = await createAppApi({
+      sessionsDir: join(base, 'sessions'),
       name: 'Lanes',
       version: '1',
       transport: 'electron',
@@ -91,7 +105,12 @@ describe('the app API', () => {
   })
 
   it('turns a throwing handler into an error value', async () => {
-    const api = await createAppApi({ name: 'Lanes', version: '1', transport: 'web' })
+    const api = await createAppApi({
+      sessionsDir: join(base, 'sessions'),
+      name: 'Lanes',
+      version: '1',
+      transport: 'web',
+    })
     api.handlers['app:info'] = async () => {
       throw new Error('boom')
     }

@@ -1,5 +1,6 @@
 import { realpath, stat } from 'node:fs/promises'
 import { basename } from 'node:path'
+import { SessionHost, type SecretBox } from './session-host'
 import {
   describeIssues,
   isRequestChannel,
@@ -27,6 +28,8 @@ export type EventListener = <E extends EventChannel>(channel: E, payload: EventP
 export interface AppApi {
   handlers: Handlers
   subscribe(listener: EventListener): () => void
+  /** Stops live runs and waits until their logs are consistent (the app is quitting). */
+  shutdown(): Promise<void>
 }
 
 export interface AppApiOptions {
@@ -39,6 +42,10 @@ export interface AppApiOptions {
   pickFolder?: () => Promise<string | null>
   /** Told when the user opens another folder (Electron remembers it for the next start). */
   onWorkspaceChanged?: (workspace: WorkspaceInfo) => void
+  /** Where sessions (and their settings and rules) are kept. */
+  sessionsDir: string
+  /** The OS secret store (Electron's safeStorage) where one exists: API keys are stored only there. */
+  secrets?: SecretBox
 }
 
 export function ok<T>(value: T): Result<T> {
@@ -79,6 +86,16 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
     if (opened.ok) current = opened.value
   }
 
+  const sessions = new SessionHost({
+    sessionsDir: opts.sessionsDir,
+    ...(opts.secrets ? { secrets: opts.secrets } : {}),
+    onEvents: (sessionId, events) => emit('session:events', { sessionId, events }),
+    onListChanged: () => emit('session:list-changed', {}),
+  })
+  const needWorkspace = (): Result<WorkspaceInfo> =>
+    current ? ok(current) : err('invalid-input', 'Open a project folder first.')
+  const failed = (e: unknown) => err<never>('failed', e instanceof Error ? e.message : String(e))
+
   const handlers: Handlers = {
     'app:info': async () =>
       ok({ name: opts.name, version: opts.version, platform: process.platform, transport: opts.transport }),
@@ -100,6 +117,47 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
       emit('workspace:changed', current)
       return opened
     },
+
+    'session:list': async () => (current ? ok(await sessions.list(current.path)) : ok([])),
+
+    'session:start': async ({ task, sessionId }) => {
+      const ws = needWorkspace()
+      if (!ws.ok) return ws
+      return sessions.start(ws.value.path, task, sessionId).then((id) => ok({ sessionId: id }), failed)
+    },
+
+    'session:load': async ({ sessionId }) =>
+      sessions
+        .load(sessionId)
+        .then(ok, (e: unknown) =>
+          (e as { code?: string }).code === 'ENOENT'
+            ? err('not-found', `There is no session ${sessionId}.`)
+            : failed(e),
+        ),
+
+    'session:continue': async ({ sessionId }) => {
+      const ws = needWorkspace()
+      if (!ws.ok) return ws
+      return sessions.continue(ws.value.path, sessionId).then((id) => ok({ sessionId: id }), failed)
+    },
+
+    'session:stop': async ({ sessionId }) =>
+      sessions.stop(sessionId) ? ok(null) : err('not-found', 'That session is not running.'),
+
+    'approval:reply': async ({ sessionId, decisions }) => {
+      const ws = needWorkspace()
+      if (!ws.ok) return ws
+      try {
+        const problem = await sessions.reply(ws.value.path, sessionId, decisions)
+        return problem === null ? ok(null) : err('invalid-input', problem)
+      } catch (e) {
+        return failed(e)
+      }
+    },
+
+    'settings:get': async () => ok(await sessions.settings()),
+
+    'settings:set': async (update) => sessions.updateSettings(update).then(ok, failed),
   }
 
   return {
@@ -108,6 +166,7 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
       listeners.add(listener)
       return () => listeners.delete(listener)
     },
+    shutdown: () => sessions.shutdown(),
   }
 }
 

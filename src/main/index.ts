@@ -1,7 +1,9 @@
-import { app, BrowserWindow, dialog, Menu, type MenuItemConstructorOptions } from 'electron'
+import { app, BrowserWindow, dialog, Menu, safeStorage, type MenuItemConstructorOptions } from 'electron'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createAppApi } from './app-api'
+import { defaultSessionsDir } from './paths'
+import type { SecretBox } from './session-host'
 import { forwardEvents, registerIpc } from './ipc'
 import { createMainWindow, denyAllPermissions, isTrustedSender } from './window'
 
@@ -21,6 +23,20 @@ function readLastWorkspace(file: string): string | undefined {
     return typeof saved.lastWorkspace === 'string' ? saved.lastWorkspace : undefined
   } catch {
     return undefined
+  }
+}
+
+/**
+ * The OS secret store, when there is a real one. On Linux without a keyring Electron falls back to a
+ * hard-coded password ("basic_text"): that is plain text in disguise, so keys are then not stored at all.
+ */
+function secretBox(): SecretBox | undefined {
+  if (!safeStorage.isEncryptionAvailable()) return undefined
+  if (process.platform === 'linux' && safeStorage.getSelectedStorageBackend() === 'basic_text')
+    return undefined
+  return {
+    encrypt: (plain) => safeStorage.encryptString(plain).toString('base64'),
+    decrypt: (sealed) => safeStorage.decryptString(Buffer.from(sealed, 'base64')),
   }
 }
 
@@ -54,6 +70,8 @@ async function main(): Promise<void> {
     version: app.getVersion(),
     transport: 'electron',
     workspace: requested,
+    sessionsDir: defaultSessionsDir(),
+    secrets: secretBox(),
     pickFolder: async () => {
       const options = { title: 'Open a project folder', properties: ['openDirectory' as const] }
       const picked = win ? await dialog.showOpenDialog(win, options) : await dialog.showOpenDialog(options)
@@ -86,6 +104,14 @@ async function main(): Promise<void> {
   })
   app.on('window-all-closed', () => {
     if (process.platform !== 'darwin') app.quit()
+  })
+  // Runs are stopped cleanly on quit, so their logs end consistent (they can be continued later).
+  let quitting = false
+  app.on('before-quit', (event) => {
+    if (quitting) return
+    quitting = true
+    event.preventDefault()
+    void api.shutdown().finally(() => app.quit())
   })
 }
 

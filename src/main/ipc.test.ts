@@ -24,7 +24,13 @@ describe('the Electron IPC wrapper', () => {
 
   beforeAll(async () => {
     dir = await realpath(await mkdtemp(join(tmpdir(), 'lanes-ipc-')))
-    const api = await createAppApi({ name: 'Lanes', version: '1.0.0', transport: 'electron', workspace: dir })
+    const api = await createAppApi({
+      sessionsDir: join(dir, 'sessions'),
+      name: 'Lanes',
+      version: '1.0.0',
+      transport: 'electron',
+      workspace: dir,
+    })
     registerIpc(api, { isTrustedSender: (event) => (event as unknown as typeof trusted).trusted })
     invoke = handlers.get(INVOKE_CHANNEL)!
   })

@@ -48,6 +48,7 @@ describe('the browser-mode host', () => {
     )
     await writeFile(join(renderer, 'assets', 'a.js'), 'console.log(1)')
     api = await createAppApi({
+      sessionsDir: join(base, 'sessions'),
       name: 'Lanes',
       version: '1',
       transport: 'web',

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { SessionEvent, SessionId, SessionSummary } from './events'
 
 /**
  * The one contract between the UI and the app, whatever the transport (Electron IPC or the browser-mode
@@ -28,6 +29,63 @@ export type WorkspaceInfo = z.infer<typeof WorkspaceInfo>
 
 const NoInput = z.undefined()
 
+/** What the settings screen shows. The API key itself never leaves main: only whether one is set, masked. */
+export const SettingsView = z.object({
+  model: z.string(),
+  baseUrl: z.string().nullable(),
+  scheduler: z.enum(['streaming', 'batch']),
+  siblingSkip: z.boolean(),
+  autoApproveEdits: z.boolean(),
+  bashTimeoutSec: z.number().int().min(1).max(600),
+  apiKey: z.object({
+    /** Where the key comes from: stored by Lanes, the ANTHROPIC_API_KEY environment variable, or nowhere. */
+    source: z.enum(['stored', 'environment', 'none']),
+    /** e.g. "sk-ant-…f3Qa"; null when there is none. */
+    masked: z.string().nullable(),
+    /** False where the OS offers no secret store (and in browser mode): keys are then never stored. */
+    canStore: z.boolean(),
+  }),
+  /** No key and no base URL: the built-in demo model answers. */
+  demo: z.boolean(),
+})
+export type SettingsView = z.infer<typeof SettingsView>
+
+export const SettingsUpdate = z
+  .object({
+    model: z.string().min(1).max(200),
+    baseUrl: z.string().url().max(2000).nullable(),
+    scheduler: z.enum(['streaming', 'batch']),
+    siblingSkip: z.boolean(),
+    autoApproveEdits: z.boolean(),
+    bashTimeoutSec: z.number().int().min(1).max(600),
+    /** A new key to store, or null to forget the stored one. */
+    apiKey: z.string().min(1).max(500).nullable(),
+  })
+  .partial()
+  .strict()
+export type SettingsUpdate = z.infer<typeof SettingsUpdate>
+
+export const ApprovalReply = z
+  .object({
+    callId: z.string().min(1).max(200),
+    decision: z.enum(['approved', 'rejected']),
+    /** Sent to the model with a rejection (and kept with an approval). */
+    note: z.string().max(10_000).optional(),
+    /** bash only: always allow this exact command in this folder. */
+    always: z.boolean().optional(),
+  })
+  .strict()
+export type ApprovalReply = z.infer<typeof ApprovalReply>
+
+export const SessionLoaded = z.object({
+  events: z.array(SessionEvent),
+  /** Lines of the log that could not be read (the rest was). */
+  warnings: z.array(z.string()),
+  /** A run of this session is going on in this app right now. */
+  live: z.boolean(),
+})
+export type SessionLoaded = z.infer<typeof SessionLoaded>
+
 export const requestChannels = {
   'app:info': { input: NoInput, output: AppInfo },
   /** Without a path, Electron shows the native folder dialog; browser mode needs the path. */
@@ -39,10 +97,39 @@ export const requestChannels = {
     output: WorkspaceInfo,
   },
   'workspace:current': { input: NoInput, output: WorkspaceInfo.nullable() },
+
+  /** The open workspace's sessions, newest first. */
+  'session:list': { input: NoInput, output: z.array(SessionSummary) },
+  /** Starts a run: a new session, or a follow-up task in a session whose last run has ended. */
+  'session:start': {
+    input: z
+      .object({ task: z.string().trim().min(1).max(100_000), sessionId: SessionId.optional() })
+      .strict(),
+    output: z.object({ sessionId: SessionId }),
+  },
+  /** Every event of a session so far; live ones keep coming on `session:events`. */
+  'session:load': { input: z.object({ sessionId: SessionId }).strict(), output: SessionLoaded },
+  /** Continues a paused or interrupted run (after a restart, say). */
+  'session:continue': {
+    input: z.object({ sessionId: SessionId }).strict(),
+    output: z.object({ sessionId: SessionId }),
+  },
+  'session:stop': { input: z.object({ sessionId: SessionId }).strict(), output: z.null() },
+  /** Decisions for calls waiting for approval; any subset of the turn's calls, in one go. */
+  'approval:reply': {
+    input: z.object({ sessionId: SessionId, decisions: z.array(ApprovalReply).min(1).max(1000) }).strict(),
+    output: z.null(),
+  },
+  'settings:get': { input: NoInput, output: SettingsView },
+  'settings:set': { input: SettingsUpdate, output: SettingsView },
 } as const
 
 export const eventChannels = {
   'workspace:changed': WorkspaceInfo,
+  /** New events of live sessions, batched (at most one message per session per frame). */
+  'session:events': z.object({ sessionId: SessionId, events: z.array(SessionEvent) }),
+  /** The session list changed (a session was created or changed status). */
+  'session:list-changed': z.object({}),
 } as const
 
 export type RequestChannel = keyof typeof requestChannels

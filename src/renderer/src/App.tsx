@@ -1,17 +1,36 @@
-import { useEffect } from 'react'
+import { useEffect, useRef, useState, type PointerEvent } from 'react'
+import { useShallow } from 'zustand/react/shallow'
+import { ApprovalPanel } from './features/approval/ApprovalPanel'
+import { Composer } from './features/composer/Composer'
+import { ReplayBar } from './features/replay/ReplayBar'
+import { SessionList } from './features/sessions/SessionList'
+import { SettingsDialog } from './features/settings/SettingsDialog'
+import { Timeline } from './features/timeline/Timeline'
+import { Transcript } from './features/transcript/Transcript'
 import { WorkspacePanel } from './features/workspace/WorkspacePanel'
 import { useAppStore } from './store/app-store'
 
 export function App() {
-  const load = useAppStore((s) => s.load)
-  const setWorkspace = useAppStore((s) => s.setWorkspace)
-  const workspace = useAppStore((s) => s.workspace)
-  const loadError = useAppStore((s) => s.loadError)
+  const { load, setWorkspace, receiveEvents, refreshSessions, loadError, setSettingsOpen } = useAppStore(
+    useShallow((s) => ({
+      load: s.load,
+      setWorkspace: s.setWorkspace,
+      receiveEvents: s.receiveEvents,
+      refreshSessions: s.refreshSessions,
+      loadError: s.loadError,
+      setSettingsOpen: s.setSettingsOpen,
+    })),
+  )
 
   useEffect(() => {
     void load()
-    return window.api.on('workspace:changed', setWorkspace)
-  }, [load, setWorkspace])
+    const offs = [
+      window.api.on('workspace:changed', setWorkspace),
+      window.api.on('session:events', ({ sessionId, events }) => receiveEvents(sessionId, events)),
+      window.api.on('session:list-changed', () => void refreshSessions()),
+    ]
+    return () => offs.forEach((off) => off())
+  }, [load, setWorkspace, receiveEvents, refreshSessions])
 
   return (
     <div className="app">
@@ -23,12 +42,19 @@ export function App() {
             <span />
           </span>
           Lanes
+          <button
+            type="button"
+            className="icon-button settings-button"
+            data-testid="settings-open"
+            aria-label="Settings"
+            title="Settings"
+            onClick={() => setSettingsOpen(true)}
+          >
+            ⚙
+          </button>
         </header>
         <WorkspacePanel />
-        <section className="sessions" aria-label="Sessions">
-          <div className="section-label">Sessions</div>
-          <div className="muted">No sessions yet.</div>
-        </section>
+        <SessionList />
       </aside>
       <main className="main">
         {loadError ? (
@@ -37,15 +63,242 @@ export function App() {
             <p>{loadError}</p>
           </div>
         ) : (
-          <div className="empty-state">
-            <h1>{workspace ? `Ready to work in ${workspace.name}` : 'Open a project folder to begin'}</h1>
-            <p>
-              Give the agent a task and watch every step on a timeline: reads and searches run side by side,
-              writes and commands wait for your review.
-            </p>
-          </div>
+          <SessionView />
         )}
       </main>
+      <SettingsDialog />
+    </div>
+  )
+}
+
+function SessionView() {
+  const { openSessionId, sessionLoading, sessionError, title, hasView } = useAppStore(
+    useShallow((s) => ({
+      openSessionId: s.openSessionId,
+      sessionLoading: s.sessionLoading,
+      sessionError: s.sessionError,
+      title: s.view?.session?.title ?? s.view?.runs[0]?.task,
+      hasView: s.view !== null,
+    })),
+  )
+  return (
+    <>
+      <DemoBanner />
+      {openSessionId === null ? (
+        <Welcome />
+      ) : sessionError ? (
+        <div className="empty-state" role="alert">
+          <h1>This session could not be opened</h1>
+          <p>{sessionError}</p>
+        </div>
+      ) : !hasView ? (
+        <div className="empty-state muted">{sessionLoading ? 'Opening the session…' : ''}</div>
+      ) : (
+        <>
+          <SessionHeader title={title} />
+          <SessionNotices />
+          <Workbench />
+          <ReplayBar />
+        </>
+      )}
+      <ActionError />
+      <ApprovalPanel />
+      <Composer />
+    </>
+  )
+}
+
+function SessionHeader({ title }: { title: string | undefined }) {
+  const { status, counts, replayActive, settings } = useAppStore(
+    useShallow((s) => ({
+      status: s.view?.status,
+      counts: s.view?.counts,
+      replayActive: s.replay.active,
+      settings: s.view?.session?.settings,
+    })),
+  )
+  return (
+    <header className="session-header" data-events={counts?.events ?? 0}>
+      <h1 className="session-heading" title={title}>
+        {title ?? 'Session'}
+      </h1>
+      {status && (
+        <span
+          className={`badge status-badge session-${status}`}
+          data-testid="session-status-badge"
+          data-status={status}
+        >
+          {status === 'running' && <span className="pulse" aria-hidden="true" />}
+          {status === 'paused' ? 'waiting for review' : status}
+        </span>
+      )}
+      {replayActive && <span className="badge replay-badge">replay</span>}
+      {counts && counts.calls > 0 && (
+        <span className="muted small header-counts">
+          {counts.byStatus.ok} done
+          {counts.byStatus.error > 0 && ` · ${counts.byStatus.error} failed`}
+          {counts.byStatus.skipped > 0 && ` · ${counts.byStatus.skipped} skipped`}
+          {counts.byStatus.rejected > 0 && ` · ${counts.byStatus.rejected} rejected`}
+        </span>
+      )}
+      {settings && (
+        <span className="muted small header-model" title="Model and scheduling of this session">
+          {settings.demo ? 'demo model' : settings.model} · {settings.scheduler}
+        </span>
+      )}
+    </header>
+  )
+}
+
+/** Say plainly when the demo model answers, and how to use Claude instead. */
+function DemoBanner() {
+  const { demo, setSettingsOpen } = useAppStore(
+    useShallow((s) => ({ demo: s.settings?.demo === true, setSettingsOpen: s.setSettingsOpen })),
+  )
+  if (!demo) return null
+  return (
+    <div className="banner info" data-testid="demo-banner" role="note">
+      <strong>Demo mode:</strong> no API key is set, so a built-in demo model answers instead of Claude. To
+      use Claude, add a key in{' '}
+      <button type="button" className="link-button" onClick={() => setSettingsOpen(true)}>
+        Settings
+      </button>{' '}
+      or start Lanes with ANTHROPIC_API_KEY set.
+    </div>
+  )
+}
+
+/** Log damage, and runs that can be continued (stopped, or cut short when Lanes closed). */
+function SessionNotices() {
+  const { warnings, head, live, busy, continueRun, replayActive } = useAppStore(
+    useShallow((s) => ({
+      warnings: s.warnings,
+      head: s.timeline?.head,
+      live: s.live,
+      busy: s.busy,
+      continueRun: s.continueRun,
+      replayActive: s.replay.active,
+      version: s.version,
+    })),
+  )
+  const run = head?.runs[head.runs.length - 1]
+  const interrupted =
+    !live &&
+    head !== undefined &&
+    (head.status === 'running' || (head.status === 'paused' && head.pendingApprovals.length === 0))
+  const stopped = head?.status === 'stopped'
+  return (
+    <>
+      {warnings.length > 0 && (
+        <div className="banner warn" role="alert" data-testid="session-warnings">
+          {warnings.length === 1 ? 'One line' : `${warnings.length} lines`} of this session’s log could not be
+          read; the rest is shown. <span className="muted small">{warnings[0]}</span>
+        </div>
+      )}
+      {!replayActive && (interrupted || stopped) && run && (
+        <div className="banner paused" data-testid="session-paused-banner">
+          {stopped
+            ? 'You stopped this run.'
+            : 'This run was interrupted before it finished (Lanes was closed).'}{' '}
+          You can pick it up where it left off.
+          <button
+            type="button"
+            className="button primary small"
+            data-testid="session-continue"
+            disabled={busy}
+            onClick={() => void continueRun()}
+          >
+            Continue the run
+          </button>
+        </div>
+      )}
+    </>
+  )
+}
+
+function ActionError() {
+  const { error, dismiss } = useAppStore(
+    useShallow((s) => ({ error: s.actionError, dismiss: s.dismissError })),
+  )
+  if (!error) return null
+  return (
+    <div className="banner error" role="alert" data-testid="action-error">
+      {error}
+      <button type="button" className="icon-button" aria-label="Dismiss" onClick={dismiss}>
+        ✕
+      </button>
+    </div>
+  )
+}
+
+const MIN_PANE = 90
+
+/** Timeline above, transcript below, with a draggable divider (also moved with the arrow keys). */
+function Workbench() {
+  const [timelineHeight, setTimelineHeight] = useState(
+    () => Number(localStorage.getItem('lanes.timelineHeight')) || 240,
+  )
+  const containerRef = useRef<HTMLDivElement>(null)
+  const drag = useRef<{ startY: number; startH: number } | null>(null)
+  useEffect(
+    () => localStorage.setItem('lanes.timelineHeight', String(Math.round(timelineHeight))),
+    [timelineHeight],
+  )
+
+  const clamp = (h: number): number => {
+    const total = containerRef.current?.clientHeight ?? 800
+    return Math.max(MIN_PANE, Math.min(total - MIN_PANE, h))
+  }
+  const onPointerDown = (e: PointerEvent<HTMLDivElement>): void => {
+    drag.current = { startY: e.clientY, startH: timelineHeight }
+    e.currentTarget.setPointerCapture(e.pointerId)
+  }
+  const onPointerMove = (e: PointerEvent<HTMLDivElement>): void => {
+    if (drag.current) setTimelineHeight(clamp(drag.current.startH + e.clientY - drag.current.startY))
+  }
+  return (
+    <div className="workbench" ref={containerRef}>
+      <div className="timeline-pane" style={{ height: timelineHeight }}>
+        <Timeline />
+      </div>
+      <div
+        className="splitter"
+        role="separator"
+        aria-orientation="horizontal"
+        aria-label="Resize the timeline"
+        aria-valuenow={Math.round(timelineHeight)}
+        tabIndex={0}
+        onPointerDown={onPointerDown}
+        onPointerMove={onPointerMove}
+        onPointerUp={() => (drag.current = null)}
+        onKeyDown={(e) => {
+          if (e.key === 'ArrowUp') setTimelineHeight((h) => clamp(h - 24))
+          else if (e.key === 'ArrowDown') setTimelineHeight((h) => clamp(h + 24))
+        }}
+      />
+      <div className="transcript-pane">
+        <Transcript />
+      </div>
+    </div>
+  )
+}
+
+function Welcome() {
+  const workspace = useAppStore((s) => s.workspace)
+  return (
+    <div className="empty-state welcome">
+      <div className="welcome-mark" aria-hidden="true">
+        <span />
+        <span />
+        <span />
+      </div>
+      <h1>
+        {workspace ? `What should the agent do in ${workspace.name}?` : 'Open a project folder to begin'}
+      </h1>
+      <p>
+        Describe a task below. You will watch every step on a timeline: reads and searches run side by side,
+        writes and commands run one at a time and wait for your review before anything changes.
+      </p>
     </div>
   )
 }

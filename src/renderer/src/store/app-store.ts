@@ -1,7 +1,17 @@
 import { create } from 'zustand'
-import type { AppInfo, WorkspaceInfo } from '../../../shared/ipc'
+import type { SessionEvent, SessionSummary } from '../../../shared/events'
+import type { ApprovalReply, AppInfo, SettingsUpdate, SettingsView, WorkspaceInfo } from '../../../shared/ipc'
+import type { SessionState } from '../../../shared/reducer'
+import { EventTimeline } from '../lib/event-timeline'
 
 /** One store in slices; actions sit next to the state they change (zustand docs). */
+
+interface AppSlice {
+  info: AppInfo | null
+  loadError: string | null
+  load(): Promise<void>
+}
+
 interface WorkspaceSlice {
   workspace: WorkspaceInfo | null
   workspaceError: string | null
@@ -10,34 +20,310 @@ interface WorkspaceSlice {
   openWorkspace(path?: string): Promise<void>
 }
 
-interface AppSlice {
-  info: AppInfo | null
-  loadError: string | null
-  load(): Promise<void>
+interface SessionsSlice {
+  sessions: SessionSummary[]
+  sessionsError: string | null
+  refreshSessions(): Promise<void>
 }
 
-export type AppState = WorkspaceSlice & AppSlice
+export type ReplaySpeed = 1 | 4 | 16 | 'instant'
 
-export const useAppStore = create<AppState>()((set) => ({
-  info: null,
-  loadError: null,
-  async load() {
-    const [info, current] = await Promise.all([
-      window.api.invoke('app:info'),
-      window.api.invoke('workspace:current'),
-    ])
-    if (!info.ok) return set({ loadError: info.error })
-    set({ info: info.value, workspace: current.ok ? current.value : null })
-  },
+export interface ReplayState {
+  /** The view shows `stateAt(events, at)` instead of the head. */
+  active: boolean
+  at: number
+  playing: boolean
+  speed: ReplaySpeed
+}
 
-  workspace: null,
-  workspaceError: null,
-  opening: false,
-  setWorkspace: (workspace) => set({ workspace, workspaceError: null }),
-  async openWorkspace(path) {
-    set({ opening: true, workspaceError: null })
-    const result = await window.api.invoke('workspace:open', path === undefined ? undefined : { path })
-    if (result.ok) set({ workspace: result.value, opening: false })
-    else set({ opening: false, workspaceError: result.code === 'cancelled' ? null : result.error })
-  },
-}))
+interface OpenSessionSlice {
+  /** The session shown; null shows the start screen (a new task starts a new session). */
+  openSessionId: string | null
+  /** The session's events and states; replaced (never mutated in place) when another session opens. */
+  timeline: EventTimeline | null
+  /** Bumped whenever `timeline` gains events, so components holding the same timeline object re-render. */
+  version: number
+  /** The state on screen: the head, or the replay position's. */
+  view: SessionState | null
+  live: boolean
+  warnings: string[]
+  sessionLoading: boolean
+  sessionError: string | null
+  /** A request to main failed (start, stop, continue, approval): shown until the next action. */
+  actionError: string | null
+  busy: boolean
+  replay: ReplayState
+  selectedCallId: string | null
+  /** Which view asked for the selection: the other one scrolls to it. */
+  selectedFrom: 'timeline' | 'transcript' | null
+  openSession(sessionId: string | null): Promise<void>
+  reloadSession(): Promise<void>
+  receiveEvents(sessionId: string, events: SessionEvent[]): void
+  startTask(task: string): Promise<boolean>
+  stopRun(): Promise<void>
+  continueRun(): Promise<void>
+  replyApprovals(decisions: ApprovalReply[]): Promise<boolean>
+  selectCall(callId: string | null, from: 'timeline' | 'transcript' | null): void
+  setReplay(update: Partial<ReplayState>): void
+  dismissError(): void
+}
+
+interface SettingsSlice {
+  settings: SettingsView | null
+  settingsOpen: boolean
+  settingsError: string | null
+  loadSettings(): Promise<void>
+  saveSettings(update: SettingsUpdate): Promise<boolean>
+  setSettingsOpen(open: boolean): void
+}
+
+export type AppState = AppSlice & WorkspaceSlice & SessionsSlice & OpenSessionSlice & SettingsSlice
+
+/**
+ * Live events are applied once per animation frame: a burst of hundreds of `session:events` messages costs one
+ * reduction pass and one render, not one per message. `?eventBatching=off` applies each message at once; the
+ * UI benchmark uses it as its baseline.
+ */
+const batchPerFrame =
+  typeof location === 'undefined' || new URLSearchParams(location.search).get('eventBatching') !== 'off'
+let queued: SessionEvent[] = []
+let frame: number | null = null
+
+const initialReplay: ReplayState = { active: false, at: 0, playing: false, speed: 4 }
+
+export const useAppStore = create<AppState>()((set, get) => {
+  /** The state to show for the timeline's current content and the replay position. */
+  const viewOf = (timeline: EventTimeline, replay: ReplayState): SessionState =>
+    replay.active ? timeline.stateAt(replay.at) : timeline.head
+
+  const flush = (): void => {
+    frame = null
+    const { timeline, replay, version, sessionLoading } = get()
+    // While a load is on its way the batch waits: the load's events come first, then these (deduplicated by seq).
+    if (!timeline || sessionLoading) return
+    const batch = queued
+    queued = []
+    const { added, gap } = timeline.append(batch)
+    if (gap) {
+      // Some events never reached us (a dropped socket): the log on disk has them all.
+      void get().reloadSession()
+      return
+    }
+    if (added === 0) return
+    set({ version: version + 1, view: viewOf(timeline, replay) })
+  }
+
+  const fail = (error: string): void => set({ actionError: error, busy: false })
+
+  return {
+    info: null,
+    loadError: null,
+    async load() {
+      const [info, current] = await Promise.all([
+        window.api.invoke('app:info'),
+        window.api.invoke('workspace:current'),
+      ])
+      if (!info.ok) return set({ loadError: info.error })
+      set({ info: info.value, workspace: current.ok ? current.value : null })
+      await Promise.all([get().refreshSessions(), get().loadSettings()])
+      // The session that was open before a reload opens again (with its review screen, if it is paused).
+      const remembered = new URLSearchParams(location.hash.slice(1)).get('session')
+      if (
+        remembered &&
+        get().openSessionId === null &&
+        get().sessions.some((s) => s.sessionId === remembered)
+      ) {
+        await get().openSession(remembered)
+      }
+    },
+
+    workspace: null,
+    workspaceError: null,
+    opening: false,
+    setWorkspace(workspace) {
+      const changed = workspace?.path !== get().workspace?.path
+      set({ workspace, workspaceError: null })
+      if (changed) {
+        void get().openSession(null)
+        void get().refreshSessions()
+      }
+    },
+    async openWorkspace(path) {
+      set({ opening: true, workspaceError: null })
+      const result = await window.api.invoke('workspace:open', path === undefined ? undefined : { path })
+      if (result.ok) {
+        set({ opening: false })
+        get().setWorkspace(result.value)
+      } else set({ opening: false, workspaceError: result.code === 'cancelled' ? null : result.error })
+    },
+
+    sessions: [],
+    sessionsError: null,
+    async refreshSessions() {
+      const result = await window.api.invoke('session:list')
+      if (result.ok) set({ sessions: result.value, sessionsError: null })
+      else set({ sessionsError: result.error })
+    },
+
+    openSessionId: null,
+    timeline: null,
+    version: 0,
+    view: null,
+    live: false,
+    warnings: [],
+    sessionLoading: false,
+    sessionError: null,
+    actionError: null,
+    busy: false,
+    replay: initialReplay,
+    selectedCallId: null,
+    selectedFrom: null,
+
+    async openSession(sessionId) {
+      queued = []
+      // Kept in the address so a reload comes back to it; replaceState leaves the history alone.
+      history.replaceState(
+        null,
+        '',
+        sessionId === null ? location.pathname + location.search : `#session=${sessionId}`,
+      )
+      set({
+        openSessionId: sessionId,
+        timeline: null,
+        view: null,
+        live: false,
+        warnings: [],
+        sessionError: null,
+        actionError: null,
+        sessionLoading: sessionId !== null,
+        replay: initialReplay,
+        selectedCallId: null,
+        selectedFrom: null,
+      })
+      if (sessionId !== null) await get().reloadSession()
+    },
+
+    async reloadSession() {
+      const sessionId = get().openSessionId
+      if (sessionId === null) return
+      set({ sessionLoading: true })
+      const result = await window.api.invoke('session:load', { sessionId })
+      // Another session was opened meanwhile: this answer is stale.
+      if (get().openSessionId !== sessionId) return
+      if (!result.ok) return set({ sessionLoading: false, sessionError: result.error })
+      const timeline = new EventTimeline(result.value.events)
+      const replay = get().replay
+      set({
+        timeline,
+        version: get().version + 1,
+        view: viewOf(timeline, replay),
+        live: result.value.live,
+        warnings: result.value.warnings,
+        sessionLoading: false,
+        sessionError: null,
+      })
+      // Events that came in while loading: applied now, the ones the load already had are dropped by seq.
+      if (queued.length > 0) flush()
+    },
+
+    receiveEvents(sessionId, events) {
+      if (sessionId !== get().openSessionId) return
+      for (const event of events) queued.push(event)
+      if (!batchPerFrame) return flush()
+      frame ??= requestAnimationFrame(flush)
+    },
+
+    async startTask(task) {
+      const { openSessionId, view } = get()
+      // A follow-up goes into the open session once its run has ended; otherwise a new session starts.
+      const ended = view !== null && view.status !== 'running' && view.status !== 'paused'
+      const followUp = openSessionId !== null && ended
+      set({ busy: true, actionError: null })
+      const result = await window.api.invoke(
+        'session:start',
+        followUp ? { task, sessionId: openSessionId } : { task },
+      )
+      if (!result.ok) {
+        fail(result.error)
+        return false
+      }
+      set({ busy: false })
+      if (result.value.sessionId !== get().openSessionId) await get().openSession(result.value.sessionId)
+      else set({ replay: initialReplay, view: get().timeline?.head ?? null, live: true })
+      void get().refreshSessions()
+      return true
+    },
+
+    async stopRun() {
+      const sessionId = get().openSessionId
+      if (sessionId === null) return
+      set({ actionError: null })
+      const result = await window.api.invoke('session:stop', { sessionId })
+      if (!result.ok) fail(result.error)
+    },
+
+    async continueRun() {
+      const sessionId = get().openSessionId
+      if (sessionId === null) return
+      set({ busy: true, actionError: null })
+      const result = await window.api.invoke('session:continue', { sessionId })
+      if (!result.ok) return fail(result.error)
+      set({ busy: false, live: true, replay: initialReplay, view: get().timeline?.head ?? null })
+    },
+
+    async replyApprovals(decisions) {
+      const sessionId = get().openSessionId
+      if (sessionId === null || decisions.length === 0) return false
+      set({ busy: true, actionError: null })
+      const result = await window.api.invoke('approval:reply', { sessionId, decisions })
+      if (!result.ok) {
+        fail(result.error)
+        return false
+      }
+      set({ busy: false, live: true })
+      return true
+    },
+
+    selectCall(callId, from) {
+      set({ selectedCallId: callId, selectedFrom: from })
+    },
+
+    setReplay(update) {
+      const { timeline, replay } = get()
+      const next = { ...replay, ...update }
+      if (timeline) {
+        const first = timeline.firstAt ?? 0
+        const last = timeline.lastAt ?? first
+        next.at = Math.max(first, Math.min(last, next.at))
+        if (next.playing && next.at >= last && update.at === undefined) next.at = first
+      }
+      set({ replay: next, view: timeline ? viewOf(timeline, next) : null })
+    },
+
+    dismissError() {
+      set({ actionError: null })
+    },
+
+    settings: null,
+    settingsOpen: false,
+    settingsError: null,
+    async loadSettings() {
+      const result = await window.api.invoke('settings:get')
+      if (result.ok) set({ settings: result.value, settingsError: null })
+      else set({ settingsError: result.error })
+    },
+    async saveSettings(update) {
+      const result = await window.api.invoke('settings:set', update)
+      if (result.ok) {
+        set({ settings: result.value, settingsError: null })
+        return true
+      }
+      set({ settingsError: result.error })
+      return false
+    },
+    setSettingsOpen(open) {
+      set({ settingsOpen: open, settingsError: null })
+      if (open) void get().loadSettings()
+    },
+  }
+})

@@ -1,0 +1,254 @@
+/// <reference lib="dom" />
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import type { SessionEvent } from '../src/shared/events'
+import { percentile, result, type Benchmark, type BenchResult } from './harness'
+import { generateSession } from './ui/generate-session'
+import { mockInitScript } from './ui/mock-api'
+import { mockData } from './ui/preview'
+import { buildRenderer, chromiumExecutable, serveDir } from './ui/renderer-server'
+
+/**
+ * The renderer on a generated 10,000-event session, in a real Chromium: the production build of the real
+ * store, reducer and components, fed by an in-page `window.api` (bench/ui/mock-api.ts) instead of a server.
+ *
+ * Chromium runs with its frame rate unlocked, so a frame's duration is the work it took rather than the 16.7 ms
+ * vsync interval; the scroll and scrub baselines are idle frames measured the same way in the same page.
+ */
+
+const EVENTS = 10_000
+const THROUGHPUT_EVENTS = 3_000
+const FRAMES = 240
+
+async function openSession(
+  page: Page,
+  url: string,
+  events: SessionEvent[] | string,
+  live = false,
+  ready = ['[data-testid=tool-bar]', '[data-testid=transcript-row]'],
+): Promise<number> {
+  const data = mockData([], live)
+  data.events = { 'bench-session': events }
+  await page.addInitScript({ content: mockInitScript(data) })
+  await page.goto(url)
+  await page.getByTestId('session-item').first().waitFor()
+  // From the moment `session:load` answered (the log's text in hand) to the first frame painted with the
+  // timeline bars and transcript rows in it.
+  return page.evaluate(async (ready) => {
+    document.querySelector<HTMLElement>('[data-testid=session-item]')?.click()
+    const painted = await new Promise<number>((resolve) => {
+      const check = (): void => {
+        if (!ready.every((selector) => document.querySelector(selector)))
+          return void requestAnimationFrame(check)
+        // The frame after the one that first had the content: by then it has been painted.
+        requestAnimationFrame(() => resolve(performance.now()))
+      }
+      requestAnimationFrame(check)
+    })
+    return painted - (window.__lanesMock.loadedAt ?? painted)
+  }, ready)
+}
+
+/** Durations of `frames` consecutive frames, doing `action` at the start of each (idle: nothing). */
+async function frameTimes(
+  page: Page,
+  action: 'idle' | 'scroll' | 'scrub',
+  frames: number,
+): Promise<{ times: number[]; mounted: number[]; visible: number[] }> {
+  return page.evaluate(
+    ({ action, frames }) =>
+      new Promise<{ times: number[]; mounted: number[]; visible: number[] }>((resolve) => {
+        const scroller = document.querySelector<HTMLElement>('[data-testid=transcript]')!
+        const scrubber = document.querySelector<HTMLInputElement>('[data-testid=replay-scrubber]')!
+        const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!
+        const max = Number(scrubber.max)
+        const times: number[] = []
+        const mounted: number[] = []
+        const visible: number[] = []
+        let previous = 0
+        let i = 0
+        let seed = 7
+        const random = (): number => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646
+        const tick = (now: number): void => {
+          if (previous !== 0) times.push(now - previous)
+          previous = now
+          if (action === 'scroll') {
+            // Counted before this frame's scroll: the rows then are the ones rendered for the last position.
+            const rows = scroller.querySelectorAll('[data-testid=transcript-row]')
+            const box = scroller.getBoundingClientRect()
+            let inView = 0
+            for (const row of rows) {
+              const r = row.getBoundingClientRect()
+              if (r.bottom > box.top && r.top < box.bottom) inView++
+            }
+            mounted.push(rows.length)
+            visible.push(inView)
+            // Down then back up, a page-ish per frame: new rows mount every frame.
+            scroller.scrollTop += i < frames / 2 ? 240 : -240
+          } else if (action === 'scrub') {
+            // Forward and backward jumps anywhere in the session, as a dragged thumb does.
+            setter.call(scrubber, String(Math.round(random() * max)))
+            scrubber.dispatchEvent(new Event('input', { bubbles: true }))
+          }
+          if (++i <= frames) requestAnimationFrame(tick)
+          else resolve({ times, mounted, visible })
+        }
+        requestAnimationFrame(tick)
+      }),
+    { action, frames },
+  )
+}
+
+/** Events per second from the first message until the last one is on screen. */
+async function throughput(
+  page: Page,
+  url: string,
+  events: SessionEvent[],
+  batching: boolean,
+): Promise<number> {
+  const head = events.slice(0, 2)
+  const rest = events.slice(2, THROUGHPUT_EVENTS)
+  await openSession(page, batching ? url : `${url}?eventBatching=off`, head, true, [
+    '[data-testid=session-status-badge]',
+  ])
+  return page.evaluate(
+    ({ rest }) =>
+      new Promise<number>((resolve) => {
+        // One socket message per event, each arriving in its own task, as a chatty stream would.
+        const channel = new MessageChannel()
+        let i = 0
+        const total = rest.length + 2
+        const start = performance.now()
+        channel.port1.onmessage = () => {
+          window.__lanesMock.emit('session:events', { sessionId: 'bench-session', events: [rest[i]] })
+          if (++i < rest.length) channel.port2.postMessage(null)
+        }
+        channel.port2.postMessage(null)
+        const header = (): HTMLElement | null =>
+          document.querySelector('[data-testid=session-status-badge]')?.parentElement ?? null
+        const check = (): void => {
+          if (Number(header()?.getAttribute('data-events')) >= total) {
+            resolve((rest.length / (performance.now() - start)) * 1000)
+          } else requestAnimationFrame(check)
+        }
+        requestAnimationFrame(check)
+      }),
+    { rest },
+  )
+}
+
+async function run(cacheDir: string): Promise<BenchResult[]> {
+  const sessionFile = join(cacheDir, `session-${EVENTS}.json`)
+  if (!existsSync(sessionFile))
+    writeFileSync(sessionFile, JSON.stringify(generateSession({ events: EVENTS })))
+  const json = readFileSync(sessionFile, 'utf8')
+  const events = JSON.parse(json) as SessionEvent[]
+  const small = JSON.stringify(generateSession({ events: 100 }))
+
+  // Built every run: the figures must be of the renderer as it is now.
+  const outDir = join(cacheDir, 'renderer')
+  await buildRenderer(outDir)
+  const server = await serveDir(outDir)
+  const browser: Browser = await chromium.launch({
+    executablePath: chromiumExecutable(),
+    args: ['--no-sandbox', '--disable-gpu-vsync', '--disable-frame-rate-limit'],
+  })
+  const results: BenchResult[] = []
+  try {
+    const newPage = async (): Promise<Page> => {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
+      page.on('pageerror', (e) => process.stderr.write(`ui bench page error: ${e.message}\n`))
+      return page
+    }
+
+    // First paint: the 10,000-event log against a 100-event one, alternated, median of 5 each.
+    const big: number[] = []
+    const tiny: number[] = []
+    for (let i = 0; i < 5; i++) {
+      for (const [list, text] of [
+        [big, json],
+        [tiny, small],
+      ] as const) {
+        const page = await newPage()
+        list.push(await openSession(page, server.url, text))
+        await page.close()
+      }
+    }
+    results.push(
+      result(
+        'ui: first paint of the replay view, 10k events',
+        percentile(big, 50),
+        percentile(tiny, 50),
+        'ms',
+        {
+          maxValue: 300,
+          text: 'value < 300 ms (baseline: a 100-event session)',
+        },
+      ),
+    )
+
+    const page = await newPage()
+    await openSession(page, server.url, json)
+    await page.waitForTimeout(300)
+    process.stderr.write('  frames: idle, scroll, scrub\n')
+    const idle = await frameTimes(page, 'idle', FRAMES)
+    const scroll = await frameTimes(page, 'scroll', FRAMES)
+    const idle2 = await frameTimes(page, 'idle', FRAMES)
+    const scrub = await frameTimes(page, 'scrub', FRAMES)
+    const idleP95 = percentile([...idle.times, ...idle2.times], 95)
+    results.push(
+      result('ui: transcript scroll p95 frame, 10k events', percentile(scroll.times, 95), idleP95, 'ms', {
+        maxValue: 16.7,
+        text: 'p95 < 16.7 ms (baseline: idle frames)',
+      }),
+    )
+    results.push(
+      result('ui: replay scrub p95 frame, 10k events', percentile(scrub.times, 95), idleP95, 'ms', {
+        maxValue: 16.7,
+        text: 'p95 < 16.7 ms (baseline: idle frames)',
+      }),
+    )
+    // The worst moment of the scroll: most rows mounted against the rows in view at that moment.
+    let worst = 0
+    for (let i = 1; i < scroll.mounted.length; i++) {
+      if (
+        (scroll.mounted[i] as number) / Math.max(1, scroll.visible[i] as number) >
+        (scroll.mounted[worst] as number) / Math.max(1, scroll.visible[worst] as number)
+      )
+        worst = i
+    }
+    results.push(
+      result(
+        'ui: transcript rows mounted vs visible',
+        scroll.mounted[worst] as number,
+        scroll.visible[worst] as number,
+        'rows',
+        {
+          maxRatio: 2,
+          text: 'ratio <= 2 (baseline: rows in view)',
+        },
+      ),
+    )
+    await page.close()
+
+    process.stderr.write('  live event throughput\n')
+    const batchedPage = await newPage()
+    const batched = await throughput(batchedPage, server.url, events, true)
+    await batchedPage.close()
+    const unbatchedPage = await newPage()
+    const unbatched = await throughput(unbatchedPage, server.url, events, false)
+    await unbatchedPage.close()
+    const figure = result('ui: live event throughput, per-frame batching', batched, unbatched, 'ev/s', {
+      text: 'ratio >= 5 (baseline: one store update per message)',
+    })
+    figure.pass = figure.ratio >= 5
+    results.push(figure)
+  } finally {
+    await browser.close()
+    await server.close()
+  }
+  return results
+}
+
+export const benchmarks: Benchmark[] = [{ name: 'ui', run }]

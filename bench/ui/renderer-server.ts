@@ -1,0 +1,70 @@
+import react from '@vitejs/plugin-react'
+import { execFileSync } from 'node:child_process'
+import { createReadStream, existsSync, statSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import { extname, join, normalize, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build } from 'vite'
+
+const repo = fileURLToPath(new URL('../..', import.meta.url))
+
+/**
+ * Builds the renderer exactly as the app ships it (same root, plugin and minification as electron-vite's renderer
+ * build, without the web preload: the bench installs its own `window.api`) and serves it on 127.0.0.1.
+ */
+export async function buildRenderer(outDir: string): Promise<void> {
+  await build({
+    root: resolve(repo, 'src/renderer'),
+    base: './',
+    plugins: [react()],
+    logLevel: 'warn',
+    build: { outDir, emptyOutDir: true, minify: true },
+  })
+}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+}
+
+export async function serveDir(dir: string): Promise<{ url: string; close(): Promise<void> }> {
+  const root = resolve(dir)
+  const server: Server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)
+    const file = normalize(join(root, path === '/' ? 'index.html' : path))
+    if (!file.startsWith(root) || !existsSync(file) || !statSync(file).isFile()) {
+      res.writeHead(404).end()
+      return
+    }
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' })
+    createReadStream(file).pipe(res)
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () => new Promise((r) => server.close(() => r())),
+  }
+}
+
+/**
+ * The Chromium the e2e tests use (e2e/chromium.ts, which the bench's TypeScript project cannot include):
+ * $CHROMIUM_PATH, then `chromium` on the PATH, else Playwright's own download.
+ */
+export function chromiumExecutable(): string | undefined {
+  const fromEnv = process.env.CHROMIUM_PATH
+  if (fromEnv && existsSync(fromEnv)) return fromEnv
+  for (const name of ['chromium', 'chromium-browser']) {
+    try {
+      const found = execFileSync('which', [name], { encoding: 'utf8' }).trim()
+      if (found) return found
+    } catch {
+      // not on the PATH
+    }
+  }
+  return undefined
+}

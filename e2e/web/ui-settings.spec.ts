@@ -1,0 +1,79 @@
+import { expect, test } from '@playwright/test'
+import { startWebApp } from '../fixtures'
+import { screenshots, sendTask } from './ui-support'
+
+// No key and no base URL: the built-in demo model answers (empty values count as unset).
+const noModel = { ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '' }
+
+test('the demo model is announced plainly and a demo run goes through review to the end', async ({
+  page,
+}) => {
+  const { app, stop } = await startWebApp(
+    { 'README.md': '# Demo\n', 'src/index.ts': 'export const x = 1\n' },
+    noModel,
+  )
+  try {
+    await page.goto(app.url)
+    const banner = page.getByTestId('demo-banner')
+    await expect(banner).toContainText('demo model')
+    await expect(banner).toContainText('ANTHROPIC_API_KEY')
+    await sendTask(page, 'Show me around this project')
+    const panel = page.getByTestId('approval-panel')
+    await expect(panel).toBeVisible({ timeout: 30_000 })
+    await screenshots(page, 'ui-demo-review')
+    await panel.getByTestId('approval-approve-all').click()
+    await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
+    await expect(page.getByTestId('session-item').first()).toHaveAttribute('data-status', 'finished')
+    await screenshots(page, 'ui-demo-finished')
+  } finally {
+    await stop()
+  }
+})
+
+test('settings show the key status and save the model and agent options', async ({ page }) => {
+  const { app, stop } = await startWebApp({}, noModel)
+  try {
+    await page.goto(app.url)
+    await page.getByTestId('settings-open').click()
+    const dialog = page.getByTestId('settings-dialog')
+    await expect(dialog).toBeVisible()
+    await expect(dialog.getByTestId('settings-key-status')).toContainText('No key set')
+    // Browser mode has no secret store: it says so and how to set the key instead.
+    await expect(dialog.getByTestId('settings-no-store')).toContainText('ANTHROPIC_API_KEY')
+    await expect(dialog.getByTestId('settings-api-key')).toHaveCount(0)
+    await screenshots(page, 'ui-settings')
+
+    await dialog.getByTestId('settings-model').fill('claude-opus-4-1')
+    await dialog.getByTestId('settings-scheduler-batch').check()
+    await dialog.getByTestId('settings-keep-going').check()
+    await dialog.getByTestId('settings-auto-approve-edits').check()
+    await dialog.getByTestId('settings-bash-timeout').fill('60')
+    await dialog.getByTestId('settings-save').click()
+    await expect(dialog.getByRole('status')).toHaveText('Saved')
+
+    const saved = await page.evaluate(() => window.api.invoke('settings:get'))
+    expect(saved).toMatchObject({
+      ok: true,
+      value: {
+        model: 'claude-opus-4-1',
+        scheduler: 'batch',
+        siblingSkip: false,
+        autoApproveEdits: true,
+        bashTimeoutSec: 60,
+      },
+    })
+
+    // A bad value is explained, not sent.
+    await dialog.getByTestId('settings-bash-timeout').fill('9000')
+    await dialog.getByTestId('settings-save').click()
+    await expect(dialog.getByRole('alert')).toContainText('1 to 600')
+
+    await page.keyboard.press('Escape')
+    await expect(dialog).toBeHidden()
+    await page.getByTestId('settings-open').click()
+    await expect(page.getByTestId('settings-model')).toHaveValue('claude-opus-4-1')
+    await expect(page.getByTestId('settings-keep-going')).toBeChecked()
+  } finally {
+    await stop()
+  }
+})

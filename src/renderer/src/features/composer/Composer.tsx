@@ -1,0 +1,85 @@
+import { useState, type KeyboardEvent } from 'react'
+import { useShallow } from 'zustand/react/shallow'
+import { useAppStore } from '../../store/app-store'
+
+/** Where the task is typed. Enter sends, Shift+Enter adds a line; while a run goes on, Stop ends it. */
+export function Composer() {
+  const { status, live, hasSession, hasWorkspace, busy, startTask, stopRun, replayActive } = useAppStore(
+    useShallow((s) => ({
+      status: s.timeline?.head.status,
+      live: s.live,
+      hasSession: s.openSessionId !== null,
+      hasWorkspace: s.workspace !== null,
+      busy: s.busy,
+      startTask: s.startTask,
+      stopRun: s.stopRun,
+      replayActive: s.replay.active,
+    })),
+  )
+  const [task, setTask] = useState('')
+  const running = status === 'running'
+  const paused = status === 'paused'
+  const canSend = hasWorkspace && !running && !paused && !busy && task.trim() !== ''
+
+  const send = (): void => {
+    if (!canSend) return
+    const text = task.trim()
+    void startTask(text).then((ok) => {
+      if (ok) setTask('')
+    })
+  }
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>): void => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault()
+      send()
+    }
+  }
+
+  const placeholder = !hasWorkspace
+    ? 'Open a project folder first'
+    : running
+      ? 'The agent is working… you can stop it'
+      : paused
+        ? 'Review the pending changes above to continue'
+        : hasSession
+          ? 'Give a follow-up task in this session (Enter to send, Shift+Enter for a new line)'
+          : 'What should the agent do? (Enter to send, Shift+Enter for a new line)'
+
+  return (
+    <form
+      className={`composer ${replayActive ? 'dimmed' : ''}`}
+      onSubmit={(e) => {
+        e.preventDefault()
+        send()
+      }}
+    >
+      <textarea
+        className="composer-input"
+        data-testid="composer-input"
+        aria-label="Task for the agent"
+        placeholder={placeholder}
+        value={task}
+        rows={Math.min(8, Math.max(2, task.split('\n').length))}
+        disabled={!hasWorkspace}
+        onChange={(e) => setTask(e.target.value)}
+        onKeyDown={onKeyDown}
+      />
+      <div className="composer-actions">
+        {running || (paused && live) ? (
+          <button
+            type="button"
+            className="button danger"
+            data-testid="run-stop"
+            onClick={() => void stopRun()}
+          >
+            ■ Stop
+          </button>
+        ) : (
+          <button type="submit" className="button primary" data-testid="composer-send" disabled={!canSend}>
+            Send
+          </button>
+        )}
+      </div>
+    </form>
+  )
+}

@@ -1,0 +1,146 @@
+import { useEffect } from 'react'
+import { useShallow } from 'zustand/react/shallow'
+import type { SessionEvent } from '../../../../shared/events'
+import { formatOffset } from '../../lib/format'
+import { useAppStore, type ReplaySpeed } from '../../store/app-store'
+
+/**
+ * Replay controls: play/pause at 1x, 4x, 16x or instantly, a scrubber over the session's time, and jumps to the
+ * next tool call or approval. The timeline and transcript show the state at the replay position, computed by the
+ * same reducer as the live view (EventTimeline: incremental forward, checkpoints backward).
+ */
+
+const SPEEDS: ReplaySpeed[] = [1, 4, 16, 'instant']
+
+const isCallStart = (e: SessionEvent): boolean => e.type === 'tool.queued' || e.type === 'tool.started'
+const isApproval = (e: SessionEvent): boolean => e.type === 'approval.requested'
+
+export function ReplayBar() {
+  const { timeline, replay, setReplay, running } = useAppStore(
+    useShallow((s) => ({
+      timeline: s.timeline,
+      replay: s.replay,
+      setReplay: s.setReplay,
+      running: s.view?.status === 'running',
+      version: s.version,
+    })),
+  )
+  const first = timeline?.firstAt ?? 0
+  const last = timeline?.lastAt ?? first
+  const span = Math.max(0, last - first)
+
+  // Playback: the position advances with the wall clock times the speed, one store update per frame.
+  useEffect(() => {
+    if (!replay.playing) return
+    let previous = performance.now()
+    let id = requestAnimationFrame(function tick(now) {
+      const { replay: current, timeline: tl, setReplay: update } = useAppStore.getState()
+      const end = tl?.lastAt ?? 0
+      const speed = current.speed === 'instant' ? Number.POSITIVE_INFINITY : current.speed
+      const at = Math.min(end, current.at + (now - previous) * speed)
+      previous = now
+      update({ at, playing: at < end })
+      if (at < end) id = requestAnimationFrame(tick)
+    })
+    return () => cancelAnimationFrame(id)
+  }, [replay.playing])
+
+  if (!timeline || timeline.length === 0) return null
+  const position = replay.active ? replay.at : last
+
+  const togglePlay = (): void => {
+    if (replay.playing) return setReplay({ playing: false })
+    const from = !replay.active || replay.at >= last ? first : replay.at
+    setReplay({ active: true, playing: true, at: from })
+  }
+  const jump = (matches: (e: SessionEvent) => boolean): void => {
+    const at = timeline.nextAfter(replay.active ? replay.at : first - 1, matches)
+    if (at !== undefined) setReplay({ active: true, playing: false, at })
+  }
+  const nextCall = replay.active ? timeline.nextAfter(replay.at, isCallStart) : undefined
+  const nextApproval = replay.active ? timeline.nextAfter(replay.at, isApproval) : undefined
+
+  return (
+    <div
+      className={`replay-bar ${replay.active ? 'active' : ''}`}
+      data-testid="replay-bar"
+      role="group"
+      aria-label="Replay"
+    >
+      <button
+        type="button"
+        className="icon-button play"
+        data-testid="replay-play"
+        aria-label={replay.playing ? 'Pause replay' : 'Play replay'}
+        title={replay.playing ? 'Pause' : 'Replay this session'}
+        onClick={togglePlay}
+        disabled={span === 0}
+      >
+        {replay.playing ? '❚❚' : '▶'}
+      </button>
+      <div className="segmented small" role="group" aria-label="Replay speed">
+        {SPEEDS.map((speed) => (
+          <button
+            key={speed}
+            type="button"
+            aria-pressed={replay.speed === speed}
+            data-testid={`replay-speed-${speed}`}
+            onClick={() =>
+              speed === 'instant'
+                ? setReplay({ speed, active: true, playing: false, at: last })
+                : setReplay({ speed })
+            }
+          >
+            {speed === 'instant' ? 'Instant' : `${speed}×`}
+          </button>
+        ))}
+      </div>
+      <input
+        type="range"
+        className="scrubber"
+        data-testid="replay-scrubber"
+        aria-label="Replay position"
+        aria-valuetext={`${formatOffset(position - first)} of ${formatOffset(span)}`}
+        min={0}
+        max={span}
+        step={1}
+        value={Math.round(position - first)}
+        onChange={(e) => setReplay({ active: true, playing: false, at: first + Number(e.target.value) })}
+        disabled={span === 0}
+      />
+      <span className="replay-time mono" data-testid="replay-time">
+        {formatOffset(position - first)} / {formatOffset(span)}
+      </span>
+      <button
+        type="button"
+        className="button small"
+        data-testid="replay-next-call"
+        onClick={() => jump(isCallStart)}
+        disabled={replay.active ? nextCall === undefined : false}
+        title="Jump to the next tool call"
+      >
+        Next call
+      </button>
+      <button
+        type="button"
+        className="button small"
+        data-testid="replay-next-approval"
+        onClick={() => jump(isApproval)}
+        disabled={replay.active ? nextApproval === undefined : false}
+        title="Jump to the next approval"
+      >
+        Next approval
+      </button>
+      {replay.active && (
+        <button
+          type="button"
+          className="button small primary"
+          data-testid="replay-exit"
+          onClick={() => setReplay({ active: false, playing: false })}
+        >
+          {running ? 'Back to live' : 'Exit replay'}
+        </button>
+      )}
+    </div>
+  )
+}

@@ -1,0 +1,105 @@
+import { useShallow } from 'zustand/react/shallow'
+import type { SessionSummary } from '../../../../shared/events'
+import type { SessionStatus } from '../../../../shared/reducer'
+import { formatAgo } from '../../lib/format'
+import { useAppStore } from '../../store/app-store'
+
+/** The open folder's sessions, newest first, each with its status. */
+export function SessionList() {
+  const { sessions, error, openSessionId, openSession, hasWorkspace, openStatus } = useAppStore(
+    useShallow((s) => ({
+      // A run that is not live any more but never ended was interrupted: the list knows that better.
+      openStatus: s.live || s.timeline?.head.status !== 'running' ? s.timeline?.head.status : undefined,
+      sessions: s.sessions,
+      error: s.sessionsError,
+      openSessionId: s.openSessionId,
+      openSession: s.openSession,
+      hasWorkspace: s.workspace !== null,
+    })),
+  )
+  return (
+    <section className="sessions" aria-label="Sessions">
+      <div className="sessions-head">
+        <div className="section-label">Sessions</div>
+        <button
+          type="button"
+          className="button small"
+          data-testid="session-new"
+          onClick={() => void openSession(null)}
+          disabled={!hasWorkspace}
+          title="Start a new session with a new task"
+        >
+          + New
+        </button>
+      </div>
+      {error && (
+        <div className="error-text" role="alert">
+          {error}
+        </div>
+      )}
+      {sessions.length === 0 ? (
+        <div className="muted small">
+          {hasWorkspace ? 'No sessions yet.' : 'Open a folder to see its sessions.'}
+        </div>
+      ) : (
+        <ul className="session-list" data-testid="session-list">
+          {sessions.map((listed) => {
+            // The open session's own events are fresher than the list (which main refreshes on its own schedule).
+            const s = listed.sessionId === openSessionId ? withLiveStatus(listed, openStatus) : listed
+            return (
+              <li key={s.sessionId}>
+                <button
+                  type="button"
+                  className={`session-item ${s.sessionId === openSessionId ? 'active' : ''}`}
+                  data-testid="session-item"
+                  data-status={s.status}
+                  data-session-id={s.sessionId}
+                  aria-current={s.sessionId === openSessionId ? 'true' : undefined}
+                  onClick={() => void openSession(s.sessionId)}
+                >
+                  <span className="session-title">{s.title || s.task || 'Untitled session'}</span>
+                  <span className="session-meta">
+                    <StatusBadge summary={s} />
+                    <span className="muted">{formatAgo(s.updatedAt)}</span>
+                  </span>
+                </button>
+              </li>
+            )
+          })}
+        </ul>
+      )}
+    </section>
+  )
+}
+
+function withLiveStatus(summary: SessionSummary, status: SessionStatus | undefined): SessionSummary {
+  switch (status) {
+    case undefined:
+    case 'idle':
+      return summary
+    case 'running':
+    case 'paused':
+    case 'finished':
+    case 'failed':
+      return { ...summary, status, stopped: false }
+    case 'stopped':
+      return { ...summary, status: 'paused', stopped: true }
+  }
+}
+
+function StatusBadge({ summary }: { summary: SessionSummary }) {
+  const label =
+    summary.status === 'paused'
+      ? summary.stopped
+        ? 'stopped'
+        : summary.interrupted
+          ? 'interrupted'
+          : 'needs review'
+      : summary.status
+  return (
+    <span className={`badge status-badge session-${summary.status}`} data-testid="session-status">
+      {summary.status === 'running' && <span className="pulse" aria-hidden="true" />}
+      {label}
+    </span>
+  )
+}

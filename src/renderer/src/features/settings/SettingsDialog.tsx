@@ -1,0 +1,262 @@
+import { useEffect, useRef, useState, type FormEvent } from 'react'
+import { useShallow } from 'zustand/react/shallow'
+import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
+import { useAppStore } from '../../store/app-store'
+
+/** Settings: the API key (kept in main, shown masked), the model and how the agent runs. */
+export function SettingsDialog() {
+  const { settings, open, error, setOpen, save } = useAppStore(
+    useShallow((s) => ({
+      settings: s.settings,
+      open: s.settingsOpen,
+      error: s.settingsError,
+      setOpen: s.setSettingsOpen,
+      save: s.saveSettings,
+    })),
+  )
+  const dialogRef = useRef<HTMLDivElement>(null)
+
+  useEffect(() => {
+    if (!open) return
+    const previous = document.activeElement as HTMLElement | null
+    dialogRef.current?.querySelector<HTMLElement>('input, button')?.focus()
+    const onKey = (event: KeyboardEvent): void => {
+      if (event.key === 'Escape') setOpen(false)
+    }
+    window.addEventListener('keydown', onKey)
+    return () => {
+      window.removeEventListener('keydown', onKey)
+      previous?.focus()
+    }
+  }, [open, setOpen])
+
+  if (!open) return null
+  return (
+    <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && setOpen(false)}>
+      <div
+        className="modal"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="settings-title"
+        data-testid="settings-dialog"
+        ref={dialogRef}
+      >
+        <header className="modal-header">
+          <h2 id="settings-title">Settings</h2>
+          <button
+            type="button"
+            className="icon-button"
+            aria-label="Close settings"
+            data-testid="settings-close"
+            onClick={() => setOpen(false)}
+          >
+            ✕
+          </button>
+        </header>
+        {settings ? <SettingsForm settings={settings} save={save} /> : <p className="muted">Loading…</p>}
+        {error && (
+          <p className="error-text" role="alert" data-testid="settings-error">
+            {error}
+          </p>
+        )}
+      </div>
+    </div>
+  )
+}
+
+function SettingsForm({
+  settings,
+  save,
+}: {
+  settings: SettingsView
+  save(update: SettingsUpdate): Promise<boolean>
+}) {
+  const [apiKey, setApiKey] = useState('')
+  const [model, setModel] = useState(settings.model)
+  const [baseUrl, setBaseUrl] = useState(settings.baseUrl ?? '')
+  const [scheduler, setScheduler] = useState(settings.scheduler)
+  const [keepGoing, setKeepGoing] = useState(!settings.siblingSkip)
+  const [autoApproveEdits, setAutoApproveEdits] = useState(settings.autoApproveEdits)
+  const [timeout, setTimeoutSec] = useState(String(settings.bashTimeoutSec))
+  const [saved, setSaved] = useState(false)
+  const [problem, setProblem] = useState<string | null>(null)
+
+  const submit = (event: FormEvent): void => {
+    event.preventDefault()
+    setSaved(false)
+    const update: SettingsUpdate = {}
+    if (model.trim() !== settings.model) update.model = model.trim()
+    const url = baseUrl.trim() === '' ? null : baseUrl.trim()
+    if (url !== settings.baseUrl) {
+      if (url !== null && !/^https?:\/\/\S+$/.test(url))
+        return setProblem('The base URL must start with http:// or https://.')
+      update.baseUrl = url
+    }
+    if (scheduler !== settings.scheduler) update.scheduler = scheduler
+    if (keepGoing === settings.siblingSkip) update.siblingSkip = !keepGoing
+    if (autoApproveEdits !== settings.autoApproveEdits) update.autoApproveEdits = autoApproveEdits
+    const seconds = Number(timeout)
+    if (!Number.isInteger(seconds) || seconds < 1 || seconds > 600) {
+      return setProblem('The command timeout is a whole number of seconds from 1 to 600.')
+    }
+    if (seconds !== settings.bashTimeoutSec) update.bashTimeoutSec = seconds
+    if (apiKey.trim() !== '') update.apiKey = apiKey.trim()
+    if (update.model === '') return setProblem('Enter a model name.')
+    setProblem(null)
+    if (Object.keys(update).length === 0) return setSaved(true)
+    void save(update).then((ok) => {
+      if (ok) setApiKey('')
+      setSaved(ok)
+    })
+  }
+
+  const { apiKey: key } = settings
+  return (
+    <form className="settings-form" onSubmit={submit} noValidate>
+      <fieldset>
+        <legend>Claude API key</legend>
+        <p className="muted small" data-testid="settings-key-status">
+          {key.source === 'stored' && (
+            <>
+              Stored by Lanes: <span className="mono">{key.masked}</span>
+            </>
+          )}
+          {key.source === 'environment' && (
+            <>
+              From the ANTHROPIC_API_KEY environment variable: <span className="mono">{key.masked}</span>
+            </>
+          )}
+          {key.source === 'none' &&
+            'No key set: the built-in demo model answers, so you can try Lanes without one.'}
+        </p>
+        {key.canStore ? (
+          <div className="row">
+            <input
+              className="text-input"
+              type="password"
+              autoComplete="off"
+              data-testid="settings-api-key"
+              aria-label="New API key"
+              placeholder={key.source === 'none' ? 'sk-ant-…' : 'Replace with a new key'}
+              value={apiKey}
+              onChange={(e) => setApiKey(e.target.value)}
+            />
+            {key.source === 'stored' && (
+              <button
+                type="button"
+                className="button"
+                data-testid="settings-forget-key"
+                onClick={() => void save({ apiKey: null })}
+              >
+                Forget
+              </button>
+            )}
+          </div>
+        ) : (
+          <p className="small notice" data-testid="settings-no-store">
+            Keys are not stored here (no secure storage is available in this mode). To use Claude, set the
+            ANTHROPIC_API_KEY environment variable before starting Lanes, e.g.{' '}
+            <code>ANTHROPIC_API_KEY=sk-ant-… lanes web</code>.
+          </p>
+        )}
+      </fieldset>
+      <fieldset>
+        <legend>Model</legend>
+        <label className="field">
+          <span>Model</span>
+          <input
+            className="text-input"
+            data-testid="settings-model"
+            value={model}
+            onChange={(e) => setModel(e.target.value)}
+          />
+        </label>
+        <label className="field">
+          <span>Base URL</span>
+          <input
+            className="text-input"
+            data-testid="settings-base-url"
+            placeholder="https://api.anthropic.com (default)"
+            value={baseUrl}
+            onChange={(e) => setBaseUrl(e.target.value)}
+          />
+        </label>
+      </fieldset>
+      <fieldset>
+        <legend>How the agent works</legend>
+        <div className="field">
+          <span>Scheduling</span>
+          <div className="radio-group" role="radiogroup" aria-label="Scheduling">
+            <label className="checkbox">
+              <input
+                type="radio"
+                name="scheduler"
+                data-testid="settings-scheduler-streaming"
+                checked={scheduler === 'streaming'}
+                onChange={() => setScheduler('streaming')}
+              />
+              Start each step as soon as the model has written it (faster)
+            </label>
+            <label className="checkbox">
+              <input
+                type="radio"
+                name="scheduler"
+                data-testid="settings-scheduler-batch"
+                checked={scheduler === 'batch'}
+                onChange={() => setScheduler('batch')}
+              />
+              Wait for the model’s whole answer, then run its steps
+            </label>
+          </div>
+        </div>
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            data-testid="settings-keep-going"
+            checked={keepGoing}
+            onChange={(e) => setKeepGoing(e.target.checked)}
+          />
+          Keep going after a failed write or command (otherwise the step’s later writes and commands are
+          skipped)
+        </label>
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            data-testid="settings-auto-approve-edits"
+            checked={autoApproveEdits}
+            onChange={(e) => setAutoApproveEdits(e.target.checked)}
+          />
+          Apply file edits without asking (commands and protected files are still reviewed)
+        </label>
+        <label className="field inline">
+          <span>Command timeout</span>
+          <input
+            className="text-input narrow"
+            type="number"
+            min={1}
+            max={600}
+            data-testid="settings-bash-timeout"
+            value={timeout}
+            onChange={(e) => setTimeoutSec(e.target.value)}
+          />
+          <span className="muted">seconds</span>
+        </label>
+      </fieldset>
+      {problem && (
+        <p className="error-text" role="alert">
+          {problem}
+        </p>
+      )}
+      <div className="modal-actions">
+        {saved && (
+          <span className="ok-text" role="status">
+            Saved
+          </span>
+        )}
+        <button type="submit" className="button primary" data-testid="settings-save">
+          Save
+        </button>
+      </div>
+    </form>
+  )
+}

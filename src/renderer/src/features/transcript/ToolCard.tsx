@@ -1,0 +1,169 @@
+import { memo, useState } from 'react'
+import type { ToolCallState } from '../../../../shared/tool-call'
+import { AnsiText } from '../../components/AnsiText'
+import { callTitle, formatDuration, shortCall, statusLabel } from '../../lib/format'
+import { DiffView } from '../approval/DiffView'
+
+/** Output longer than this is cut in the card until the user asks for all of it (rendering 1 MB of text stalls). */
+const OUTPUT_PREVIEW_CHARS = 20_000
+/** Lines of live output shown while a command runs. */
+const LIVE_LINES = 14
+
+interface ToolCardProps {
+  call: ToolCallState
+  cause?: ToolCallState
+  selected: boolean
+  expanded: boolean
+  onToggle(callId: string): void
+  onSelect(callId: string): void
+}
+
+function field(input: unknown, name: string): string | undefined {
+  if (typeof input !== 'object' || input === null) return undefined
+  const value = (input as Record<string, unknown>)[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+export const ToolCard = memo(function ToolCard({
+  call,
+  cause,
+  selected,
+  expanded,
+  onToggle,
+  onSelect,
+}: ToolCardProps) {
+  const title = callTitle(call)
+  const isBash = call.name === 'bash'
+  const command = isBash ? field(call.input, 'command') : undefined
+  const description = isBash ? field(call.input, 'description') : undefined
+  const preview = call.approval?.preview
+  const liveTail = call.status === 'running' && call.live ? lastLines(call.live.tail, LIVE_LINES) : undefined
+  return (
+    <article
+      className={`tool-card status-${call.status} ${selected ? 'selected' : ''}`}
+      data-testid="tool-card"
+      data-call-id={call.callId}
+      data-status={call.status}
+      aria-label={`${title}: ${statusLabel(call.status)}`}
+    >
+      <header className="tool-card-header">
+        <button
+          type="button"
+          className="tool-card-toggle"
+          aria-expanded={expanded}
+          onClick={() => {
+            onSelect(call.callId)
+            onToggle(call.callId)
+          }}
+        >
+          <span className={`status-dot status-${call.status}`} aria-hidden="true" />
+          <span className="tool-card-title">{title}</span>
+          <span className="tool-card-meta">
+            <span className={`status-text status-${call.status}`}>{statusLabel(call.status)}</span>
+            {call.durationMs !== undefined && (
+              <span className="muted">{formatDuration(call.durationMs)}</span>
+            )}
+            <span className="chevron" aria-hidden="true">
+              {expanded ? '▾' : '▸'}
+            </span>
+          </span>
+        </button>
+      </header>
+      {isBash && (description || command) && (
+        <div className="bash-summary">
+          {description && command && description !== title && (
+            <div className="muted small">{description}</div>
+          )}
+          {command && (
+            <code className="bash-command" data-testid="bash-command">
+              <span className="prompt" aria-hidden="true">
+                ${' '}
+              </span>
+              {command}
+            </code>
+          )}
+        </div>
+      )}
+      {call.status === 'skipped' && (
+        <p className="skip-note">
+          Not run: skipped because {shortCall(cause)} failed.{' '}
+          {call.causeCallId && (
+            <button
+              type="button"
+              className="link-button"
+              onClick={() => onSelect(call.causeCallId as string)}
+            >
+              Show the failed call
+            </button>
+          )}
+        </p>
+      )}
+      {call.approval?.decision === 'rejected' && (
+        <p className="decision-note rejected">
+          You rejected this{call.approval.note ? `: “${call.approval.note}”` : '.'}
+        </p>
+      )}
+      {call.approval?.decision === 'approved' && call.approval.by !== 'policy' && (
+        <p className="decision-note approved">
+          Approved{call.approval.always ? ' (always allowed in this folder)' : ''}
+          {call.approval.note ? `: “${call.approval.note}”` : ''}
+        </p>
+      )}
+      {liveTail !== undefined && (
+        <pre className="output live" data-testid="live-output" aria-live="off">
+          <AnsiText text={liveTail} />
+        </pre>
+      )}
+      {expanded && (
+        <div className="tool-card-body">
+          {preview?.kind === 'write' && <DiffView preview={preview} />}
+          {call.output !== undefined ? (
+            <Output text={call.output} ansi={isBash} />
+          ) : call.live ? (
+            <pre className="output">
+              <AnsiText text={call.live.tail} />
+            </pre>
+          ) : (
+            <div className="muted small">No output yet.</div>
+          )}
+          {!isBash && call.input !== null && call.input !== undefined && (
+            <details className="args">
+              <summary>Arguments</summary>
+              <pre className="output">{JSON.stringify(call.input, null, 2)}</pre>
+            </details>
+          )}
+          {call.rawInput !== undefined && (
+            <details className="args">
+              <summary>Arguments as the model sent them</summary>
+              <pre className="output">{call.rawInput}</pre>
+            </details>
+          )}
+        </div>
+      )}
+    </article>
+  )
+})
+
+function lastLines(text: string, n: number): string {
+  let pos = text.length
+  for (let i = 0; i < n && pos > 0; i++) pos = text.lastIndexOf('\n', pos - 2)
+  return pos <= 0 ? text : text.slice(pos + 1)
+}
+
+function Output({ text, ansi }: { text: string; ansi: boolean }) {
+  const [all, setAll] = useState(false)
+  const cut = !all && text.length > OUTPUT_PREVIEW_CHARS
+  const shown = cut ? text.slice(0, OUTPUT_PREVIEW_CHARS) : text
+  return (
+    <>
+      <pre className="output" data-testid="tool-output">
+        {ansi ? <AnsiText text={shown} /> : shown}
+      </pre>
+      {cut && (
+        <button type="button" className="link-button" onClick={() => setAll(true)}>
+          Show all ({Math.round(text.length / 1024)} KB)
+        </button>
+      )}
+    </>
+  )
+}

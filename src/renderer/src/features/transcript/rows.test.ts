@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest'
+import type { SessionEvent } from '../../../../shared/events'
+import { reduceEvents } from '../../../../shared/reducer'
+import { transcriptRows } from './rows'
+
+const base = [
+  {
+    type: 'session.created',
+    sessionId: 's',
+    workspace: '/w',
+    settings: { model: 'm', scheduler: 'streaming', siblingSkip: true, demo: false },
+  },
+  { type: 'run.started', runId: 'r1', task: 'first task' },
+  { type: 'turn.started', runId: 'r1', turn: 1 },
+  { type: 'assistant.delta', turn: 1, index: 0, text: 'Looking.' },
+  {
+    type: 'tool.queued',
+    callId: 'c1',
+    turn: 1,
+    index: 1,
+    name: 'read_file',
+    input: { path: 'a' },
+    safe: true,
+    lane: { kind: 'parallel', group: 0 },
+  },
+  { type: 'assistant.delta', turn: 1, index: 2, text: '   ' },
+]
+const events = (list: Record<string, unknown>[]): SessionEvent[] =>
+  list.map((e, seq) => ({ ...e, seq, at: 100 + seq }) as SessionEvent)
+
+describe('transcriptRows', () => {
+  it('lists the task, then text and calls in block order, and a working row while running', () => {
+    const rows = transcriptRows(reduceEvents(events(base)))
+    expect(rows.map((r) => r.kind)).toEqual(['task', 'text', 'call', 'working'])
+  })
+
+  it('ends each finished run with how it ended and starts a follow-up with its task', () => {
+    const rows = transcriptRows(
+      reduceEvents(
+        events([
+          ...base,
+          { type: 'run.finished', runId: 'r1', reason: 'end_turn' },
+          { type: 'run.started', runId: 'r2', task: 'second task' },
+          { type: 'run.stopped', runId: 'r2' },
+        ]),
+      ),
+    )
+    expect(rows.map((r) => r.kind)).toEqual(['task', 'text', 'call', 'run-end', 'task', 'run-end'])
+    expect(rows[4]).toMatchObject({ kind: 'task', number: 2 })
+  })
+
+  it('reuses the rows of turns that did not change', () => {
+    const state = reduceEvents(events(base))
+    const a = transcriptRows(state)
+    const b = transcriptRows(state)
+    expect(a[2]).toBe(b[2])
+  })
+})

@@ -1,0 +1,58 @@
+import type { RunState, SessionState, TurnState } from '../../../../shared/reducer'
+import type { ToolCallState } from '../../../../shared/tool-call'
+
+/**
+ * The transcript as a flat list of rows for the virtualized view: each run's task, then per turn its text and
+ * tool calls in the model's block order, then how the run ended. Rows of a turn are cached by the turn object
+ * (the reducer replaces only turns that changed), so a new event costs the rows of one turn, not the session.
+ */
+
+export type TranscriptRow =
+  | { kind: 'task'; key: string; run: RunState; number: number }
+  | { kind: 'text'; key: string; text: string }
+  | { kind: 'call'; key: string; call: ToolCallState }
+  | { kind: 'run-end'; key: string; run: RunState }
+  | { kind: 'working'; key: string; paused: boolean }
+
+const turnCache = new WeakMap<TurnState, TranscriptRow[]>()
+
+function turnRows(turn: TurnState): TranscriptRow[] {
+  const cached = turnCache.get(turn)
+  if (cached) return cached
+  const rows: TranscriptRow[] = []
+  for (const block of turn.blocks) {
+    if (block.kind === 'text') {
+      if (block.text.trim() !== '')
+        rows.push({ kind: 'text', key: `t${turn.turn}b${block.index}`, text: block.text })
+    } else {
+      const call = turn.calls[block.callId]
+      if (call) rows.push({ kind: 'call', key: call.callId, call })
+    }
+  }
+  turnCache.set(turn, rows)
+  return rows
+}
+
+export function transcriptRows(state: SessionState): TranscriptRow[] {
+  const rows: TranscriptRow[] = []
+  const byRun = new Map<string | undefined, TurnState[]>()
+  for (const turn of state.turns) {
+    const list = byRun.get(turn.runId)
+    if (list) list.push(turn)
+    else byRun.set(turn.runId, [turn])
+  }
+  state.runs.forEach((run, i) => {
+    rows.push({ kind: 'task', key: `run-${run.runId}`, run, number: i + 1 })
+    for (const turn of byRun.get(run.runId) ?? []) for (const row of turnRows(turn)) rows.push(row)
+    byRun.delete(run.runId)
+    if (run.status !== 'running' && run.status !== 'paused')
+      rows.push({ kind: 'run-end', key: `end-${run.runId}`, run })
+  })
+  // Turns whose run start was lost (a damaged log) still show, after the rest.
+  for (const turns of byRun.values())
+    for (const turn of turns) for (const row of turnRows(turn)) rows.push(row)
+  if (state.status === 'running' || state.status === 'paused') {
+    rows.push({ kind: 'working', key: 'working', paused: state.status === 'paused' })
+  }
+  return rows
+}

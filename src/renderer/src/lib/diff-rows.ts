@@ -1,0 +1,122 @@
+import type { DiffHunk } from '../../../shared/events'
+import { highlightLine, START, type LineState, type Token } from './highlight'
+
+/**
+ * The rows a diff view draws, from jsdiff's structured hunks (the approval preview carries them): unified
+ * (one column, old and new numbers) and side by side (deletions paired with the additions that replace them).
+ * Tokens are computed here so both layouts share the syntax state of each side across lines.
+ */
+
+export type LineKind = 'context' | 'add' | 'del'
+
+export interface DiffLine {
+  kind: LineKind
+  oldNo?: number
+  newNo?: number
+  text: string
+  tokens: Token[]
+  /** jsdiff's "\ No newline at end of file" after this line. */
+  noNewline?: boolean
+}
+
+export type UnifiedRow =
+  { kind: 'hunk'; header: string; key: string } | { kind: 'line'; line: DiffLine; key: string }
+
+export type SplitRow =
+  | { kind: 'hunk'; header: string; key: string }
+  | { kind: 'pair'; left?: DiffLine; right?: DiffLine; key: string }
+
+export interface DiffStats {
+  added: number
+  removed: number
+}
+
+export function diffLines(hunks: readonly DiffHunk[], language: string | undefined): UnifiedRow[] {
+  const rows: UnifiedRow[] = []
+  // Highlighting state per side: hunks are separated by unseen lines, so each hunk starts fresh.
+  hunks.forEach((hunk, h) => {
+    rows.push({
+      kind: 'hunk',
+      header: `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`,
+      key: `h${h}`,
+    })
+    let oldNo = hunk.oldStart
+    let newNo = hunk.newStart
+    let oldState: LineState = START
+    let newState: LineState = START
+    let previous: DiffLine | undefined
+    hunk.lines.forEach((raw, l) => {
+      const mark = raw[0]
+      const text = raw.slice(1)
+      if (mark === '\\') {
+        if (previous) previous.noNewline = true
+        return
+      }
+      let line: DiffLine
+      if (mark === '+') {
+        const out = highlightLine(text, language, newState)
+        newState = out.state
+        line = { kind: 'add', newNo: newNo++, text, tokens: out.tokens }
+      } else if (mark === '-') {
+        const out = highlightLine(text, language, oldState)
+        oldState = out.state
+        line = { kind: 'del', oldNo: oldNo++, text, tokens: out.tokens }
+      } else {
+        const out = highlightLine(text, language, newState)
+        newState = out.state
+        oldState = highlightLine(text, language, oldState).state
+        line = { kind: 'context', oldNo: oldNo++, newNo: newNo++, text, tokens: out.tokens }
+      }
+      previous = line
+      rows.push({ kind: 'line', line, key: `h${h}l${l}` })
+    })
+  })
+  return rows
+}
+
+/** Pairs each run of deletions with the run of additions that follows it, line by line. */
+export function splitRows(rows: readonly UnifiedRow[]): SplitRow[] {
+  const out: SplitRow[] = []
+  let dels: DiffLine[] = []
+  let adds: DiffLine[] = []
+  let key = ''
+  const flush = (): void => {
+    const n = Math.max(dels.length, adds.length)
+    for (let i = 0; i < n; i++) out.push({ kind: 'pair', left: dels[i], right: adds[i], key: `${key}p${i}` })
+    dels = []
+    adds = []
+  }
+  for (const row of rows) {
+    if (row.kind === 'hunk') {
+      flush()
+      out.push(row)
+      continue
+    }
+    const { line } = row
+    if (line.kind === 'del') {
+      if (adds.length > 0) flush()
+      if (dels.length === 0 && adds.length === 0) key = row.key
+      dels.push(line)
+    } else if (line.kind === 'add') {
+      if (dels.length === 0 && adds.length === 0) key = row.key
+      adds.push(line)
+    } else {
+      flush()
+      out.push({ kind: 'pair', left: line, right: line, key: row.key })
+    }
+  }
+  flush()
+  return out
+}
+
+export function diffStats(hunks: readonly DiffHunk[]): DiffStats {
+  let added = 0
+  let removed = 0
+  for (const hunk of hunks) {
+    for (const line of hunk.lines) {
+      if (line[0] === '+') added++
+      else if (line[0] === '-') removed++
+    }
+  }
+  return { added, removed }
+}

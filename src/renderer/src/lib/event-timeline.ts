@@ -1,0 +1,119 @@
+import type { SessionEvent } from '../../../shared/events'
+import { initialSessionState, reduceEvent, type SessionState } from '../../../shared/reducer'
+
+/**
+ * A session's events and the states they lead to, for the live view and for replay alike.
+ *
+ * - The head (state after every event) is kept up to date incrementally: appending k events costs k reductions.
+ * - Every CHECKPOINT_EVERY events the state is kept as a checkpoint. States are immutable and share structure
+ *   (the reducer copies only what an event touches), so a checkpoint costs a reference, not a copy.
+ * - `stateAtIndex(n)` reduces forward from the last state it computed when n is ahead of it (playing forward
+ *   costs only the new events), else from the nearest checkpoint at or before n: scrubbing anywhere in a
+ *   10,000-event session reduces at most CHECKPOINT_EVERY events.
+ *
+ * Replay position is a prefix of the log. Events are logged in time order, so the prefix up to time t is
+ * exactly `stateAt(events, t)`; a log whose clock stepped back is cut at the first event past t (`maxAtUpTo`).
+ */
+
+export const CHECKPOINT_EVERY = 256
+
+export class EventTimeline {
+  private readonly list: SessionEvent[] = []
+  /** maxAtUpTo[i] = the largest `at` among events 0..i: non-decreasing, so binary-searchable by time. */
+  private readonly maxAtUpTo: number[] = []
+  /** checkpoints[k] = state after the first k * CHECKPOINT_EVERY events. */
+  private readonly checkpoints: SessionState[] = [initialSessionState()]
+  private headState: SessionState = initialSessionState()
+  private cursor: { index: number; state: SessionState } = {
+    index: 0,
+    state: this.checkpoints[0] as SessionState,
+  }
+
+  constructor(events: readonly SessionEvent[] = []) {
+    this.append(events)
+  }
+
+  get events(): readonly SessionEvent[] {
+    return this.list
+  }
+
+  get length(): number {
+    return this.list.length
+  }
+
+  get head(): SessionState {
+    return this.headState
+  }
+
+  get lastSeq(): number {
+    return this.headState.lastSeq
+  }
+
+  get firstAt(): number | undefined {
+    return this.list[0]?.at
+  }
+
+  get lastAt(): number | undefined {
+    return this.maxAtUpTo[this.maxAtUpTo.length - 1]
+  }
+
+  /**
+   * Adds events that are new (seq above the last one seen; a live batch may repeat what a load already read).
+   * Returns the events kept and whether a gap was seen (seq skipped: some events never arrived, reload).
+   */
+  append(events: readonly SessionEvent[]): { added: number; gap: boolean } {
+    let added = 0
+    let gap = false
+    for (const event of events) {
+      if (event.seq <= this.headState.lastSeq) continue
+      if (event.seq > this.headState.lastSeq + 1 && this.list.length > 0) gap = true
+      const prevMax = this.maxAtUpTo[this.maxAtUpTo.length - 1] ?? event.at
+      this.list.push(event)
+      this.maxAtUpTo.push(Math.max(prevMax, event.at))
+      this.headState = reduceEvent(this.headState, event)
+      if (this.list.length % CHECKPOINT_EVERY === 0) this.checkpoints.push(this.headState)
+      added++
+    }
+    return { added, gap }
+  }
+
+  /** The state after the first `n` events (clamped to the log). */
+  stateAtIndex(n: number): SessionState {
+    const index = Math.max(0, Math.min(this.list.length, Math.floor(n)))
+    if (index === this.list.length) return this.headState
+    let from = this.cursor
+    if (from.index > index || index - from.index > CHECKPOINT_EVERY) {
+      const k = Math.floor(index / CHECKPOINT_EVERY)
+      from = { index: k * CHECKPOINT_EVERY, state: this.checkpoints[k] as SessionState }
+    }
+    let state = from.state
+    for (let i = from.index; i < index; i++) state = reduceEvent(state, this.list[i] as SessionEvent)
+    this.cursor = { index, state }
+    return state
+  }
+
+  /** How many events happened at or before `atMs`. */
+  indexAt(atMs: number): number {
+    let lo = 0
+    let hi = this.maxAtUpTo.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((this.maxAtUpTo[mid] as number) <= atMs) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  stateAt(atMs: number): SessionState {
+    return this.stateAtIndex(this.indexAt(atMs))
+  }
+
+  /** Time of the first event after `atMs` that matches, for "jump to the next tool call / approval". */
+  nextAfter(atMs: number, matches: (event: SessionEvent) => boolean): number | undefined {
+    for (let i = this.indexAt(atMs); i < this.list.length; i++) {
+      const event = this.list[i] as SessionEvent
+      if (matches(event)) return this.maxAtUpTo[i]
+    }
+    return undefined
+  }
+}

@@ -1,0 +1,85 @@
+import type { ToolCallState, ToolCallStatus } from '../../../shared/tool-call'
+
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return ''
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`
+  const minutes = Math.floor(ms / 60_000)
+  const seconds = Math.round((ms % 60_000) / 1000)
+  return `${minutes} min ${seconds} s`
+}
+
+/** "3 min ago", "yesterday", or a date: for the session list. */
+export function formatAgo(at: number, now = Date.now()): string {
+  const s = Math.round((now - at) / 1000)
+  if (s < 45) return 'just now'
+  if (s < 3600) return `${Math.round(s / 60)} min ago`
+  if (s < 86_400) return `${Math.round(s / 3600)} h ago`
+  if (s < 2 * 86_400) return 'yesterday'
+  return new Date(at).toLocaleDateString()
+}
+
+/** Offset from the start of the session, "1:05.2". */
+export function formatOffset(ms: number): string {
+  const safe = Math.max(0, ms)
+  const minutes = Math.floor(safe / 60_000)
+  const seconds = (safe % 60_000) / 1000
+  return `${minutes}:${seconds.toFixed(1).padStart(4, '0')}`
+}
+
+const STATUS_LABELS: Record<ToolCallStatus, string> = {
+  queued: 'Queued',
+  'awaiting-approval': 'Needs approval',
+  running: 'Running',
+  ok: 'Done',
+  error: 'Failed',
+  rejected: 'Rejected',
+  skipped: 'Skipped',
+  cancelled: 'Cancelled',
+}
+
+export function statusLabel(status: ToolCallStatus): string {
+  return STATUS_LABELS[status]
+}
+
+function field(input: unknown, name: string): string | undefined {
+  if (typeof input !== 'object' || input === null) return undefined
+  const value = (input as Record<string, unknown>)[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/** The engine's title when it gave one; otherwise a readable one from the arguments. */
+export function callTitle(call: ToolCallState): string {
+  if (call.title) return call.title
+  const path = field(call.input, 'path')
+  switch (call.name) {
+    case 'read_file':
+      return path ? `Read ${path}` : 'Read a file'
+    case 'write_file':
+      return path ? `Write ${path}` : 'Write a file'
+    case 'edit_file':
+      return path ? `Edit ${path}` : 'Edit a file'
+    case 'grep': {
+      const pattern = field(call.input, 'pattern')
+      return pattern ? `Search for ${pattern}${path ? ` in ${path}` : ''}` : 'Search'
+    }
+    case 'glob': {
+      const pattern = field(call.input, 'pattern')
+      return pattern ? `Find files ${pattern}` : 'Find files'
+    }
+    case 'bash':
+      return field(call.input, 'description') ?? field(call.input, 'command') ?? 'Run a command'
+    default:
+      return call.name
+  }
+}
+
+/** Short form of a call for "skipped because <tool> failed". */
+export function shortCall(call: ToolCallState | undefined): string {
+  if (!call) return 'an earlier call'
+  if (call.name === 'bash') {
+    const command = field(call.input, 'command')
+    return command ? `bash (${command.length > 40 ? command.slice(0, 39) + '…' : command})` : 'bash'
+  }
+  return call.name
+}
