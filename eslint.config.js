@@ -32,7 +32,12 @@ const layers = {
         return parts.join('/').startsWith(dir)
       }
       if (rel.startsWith('src/shared/')) {
-        if (source !== 'zod' && !source.startsWith('./') && !source.startsWith('zod/') && !(source === 'vitest' && rel.endsWith('.test.ts'))) {
+        if (
+          source !== 'zod' &&
+          !source.startsWith('./') &&
+          !source.startsWith('zod/') &&
+          !(source === 'vitest' && rel.endsWith('.test.ts'))
+        ) {
           report(`src/shared may import only zod and itself (found "${source}").`)
         }
       }
