@@ -146,9 +146,12 @@ export async function buildPreview(
 export class AlwaysAllowStore {
   constructor(private readonly file: string) {}
 
+  /** Read once, then kept: the policy asks for every call, on the path from block close to tool start. */
+  private cache: Promise<Record<string, AlwaysAllowRule[]>> | null = null
+
   async rules(workspace: string): Promise<AlwaysAllowRule[]> {
-    const all = await this.readAll()
-    return all[workspace] ?? []
+    this.cache ??= this.readAll()
+    return (await this.cache)[workspace] ?? []
   }
 
   async add(workspace: string, rule: AlwaysAllowRule): Promise<void> {
@@ -160,6 +163,7 @@ export class AlwaysAllowStore {
     const temp = `${this.file}.${process.pid}.tmp`
     await writeFile(temp, JSON.stringify(all, null, 2))
     await rename(temp, this.file)
+    this.cache = Promise.resolve(all)
   }
 
   private async readAll(): Promise<Record<string, AlwaysAllowRule[]>> {
