@@ -714,18 +714,19 @@ class TurnContext {
     if (call.prepared) return Promise.resolve()
     const { options } = this.session
     const earlierSafe = this.safeDone.filter((d) => d.callId !== call.callId).map((d) => d.done)
-    const run = this.preparing.then(async () => {
+    // The policy is decided at once, so an allowed call (a read) starts without waiting for anything;
+    // previews are built one after another in call order, so a write's preview sees the turn's earlier writes.
+    const verdictReady = (async () => {
       const rules = options.alwaysAllow ? await options.alwaysAllow.rules(options.workspace) : []
-      const verdict = await decidePolicy(call.name, call.input, {
+      return decidePolicy(call.name, call.input, {
         workspace: options.workspace,
         alwaysAllow: rules,
         autoApproveEdits: options.autoApproveEdits,
       })
-      if (verdict.kind === 'allow') return
-      if (verdict.kind === 'deny') {
-        call.prepared = { output: verdict.reason, isError: true }
-        return
-      }
+    })()
+    const link = this.preparing.then(async () => {
+      const verdict = await verdictReady
+      if (verdict.kind !== 'ask') return
       // The preview is the diff against the file as the turn's earlier reads leave it (and a write needs
       // its read on record), so it waits for the safe calls issued before it.
       await Promise.all(earlierSafe)
@@ -751,8 +752,11 @@ class TurnContext {
       await this.session.emit({ type: 'approval.requested', callId: call.callId, preview: preview.preview })
       await this.decideWithoutAsking(call)
     })
-    this.preparing = run.catch(() => undefined)
-    return run
+    this.preparing = link.catch(() => undefined)
+    return verdictReady.then((verdict) => {
+      if (verdict.kind === 'ask') return link
+      if (verdict.kind === 'deny') call.prepared = { output: verdict.reason, isError: true }
+    })
   }
 
   /**
