@@ -1,15 +1,22 @@
-import { readSync, writeSync } from 'node:fs'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { closeSync, readSync, writeSync } from 'node:fs'
 import { readdir, readFile, stat } from 'node:fs/promises'
-import type { Socket } from 'node:net'
-import { constants as osConstants } from 'node:os'
 import { setTimeout as delay } from 'node:timers/promises'
-import { spawn as spawnPty, type IPty } from 'node-pty'
+import { ReadStream as TtyReadStream } from 'node:tty'
+import * as nodePty from 'node-pty'
 
 /**
  * Runs one `bash -c` command in a pseudo-terminal (DESIGN 2): programs see a terminal, so they line-buffer
  * and print what they would print for a person, and stdout and stderr arrive merged in their real order.
- * The child is a session leader (forkpty), so its process group is the command's: timeout and stop kill
- * that whole group, plus descendants that moved to other groups, SIGTERM first and SIGKILL after a grace.
+ * The child is a session leader with the terminal as its controlling terminal, so its process group is the
+ * command's: timeout and stop kill that whole group, plus descendants that moved to other groups, SIGTERM
+ * first and SIGKILL after a grace.
+ *
+ * The terminal comes from node-pty's `openpty`, and the process from `child_process.spawn` with the
+ * terminal's slave as stdio and `detached` (setsid; the slave then becomes the controlling terminal). node-pty's
+ * own spawn forks the whole app with forkpty and reports the exit only after a waiter thread and the
+ * socket's close: starting `true` that way took 1.9x `child_process.spawn`, this way 1.3x, most of it
+ * bash's own start (`npm run bench -- bash`).
  */
 
 /** How long processes get to exit after SIGTERM before SIGKILL, on timeout. */
@@ -37,15 +44,21 @@ const STDIN_FROM_NULL = 'exec 9<&0 </dev/null; '
 const END_OF_TRANSMISSION = '\x04'
 
 /**
- * Longest time the pty stays paused for a slow consumer. node-pty destroys its socket 200 ms after the
- * command exits if the socket has not closed by then, dropping any output still unread; never pausing
- * longer than this keeps the tail readable. Between pauses one more chunk (4 KiB) is read, so memory grows
- * by at most ~40 KiB/s while the disk stalls.
+ * Longest time the pty stays paused for a slow consumer. A consumer that never catches up (a stalled disk)
+ * must not hold the command until its timeout, nor the rest of the output past OUTPUT_AFTER_EXIT_MS. Between
+ * pauses one more chunk (4 KiB) is read, so memory grows by at most ~40 KiB/s while the disk stalls.
  */
 const MAX_PAUSE_MS = 100
 
 /** After SIGKILL, how long to wait for the exit to be reported before giving up on it. */
 const EXIT_AFTER_KILL_MS = 5000
+
+/**
+ * After the command and everything it left behind have ended, how long the rest of its output may take to
+ * be read (the terminal reports end of output once its buffer is empty). Only a process outside the tree
+ * still holding the terminal makes this wait run out; the output is then cut there.
+ */
+const OUTPUT_AFTER_EXIT_MS = 1000
 
 export interface PtyRunOptions {
   /** Run by `bash -c`, after the stdin redirection above. */
@@ -88,35 +101,78 @@ export async function runInPty(options: PtyRunOptions): Promise<PtyRunResult> {
     ...extra,
   })
   if (options.signal?.aborted) return notStarted({ aborted: true })
+  let term: Terminal
   try {
-    if (!(await stat(options.cwd)).isDirectory())
-      return notStarted({ error: `${options.cwd} is not a folder` })
+    term = startInTerminal(options.command, options.cwd, commandEnv(options.env ?? process.env))
   } catch (err) {
-    return notStarted({ error: `cannot run in ${options.cwd}: ${errorMessage(err)}` })
-  }
-
-  let term: IPty
-  try {
-    const env = commandEnv(options.env ?? process.env)
-    term = spawnPty('bash', ['-c', STDIN_FROM_NULL + options.command], {
-      name: env.TERM,
-      cols: COLUMNS,
-      rows: ROWS,
-      cwd: options.cwd,
-      env,
-      // Raw bytes: the saved output must be exactly what the command wrote, even when it is not UTF-8.
-      encoding: null,
-    })
-  } catch (err) {
-    return notStarted({ error: `could not start bash: ${errorMessage(err)}` })
+    // The folder is checked only now: checking first would cost every command a round trip.
+    return notStarted({ error: await startFailure(options.cwd, err) })
   }
   return new PtyRun(term, options, startedAt).finished
+}
+
+async function startFailure(cwd: string, err: unknown): Promise<string> {
+  try {
+    if (!(await stat(cwd)).isDirectory()) return `${cwd} is not a folder`
+  } catch (statErr) {
+    return `cannot run in ${cwd}: ${errorMessage(statErr)}`
+  }
+  return `could not start bash: ${errorMessage(err)}`
+}
+
+/** A started command: its process, and the master side of its terminal, open for reading. */
+interface Terminal {
+  child: ChildProcess
+  pid: number
+  /** The master side's descriptor, owned by `output`, which closes it. */
+  fd: number
+  output: TtyReadStream
+}
+
+/**
+ * node-pty's native binding (exported as `native`, undocumented, hence the pinned version); its `open` is
+ * openpty(3) with the window size set and both ends non-blocking. Null on Windows.
+ */
+const ptyNative = (
+  nodePty as unknown as {
+    native?: { open(cols: number, rows: number): { master: number; slave: number; pty: string } } | null
+  }
+).native
+
+/** Throws when the terminal or the process cannot be had (no ptys left, no bash, bad arguments). */
+function startInTerminal(command: string, cwd: string, env: Record<string, string>): Terminal {
+  if (!ptyNative) throw new Error('pseudo-terminals are not available on this system')
+  const { master, slave } = ptyNative.open(COLUMNS, ROWS)
+  let child: ChildProcess
+  try {
+    // libuv makes stdio blocking in the child (openpty's slave was set non-blocking) and resets signals.
+    child = spawn('bash', ['-c', STDIN_FROM_NULL + command], {
+      cwd,
+      env: { ...env, PWD: cwd },
+      stdio: [slave, slave, slave],
+      detached: true,
+    })
+  } catch (err) {
+    closeSync(master)
+    throw err
+  } finally {
+    // Only the command may hold the slave: the end of output is seen when its last holder exits.
+    closeSync(slave)
+  }
+  if (child.pid === undefined) {
+    closeSync(master)
+    // The reason comes as an 'error' event on the next tick; the pid's absence already says it failed.
+    child.on('error', () => {})
+    throw new Error('bash could not be started (is it installed and on the PATH?)')
+  }
+  return { child, pid: child.pid, fd: master, output: new TtyReadStream(master) }
 }
 
 class PtyRun {
   readonly finished: Promise<PtyRunResult>
   private resolveFinished!: (result: PtyRunResult) => void
   private readonly lineEndings = new LineEndingRestorer()
+  private readonly outputClosed: Promise<void>
   private exit: { exitCode: number | null; signal: NodeJS.Signals | null } | null = null
   private timedOut = false
   private aborted = false
@@ -126,6 +182,7 @@ class PtyRun {
   private pauseTimer: NodeJS.Timeout | undefined
   private readonly timeoutTimer: NodeJS.Timeout
   private exitWatchdog: NodeJS.Timeout | undefined
+  private done = false
   private readonly onAbort = (): void => {
     if (this.exit) return
     this.aborted = true
@@ -133,33 +190,29 @@ class PtyRun {
   }
 
   constructor(
-    private readonly term: IPty,
+    private readonly term: Terminal,
     private readonly options: PtyRunOptions,
     private readonly startedAt: number,
   ) {
     this.finished = new Promise((resolve) => (this.resolveFinished = resolve))
-    // The listener typed for strings receives Buffers: `encoding: null` above.
-    term.onData((data: string | Buffer) => this.deliver(data as Buffer))
-    term.onExit(({ exitCode, signal }) => void this.onExit(exitCode, signal))
-    const socket = (term as unknown as { _socket?: Socket })._socket
-    socket?.on('end', () => this.drainAfterHangup())
+    const { output, child } = term
+    this.outputClosed = new Promise((resolve) => output.once('close', () => resolve()))
+    output.on('data', (chunk: Buffer) => this.deliver(chunk))
+    output.on('end', () => this.drainAfterHangup())
+    // EIO once the last holder of the terminal is gone: the end of the output, after which the stream closes.
+    output.on('error', () => {})
+    child.on('error', () => {}) // a failed kill of a process that is already gone
+    child.once('exit', (exitCode, signal) => void this.onExit(exitCode, signal))
     this.timeoutTimer = setTimeout(() => {
       this.timedOut = true
       this.terminate(TIMEOUT_KILL_GRACE_MS)
     }, options.timeoutMs)
     options.signal?.addEventListener('abort', this.onAbort, { once: true })
-    // Written now and synchronously: node-pty's own write is queued, and for a command that ends at once it
-    // lands on a closed descriptor and logs an error.
     try {
-      writeSync(this.fd, END_OF_TRANSMISSION)
+      writeSync(term.fd, END_OF_TRANSMISSION)
     } catch {
       // The terminal is already gone: nobody is left to ask for input.
     }
-  }
-
-  /** node-pty keeps the master descriptor private; reading and writing it directly fixes two races. */
-  private get fd(): number {
-    return (this.term as unknown as { _fd: number })._fd
   }
 
   private deliver(raw: Buffer): void {
@@ -173,14 +226,14 @@ class PtyRun {
       this.terminate(STOP_KILL_GRACE_MS)
       return
     }
-    if (!wait || this.paused || this.exit) return
+    if (!wait || this.paused) return
     this.paused = true
-    this.term.pause()
+    this.term.output.pause()
     const resume = (): void => {
       if (!this.paused) return
       this.paused = false
       clearTimeout(this.pauseTimer)
-      if (!this.exit) this.term.resume()
+      this.term.output.resume()
     }
     this.pauseTimer = setTimeout(resume, MAX_PAUSE_MS)
     wait.then(resume, resume)
@@ -189,7 +242,7 @@ class PtyRun {
   /**
    * libuv treats a hang-up after a short read as end of file without reading again (right for pipes,
    * wrong for a pty, which hands out at most 4 KiB per read): the last few KiB of a fast command's output
-   * are still in the kernel when 'end' fires. Read them here, before the socket closes its descriptor.
+   * are still in the kernel when 'end' fires. Read them here, before the stream closes its descriptor.
    * Every writer has closed the terminal, so this stops at EIO almost at once and never blocks.
    */
   private drainAfterHangup(): void {
@@ -197,27 +250,32 @@ class PtyRun {
       const buffer = Buffer.allocUnsafe(64 * 1024)
       let n: number
       try {
-        n = readSync(this.fd, buffer, 0, buffer.length, null)
+        n = readSync(this.term.fd, buffer, 0, buffer.length, null)
       } catch {
-        break // EIO: drained; EAGAIN: a writer reopened it, and the socket will not read it anyway
+        break // EIO: drained; EAGAIN: a writer reopened it, and the stream will not read it anyway
       }
       if (n <= 0) break
       this.deliver(buffer.subarray(0, n))
     }
   }
 
-  private async onExit(exitCode: number, signal: number | undefined): Promise<void> {
-    const signalName = signal ? signalNameOf(signal) : null
-    this.exit = { exitCode: signalName ? null : exitCode, signal: signalName }
+  private async onExit(exitCode: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    this.exit = { exitCode: signal ? null : exitCode, signal }
     clearTimeout(this.timeoutTimer)
-    clearTimeout(this.pauseTimer)
     clearTimeout(this.exitWatchdog)
     this.options.signal?.removeEventListener('abort', this.onAbort)
-    const tail = this.lineEndings.flush()
-    if (tail.length > 0 && this.error === undefined) void this.options.onData(tail)
     // The shell is gone; anything it left in its group (a server, a watcher) ends with it.
     if (!this.termination && groupExists(this.term.pid)) this.terminate(STOP_KILL_GRACE_MS)
     await this.termination
+    // Everything that held the terminal is gone: what is left in it is read, then the stream closes.
+    let cutOff: NodeJS.Timeout | undefined
+    await Promise.race([
+      this.outputClosed,
+      new Promise<void>((resolve) => (cutOff = setTimeout(resolve, OUTPUT_AFTER_EXIT_MS))),
+    ])
+    clearTimeout(cutOff)
+    const tail = this.lineEndings.flush()
+    if (tail.length > 0 && this.error === undefined) void this.options.onData(tail)
     this.finish()
   }
 
@@ -227,15 +285,22 @@ class PtyRun {
     this.termination = killProcessTree(this.term.pid, graceMs)
     void this.termination.then(() => {
       if (this.exit) return
-      // Killed, but the exit is reported once the terminal closes; never wait forever for it.
+      // Killed, but the exit is not reported yet; never wait forever for it.
       this.exitWatchdog = setTimeout(() => {
-        this.term.kill('SIGKILL')
+        this.term.child.kill('SIGKILL')
         this.finish()
       }, EXIT_AFTER_KILL_MS)
     })
   }
 
   private finish(): void {
+    if (this.done) return
+    this.done = true
+    clearTimeout(this.timeoutTimer)
+    clearTimeout(this.pauseTimer)
+    clearTimeout(this.exitWatchdog)
+    this.options.signal?.removeEventListener('abort', this.onAbort)
+    this.term.output.destroy()
     this.resolveFinished({
       pid: this.term.pid,
       exitCode: this.exit?.exitCode ?? null,
@@ -454,13 +519,6 @@ function parseStat(line: string): ProcInfo | null {
     startTime: fields[19] ?? '',
     zombie: state === 'Z' || state === 'X',
   }
-}
-
-function signalNameOf(signal: number): NodeJS.Signals | null {
-  for (const [name, value] of Object.entries(osConstants.signals)) {
-    if (value === signal) return name as NodeJS.Signals
-  }
-  return null
 }
 
 function errorMessage(err: unknown): string {
