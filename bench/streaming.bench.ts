@@ -3,12 +3,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { EventOf, SessionEvent } from '../src/shared/events'
 import { AgentSession } from '../src/main/agent/loop'
-import { createModelClient } from '../src/main/agent/model'
+import { createModelClient, type ModelClient } from '../src/main/agent/model'
 import type { SchedulerMode } from '../src/main/agent/scheduler'
 import type { Scenario } from '../src/main/agent/scenario'
 import { startScriptedModel } from '../src/main/agent/scripted-model'
 import { loadBashGrammar } from '../src/main/tools/bash/validate'
 import { createToolRegistry } from '../src/main/tools/index'
+import { ToolRegistry } from '../src/main/tools/registry'
+import type { Tool } from '../src/main/tools/tool'
 import { median, percentile, result, type Benchmark, type BenchResult } from './harness'
 
 /**
@@ -33,10 +35,53 @@ const shapes: { name: string; blocks: Block[] }[] = [
     blocks: [{ tool: 'bash', input: { command: 'sleep 0.4' } }, read('a.ts'), read('b.ts')],
   },
   {
+    // Reads of a few MB (each hashed whole for its snapshot, ~10 ms): with the usual small files the saving to
+    // predict is 1-3 ms, below the run-to-run noise of the whole turn.
     name: 'reads then slow command',
-    blocks: [read('a.ts'), read('b.ts'), { tool: 'bash', input: { command: 'sleep 0.4' } }],
+    blocks: [read('big-a.ts'), read('big-b.ts'), { tool: 'bash', input: { command: 'sleep 0.4' } }],
   },
 ]
+
+/** High-resolution times, by call id: when its block closed, when its tool began and ended executing. */
+interface Clock {
+  closed: Map<string, number>
+  began: Map<string, number>
+  ended: Map<string, number>
+}
+
+function timedModel(inner: ModelClient, clock: Clock): ModelClient {
+  return {
+    model: inner.model,
+    streamTurn: (req) =>
+      inner.streamTurn({
+        ...req,
+        onEvent: (event) => {
+          if (event.type === 'block_stop' && event.id) clock.closed.set(event.id, performance.now())
+          req.onEvent(event)
+        },
+      }),
+  }
+}
+
+function timedRegistry(clock: Clock): ToolRegistry {
+  const inner = createToolRegistry()
+  return new ToolRegistry(
+    inner.names().map((name) => {
+      const tool = inner.get(name) as Tool
+      return {
+        ...tool,
+        execute: async (input: never, ctx: Parameters<Tool['execute']>[1]) => {
+          clock.began.set(ctx.callId, performance.now())
+          try {
+            return await tool.execute(input, ctx)
+          } finally {
+            clock.ended.set(ctx.callId, performance.now())
+          }
+        },
+      } as Tool
+    }),
+  )
+}
 
 interface Measured {
   wall: number
@@ -59,11 +104,12 @@ async function runShape(
   }
   const model = await startScriptedModel({ scenario })
   const events: SessionEvent[] = []
+  const clock: Clock = { closed: new Map(), began: new Map(), ended: new Map() }
   const session = await AgentSession.create({
     workspace,
     sessionsDir,
-    registry: createToolRegistry(),
-    model: createModelClient({ baseUrl: model.baseUrl, apiKey: 'bench', maxRetries: 0 }),
+    registry: timedRegistry(clock),
+    model: timedModel(createModelClient({ baseUrl: model.baseUrl, apiKey: 'bench', maxRetries: 0 }), clock),
     modelName: 'scripted',
     demo: false,
     scheduler: mode,
@@ -104,12 +150,18 @@ async function runShape(
     ends.push(Math.max(c.close, gate) + c.duration)
   })
   const predictedStreaming = Math.max(streamEnd, ...ends)
-  // Dispatch latency: from the moment a call could start (its block closed and the gate was free) to its start.
+  // Dispatch latency, in high resolution: from the moment a call could start (its block closed, and the gate
+  // was free: every earlier call ended for an unsafe one, every earlier unsafe call for a safe one) to the
+  // moment its tool began executing. Policy, approval (automatic here), events and the gate are all inside.
   const closeToStart =
     mode === 'streaming'
-      ? calls.map((c, i) => {
-          const earlier = calls.slice(0, i).filter((p) => !c.safe || !p.safe)
-          return c.startedAt - Math.max(c.close, 0, ...earlier.map((p) => p.endedAt))
+      ? queued.map((c, i) => {
+          const earlier = queued.slice(0, i).filter((p) => !c.safe || !p.safe)
+          const free = Math.max(
+            clock.closed.get(c.callId) as number,
+            ...earlier.map((p) => clock.ended.get(p.callId) as number),
+          )
+          return (clock.began.get(c.callId) as number) - free
         })
       : []
   return { wall, predictedBatch, predictedStreaming, closeToStart }
@@ -125,6 +177,8 @@ export const benchmarks: Benchmark[] = [
       await mkdir(join(workspace, 'tree'), { recursive: true })
       for (const f of ['a.ts', 'b.ts', 'c.ts'])
         await writeFile(join(workspace, f), 'export const x = 1\n'.repeat(200))
+      for (const f of ['big-a.ts', 'big-b.ts'])
+        await writeFile(join(workspace, f), 'export const value = compute(input)\n'.repeat(200_000))
       // A tree big enough for grep to take a noticeable while.
       const line = 'const value = compute(input) // ordinary source line\n'.repeat(80)
       for (let d = 0; d < 40; d++) {
@@ -134,10 +188,15 @@ export const benchmarks: Benchmark[] = [
       const out: BenchResult[] = []
       const allCloseToStart: number[] = []
       try {
+        // Warm-up, not measured: the first runs compile the code paths (JIT, the bash grammar's caches), which a
+        // running app has long done.
+        for (const shape of shapes)
+          for (const mode of ['batch', 'streaming'] as const)
+            await runShape(workspace, join(base, 'sessions'), shape.blocks, mode)
         for (const shape of shapes) {
           const achieved: number[] = []
           const predicted: number[] = []
-          for (let rep = 0; rep < 3; rep++) {
+          for (let rep = 0; rep < 5; rep++) {
             const batch = await runShape(workspace, join(base, 'sessions'), shape.blocks, 'batch')
             const streaming = await runShape(workspace, join(base, 'sessions'), shape.blocks, 'streaming')
             achieved.push(batch.wall - streaming.wall)
@@ -158,10 +217,13 @@ export const benchmarks: Benchmark[] = [
           )
         }
         out.push(
-          result('streaming: block close to tool start p95', percentile(allCloseToStart, 95), 1, 'ms', {
-            maxValue: 2,
-            text: 'p95 < 2 ms (ms-resolution event times)',
-          }),
+          result(
+            'streaming: block close to tool start p95',
+            Number(percentile(allCloseToStart, 95).toFixed(3)),
+            Number(median(allCloseToStart).toFixed(3)),
+            'ms',
+            { maxValue: 2, text: 'p95 < 2 ms (baseline: the median)' },
+          ),
         )
       } finally {
         await rm(base, { recursive: true, force: true })

@@ -67,6 +67,26 @@ describe('the approval policy', () => {
     })
   })
 
+  it('judges paths by the name given, so deciding never waits for the disk', () => {
+    expect(decidePolicy('read_file', { path: './src/../.env' }, opts)).toEqual({
+      kind: 'ask',
+      protected: true,
+    })
+    expect(decidePolicy('read_file', { path: join(root, '.ENV.local') }, opts)).toEqual({
+      kind: 'ask',
+      protected: true,
+    })
+    const auto = { ...opts, autoApproveEdits: true }
+    expect(decidePolicy('write_file', { path: 'src/../.GIT/config', content: '' }, auto)).toEqual({
+      kind: 'ask',
+      protected: true,
+    })
+    // A name the tool will refuse anyway is decided on nothing more: the tool gives the reason.
+    expect(decidePolicy('write_file', { path: '../outside.ts', content: '' }, auto)).toEqual({
+      kind: 'allow',
+    })
+  })
+
   it('knows which files hold secrets', () => {
     for (const p of ['.env', 'app/.env.local', '.ssh/config', 'certs/server.pem', 'id_ed25519', '.npmrc'])
       expect(isSecretPath(p), p).toBe(true)

@@ -6,7 +6,7 @@ import { planEdit } from '../tools/edit-file'
 import { fileDiff } from '../tools/file-diff'
 import type { BashInput, EditFileInput, ReadFileInput, WriteFileInput } from '../tools/schemas'
 import type { ToolContext } from '../tools/tool'
-import { resolveInWorkspace, toWorkspaceRelative } from '../tools/workspace'
+import { isProtectedRelative, isSecretRelative, nameInWorkspace } from '../tools/workspace'
 import { planWrite } from '../tools/write-file'
 
 /**
@@ -31,27 +31,24 @@ export interface PolicyOptions {
 export type PolicyVerdict =
   { kind: 'allow' } | { kind: 'ask'; protected: boolean } | { kind: 'deny'; reason: string }
 
-export async function decidePolicy(
-  name: string,
-  input: unknown,
-  opts: PolicyOptions,
-): Promise<PolicyVerdict> {
+export function decidePolicy(name: string, input: unknown, opts: PolicyOptions): PolicyVerdict {
   switch (name) {
     case 'grep':
     case 'glob':
       return { kind: 'allow' }
+    // Paths are judged by the name the model wrote, without touching the disk, so an allowed call starts the
+    // moment its block closes. A name that hides a protected target behind a symbolic link is refused by the
+    // tool itself (`linkHidesProtection`), which then names the real path for the model to use.
     case 'read_file': {
       // Reading a secret sends it to the model provider: the user decides. Other protected files (.git/,
       // editor settings) are protected against writes only; reading them is what an agent needs to do.
-      const resolved = await resolveInWorkspace(opts.workspace, (input as ReadFileInput).path, 'read')
-      const secret =
-        resolved.ok && resolved.protected && isSecretPath(toWorkspaceRelative(opts.workspace, resolved.path))
-      return secret ? { kind: 'ask', protected: true } : { kind: 'allow' }
+      const name = nameInWorkspace(opts.workspace, (input as ReadFileInput).path)
+      return name !== null && isSecretRelative(name) ? { kind: 'ask', protected: true } : { kind: 'allow' }
     }
     case 'write_file':
     case 'edit_file': {
-      const resolved = await resolveInWorkspace(opts.workspace, (input as WriteFileInput).path, 'write')
-      if (resolved.ok && resolved.protected) return { kind: 'ask', protected: true }
+      const name = nameInWorkspace(opts.workspace, (input as WriteFileInput).path)
+      if (name !== null && isProtectedRelative(name)) return { kind: 'ask', protected: true }
       return opts.autoApproveEdits ? { kind: 'allow' } : { kind: 'ask', protected: false }
     }
     case 'bash': {
@@ -69,16 +66,8 @@ export async function decidePolicy(
   }
 }
 
-/** Files whose content is a credential: .env files, keys, tokens and the folders that hold them. */
-export function isSecretPath(relPath: string): boolean {
-  const segments = relPath.toLowerCase().split(/[\\/]+/)
-  const name = segments.at(-1) ?? ''
-  if (segments.some((s) => s === '.ssh' || s === '.gnupg' || s === '.aws')) return true
-  if (name === '.env' || name.startsWith('.env.') || name === '.envrc') return true
-  if (['.netrc', '.pgpass', '.npmrc', '.pypirc', '.git-credentials', '.yarnrc.yml'].includes(name))
-    return true
-  return /^id_[a-z0-9]+$/.test(name) || /\.(pem|key|p12|pfx)$/.test(name)
-}
+/** Files whose content is a credential (moved to the tool layer, which enforces it on links). */
+export const isSecretPath = isSecretRelative
 
 export type PreviewResult =
   | {

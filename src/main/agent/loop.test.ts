@@ -1,11 +1,15 @@
 import { mkdir, mkdtemp, readFile, realpath, rm, utimes, writeFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import type { EventOf, SessionEvent } from '../../shared/events'
 import { readSession } from '../session/log'
 import { loadBashGrammar } from '../tools/bash/validate'
 import { createToolRegistry } from '../tools/index'
+import { ToolRegistry } from '../tools/registry'
+import { defineTool, ok } from '../tools/tool'
 import { ERROR_HINT } from '../tools/result-format'
 import { AgentSession, type AgentOptions, type ApprovalMode } from './loop'
 import { createModelClient } from './model'
@@ -258,6 +262,47 @@ describe('the agent loop', () => {
       await expect(readFile(join(s.workspace, 'cut.txt'))).rejects.toThrow()
       await expect(readFile(join(s.workspace, 'p.py'))).rejects.toThrow()
     }
+  })
+
+  it('starts a side effect only once the log shows its approval and its start (write-ahead)', async () => {
+    // A probe with a side effect, run through the real pipeline: when it runs, it reads the log from disk.
+    const seen: string[][] = []
+    const probe = defineTool({
+      name: 'probe',
+      description: 'Records which of its events the session log holds when it runs.',
+      input: z.object({}),
+      concurrencySafe: false,
+      execute: (_input, ctx) => {
+        const log = readFileSync(`${ctx.outputDir}.jsonl`, 'utf8')
+        const mine = log
+          .split('\n')
+          .filter((line) => line.includes(JSON.stringify(ctx.callId)))
+          .map((line) => (JSON.parse(line) as SessionEvent).type)
+        seen.push(mine)
+        return Promise.resolve(ok('probed'))
+      },
+    })
+    const scenario: Scenario = {
+      turns: [
+        {
+          blocks: [
+            { tool: 'probe', input: {} },
+            { tool: 'probe', input: {} },
+          ],
+        },
+        { blocks: [{ text: 'fine' }] },
+      ],
+    }
+    const s = await setup(scenario, {})
+    const registry = createToolRegistry()
+    const tools = registry.names().map((n) => registry.get(n)!)
+    const session = await AgentSession.create({ ...s.options, registry: new ToolRegistry([...tools, probe]) })
+    await session.run('probe')
+    await session.close()
+    expect(seen).toEqual([
+      ['tool.queued', 'approval.requested', 'approval.decided', 'tool.started'],
+      ['tool.queued', 'approval.requested', 'approval.decided', 'tool.started'],
+    ])
   })
 
   it('--approve none turns every asking call into a rejection the model sees', async () => {

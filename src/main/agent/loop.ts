@@ -99,6 +99,8 @@ interface PendingCall {
   waiter?: (decision: Decision) => void
   /** Content the user approved to be written: a write that would now write something else is refused. */
   approvedAfter?: string
+  /** Its approval events and its tool.started, as they are appended: a side effect waits for them. */
+  logged?: Promise<unknown>[]
 }
 
 /** The most live output one event carries. */
@@ -470,7 +472,7 @@ export class AgentSession {
       ...(priorFailure ? { priorFailure } : {}),
       hooks: {
         onQueued: (spec, lane) => turnCtx.queued(spec, lane),
-        onStarted: (spec) => void this.emit({ type: 'tool.started', callId: spec.callId }),
+        onStarted: (spec) => turnCtx.started(spec.callId),
         onSettled: (spec, outcome) => turnCtx.settled(spec.callId, outcome),
         onBlocked: () => turnCtx.blocked(),
       },
@@ -507,9 +509,12 @@ export class AgentSession {
    */
   emit(draft: Draft): Promise<SessionEvent> {
     // The time is taken now, not when the write queue gets to it: the timeline shows when things happened.
-    const stamped = { at: Date.now(), ...draft }
+    // The line goes to the writer at once (it numbers lines in call order and writes everything queued in one
+    // write), so waiting for an event costs one write, not one write per event still queued before it.
+    const appended = this.writer.append({ at: Date.now(), ...draft } as never) as Promise<SessionEvent>
+    appended.catch(() => undefined) // handled below, in order; not an unhandled rejection meanwhile
     const next = this.emitChain.then(async () => {
-      const event = (await this.writer.append(stamped as never)) as SessionEvent
+      const event = await appended
       this.state = reduceEvent(this.state, event)
       this.opts.onEvent?.(event)
       return event
@@ -717,7 +722,9 @@ class TurnContext {
     // The policy is decided at once, so an allowed call (a read) starts without waiting for anything;
     // previews are built one after another in call order, so a write's preview sees the turn's earlier writes.
     const verdictReady = (async () => {
-      const rules = options.alwaysAllow ? await options.alwaysAllow.rules(options.workspace) : []
+      // Only commands have rules; the others are decided without waiting for anything.
+      const rules =
+        options.alwaysAllow && call.name === 'bash' ? await options.alwaysAllow.rules(options.workspace) : []
       return decidePolicy(call.name, call.input, {
         workspace: options.workspace,
         alwaysAllow: rules,
@@ -749,7 +756,10 @@ class TurnContext {
         call.approvedAfter = preview.after
       }
       call.needsApproval = true
-      await this.session.emit({ type: 'approval.requested', callId: call.callId, preview: preview.preview })
+      // Not awaited: the log keeps the order, and the call waits for these lines before it runs (`spec`).
+      ;(call.logged ??= []).push(
+        this.session.emit({ type: 'approval.requested', callId: call.callId, preview: preview.preview }),
+      )
       await this.decideWithoutAsking(call)
     })
     this.preparing = link.catch(() => undefined)
@@ -773,12 +783,14 @@ class TurnContext {
     const mode = this.session.options.approvals
     if (mode !== 'all' && mode !== 'none') return
     call.decision = { decision: mode === 'all' ? 'approved' : 'rejected' }
-    await this.session.emit({
-      type: 'approval.decided',
-      callId: call.callId,
-      decision: call.decision.decision,
-      by: 'cli',
-    })
+    ;(call.logged ??= []).push(
+      this.session.emit({
+        type: 'approval.decided',
+        callId: call.callId,
+        decision: call.decision.decision,
+        by: 'cli',
+      }),
+    )
   }
 
   private spec(
@@ -820,6 +832,10 @@ class TurnContext {
         return { run: true }
       },
       execute: async (signal) => {
+        // Write-ahead: a side effect starts only once the log holds its approval and its start (one write for
+        // all of them), so a crash can never leave a command run or a file written that the log does not show
+        // as started, and a continue never runs it twice. A read runs at once; repeating it is harmless.
+        if (!call.safe || call.needsApproval) await Promise.all(call.logged ?? [])
         const tool = session.options.registry.get(call.name)
         if (!tool) return { output: `Unknown tool "${call.name}".`, isError: true }
         const { ctx, flush } = session.toolContext(call.callId, signal)
@@ -856,6 +872,11 @@ class TurnContext {
       lane,
       title: titleFor(call.name, call.input),
     })
+  }
+
+  started(callId: string): void {
+    const call = this.calls.get(callId) as PendingCall
+    ;(call.logged ??= []).push(this.session.emit({ type: 'tool.started', callId }))
   }
 
   /** The scheduler can go no further without a person (it calls this once the response is complete). */

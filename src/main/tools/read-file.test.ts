@@ -202,6 +202,30 @@ describe('read_file', () => {
     expect(ctx.snapshots.get(real)).toBeDefined()
   })
 
+  it('refuses a harmless name that links to a secret, and names the real path (which asks the user)', async () => {
+    await put('.env', 'TOKEN=hunter2\n')
+    await put('.ssh/config', 'Host x\n')
+    await fs.symlink(path.join(root, '.env'), path.join(root, 'notes.txt'))
+    await fs.symlink(path.join(root, '.ssh'), path.join(root, 'hosts'))
+    for (const [p, real] of [
+      ['notes.txt', '.env'],
+      ['./sub/../notes.txt', '.env'],
+      ['hosts/config', '.ssh/config'],
+    ] as const) {
+      const result = await read({ path: p })
+      expect(result.isError, p).toBe(true)
+      expect(result.output).not.toContain('hunter2')
+      expect(result.output).toContain(`Use its real path, "${real}"`)
+    }
+    expect(ctx.snapshots.all()).toEqual([])
+    // By its own name (the approval policy asks for it) it is read.
+    expect((await read({ path: '.env' })).output).toContain('hunter2')
+    // A secret-looking name for a harmless file is read too (the policy asked on the name).
+    await put('plain.txt', 'plain\n')
+    await fs.symlink(path.join(root, 'plain.txt'), path.join(root, '.env.example'))
+    expect((await read({ path: '.env.example' })).isError).toBe(false)
+  })
+
   it('stops at the output budget on a line boundary and says how to read on', async () => {
     await put('wide.txt', Array.from({ length: 2000 }, (_, i) => `${i}:${'w'.repeat(1000)}\n`).join(''))
     const result = await read({ path: 'wide.txt' })

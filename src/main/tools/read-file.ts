@@ -8,7 +8,7 @@ import type { FileSnapshot } from './snapshots'
 import { sha256 } from './snapshots'
 import { defineTool, fail, ok } from './tool'
 import type { ToolContext, ToolResult } from './tool'
-import { resolveInWorkspace, toWorkspaceRelative } from './workspace'
+import { linkHidesProtection, resolveInWorkspace, toWorkspaceRelative } from './workspace'
 
 /**
  * read_file (DESIGN 2). Streams the file: a line range of a 1 GB file never loads the file.
@@ -432,6 +432,8 @@ export const readFileTool = defineTool({
   async execute(input, ctx) {
     const resolved = await resolveInWorkspace(ctx.workspace, input.path, 'read')
     if (!resolved.ok) return fail(resolved.reason, { title: `Read ${input.path}` })
+    const hidden = linkHidesProtection(ctx.workspace, input.path, resolved.path, 'secret')
+    if (hidden) return fail(hidden, { title: `Read ${input.path}` })
     const path = resolved.path
     const rel = toWorkspaceRelative(ctx.workspace, path)
     const from = input.offset ?? 1

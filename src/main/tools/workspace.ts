@@ -110,6 +110,59 @@ export function isProtectedRelative(relative: string): boolean {
   return segments.some((s) => PROTECTED_DIRS.has(s.toLowerCase()))
 }
 
+/** Files whose content is a credential: .env files, keys, tokens and the folders that hold them. Reading one
+ * sends the secret to the model provider, so reads of these ask the user (other protected paths are
+ * protected against writes only). */
+export function isSecretRelative(relative: string): boolean {
+  const segments = relative.toLowerCase().split(/[\\/]+/)
+  const name = segments.at(-1) ?? ''
+  if (segments.some((s) => s === '.ssh' || s === '.gnupg' || s === '.aws')) return true
+  if (name === '.env' || name.startsWith('.env.') || name === '.envrc') return true
+  if (['.netrc', '.pgpass', '.npmrc', '.pypirc', '.git-credentials', '.yarnrc.yml'].includes(name))
+    return true
+  return /^id_[a-z0-9]+$/.test(name) || /\.(pem|key|p12|pfx)$/.test(name)
+}
+
+/**
+ * The path as the model wrote it, relative to the root and normalized, judged on its text alone (no disk
+ * access, so the approval policy can decide the moment a call arrives); null when the text would be refused.
+ * Where it really leads can differ (a symlink named `notes.txt` pointing at `.env`): the tools compare it
+ * with the resolved path, see `linkHidesProtection`.
+ */
+export function nameInWorkspace(root: string, input: string): string | null {
+  if (typeof input !== 'string' || input.length === 0) return null
+  const checked = lexicalCheck(input, /\/+/, { rootPrefixes: [splitSegments(path.resolve(root), /\/+/)] })
+  if (!checked.ok) return null
+  return path.posix.normalize(checked.segments.join('/') || '.')
+}
+
+/**
+ * When the path the model gave looks harmless but leads through a symbolic link to a protected place (a
+ * secret, for `kind: 'secret'`), the refusal to give the model; null otherwise. The approval policy judges
+ * the name the model wrote, so such a call would get past it: it is refused here, and the model is told to
+ * use the real path, which then goes to the user.
+ */
+export function linkHidesProtection(
+  rootReal: string,
+  input: string,
+  resolvedPath: string,
+  kind: 'secret' | 'protected',
+): string | null {
+  const test = kind === 'secret' ? isSecretRelative : isProtectedRelative
+  const real = toWorkspaceRelative(rootReal, resolvedPath)
+  if (!test(real)) return null
+  const name = nameInWorkspace(rootReal, input)
+  if (name !== null && test(name)) return null
+  const what =
+    kind === 'secret'
+      ? "a file that holds secrets; reading it sends them to the model provider, so it needs the user's approval"
+      : "a protected path (version control, editor, CI or shell settings, credentials); changes there need the user's review"
+  return (
+    `Path ${JSON.stringify(input)} leads through a symbolic link to "${real}", ${what}. ` +
+    `Use its real path, "${real}", so the user is asked.`
+  )
+}
+
 /** Segment-wise containment of two absolute paths (`/ws-evil` is not inside `/ws`). */
 export function isInside(rootReal: string, absReal: string): boolean {
   const root = path.resolve(rootReal)

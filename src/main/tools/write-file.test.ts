@@ -55,6 +55,30 @@ async function externalChange(file: string, content: string): Promise<void> {
 }
 
 describe('write_file', () => {
+  it('refuses a harmless name that links into a protected place, and names the real path', async () => {
+    await put('.git/hooks/pre-commit.sample', '#!/bin/sh\n')
+    await fs.symlink(path.join(root, '.git/hooks'), path.join(root, 'hooks'))
+    await put('.env', 'A=1\n')
+    await fs.symlink(path.join(root, '.env'), path.join(root, 'settings.txt'))
+    await read('settings.txt').catch(() => undefined)
+    for (const [p, real] of [
+      ['hooks/pre-commit', '.git/hooks/pre-commit'],
+      ['settings.txt', '.env'],
+    ] as const) {
+      const result = await write(p, 'rm -rf ~\n')
+      expect(result.isError, p).toBe(true)
+      expect(result.output).toContain(`Use its real path, "${real}"`)
+    }
+    expect(existsSync(path.join(root, '.git/hooks/pre-commit'))).toBe(false)
+    expect(await fs.readFile(path.join(root, '.env'), 'utf8')).toBe('A=1\n')
+    const edit = await editFileTool.execute(
+      { path: 'settings.txt', old_string: 'A=1', new_string: 'A=2' },
+      ctx,
+    )
+    expect(edit.isError).toBe(true)
+    expect(edit.output).toContain('Use its real path, ".env"')
+  })
+
   it('creates a file with its parent folders and says so with the line count', async () => {
     const result = await write('src/deep/new/mod.ts', 'export const x = 1\nexport const y = 2\n')
     expect(result.isError).toBe(false)

@@ -7,7 +7,7 @@ import { WriteFileInput } from './schemas'
 import { checkConflict, sha256 } from './snapshots'
 import { defineTool, fail, ok } from './tool'
 import type { ToolContext, ToolResult } from './tool'
-import { resolveInWorkspace, toWorkspaceRelative } from './workspace'
+import { linkHidesProtection, resolveInWorkspace, toWorkspaceRelative } from './workspace'
 
 /**
  * write_file (DESIGN 2), and what it shares with edit_file: loading the file to change under the conflict
@@ -69,6 +69,8 @@ export type LoadedFile =
 export async function loadForChange(ctx: ToolContext, rawPath: string, base?: PlanBase): Promise<LoadedFile> {
   const resolved = await resolveInWorkspace(ctx.workspace, rawPath, 'write')
   if (!resolved.ok) return { ok: false, error: resolved.reason }
+  const hidden = linkHidesProtection(ctx.workspace, rawPath, resolved.path, 'protected')
+  if (hidden) return { ok: false, error: hidden }
   const path = resolved.path
   const relPath = toWorkspaceRelative(ctx.workspace, path)
   const found = { ok: true as const, path, relPath, protected: resolved.protected }
