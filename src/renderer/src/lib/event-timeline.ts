@@ -1,5 +1,5 @@
 import type { SessionEvent } from '../../../shared/events'
-import { initialSessionState, reduceEvent, type SessionState } from '../../../shared/reducer'
+import { initialSessionState, reduceEvents, type SessionState } from '../../../shared/reducer'
 
 /**
  * A session's events and the states they lead to, for the live view and for replay alike.
@@ -64,16 +64,30 @@ export class EventTimeline {
   append(events: readonly SessionEvent[]): { added: number; gap: boolean } {
     let added = 0
     let gap = false
+    let lastSeq = this.headState.lastSeq
+    // Reduced in runs that end at checkpoints: one reduction per run copies each touched object once, where
+    // one per event copied the turn list and the touched turn again for every event.
+    let run: SessionEvent[] = []
+    const reduceRun = (): void => {
+      if (run.length === 0) return
+      this.headState = reduceEvents(run, this.headState)
+      run = []
+    }
     for (const event of events) {
-      if (event.seq <= this.headState.lastSeq) continue
-      if (event.seq > this.headState.lastSeq + 1 && this.list.length > 0) gap = true
+      if (event.seq <= lastSeq) continue
+      if (event.seq > lastSeq + 1 && this.list.length > 0) gap = true
+      if (typeof event.seq === 'number') lastSeq = event.seq // a malformed one is the reducer's to report
       const prevMax = this.maxAtUpTo[this.maxAtUpTo.length - 1] ?? event.at
       this.list.push(event)
       this.maxAtUpTo.push(Math.max(prevMax, event.at))
-      this.headState = reduceEvent(this.headState, event)
-      if (this.list.length % CHECKPOINT_EVERY === 0) this.checkpoints.push(this.headState)
+      run.push(event)
+      if (this.list.length % CHECKPOINT_EVERY === 0) {
+        reduceRun()
+        this.checkpoints.push(this.headState)
+      }
       added++
     }
+    reduceRun()
     return { added, gap }
   }
 
@@ -86,8 +100,8 @@ export class EventTimeline {
       const k = Math.floor(index / CHECKPOINT_EVERY)
       from = { index: k * CHECKPOINT_EVERY, state: this.checkpoints[k] as SessionState }
     }
-    let state = from.state
-    for (let i = from.index; i < index; i++) state = reduceEvent(state, this.list[i] as SessionEvent)
+    const state =
+      index > from.index ? reduceEvents(this.list.slice(from.index, index), from.state) : from.state
     this.cursor = { index, state }
     return state
   }
