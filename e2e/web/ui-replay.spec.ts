@@ -64,6 +64,29 @@ test('a finished session replays: scrubbing to the middle shows only the calls t
     await expect(page.getByTestId('run-end')).toHaveCount(0)
     await screenshots(page, 'ui-replay-middle')
 
+    // A drag: a position every frame across the whole session, ending in the middle. While it goes on the panes
+    // take the positions in turn; once it stops, both show the last one.
+    await scrubber.evaluate(async (el, end) => {
+      const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')?.set
+      const max = Number((el as HTMLInputElement).max)
+      for (let i = 0; i <= 30; i++) {
+        await new Promise((resolve) => requestAnimationFrame(resolve))
+        setter?.call(el, String(i === 30 ? end : Math.round((max * (i % 10)) / 9)))
+        el.dispatchEvent(new Event('input', { bubbles: true }))
+      }
+    }, middle)
+    await expect
+      .poll(async () =>
+        (
+          await page
+            .getByTestId('tool-bar')
+            .evaluateAll((els) => els.map((e) => e.getAttribute('data-call-id')))
+        ).sort(),
+      )
+      .toEqual([...expected].sort())
+    await expect(page.getByTestId('tool-card')).toHaveCount(expected.length)
+    await expect(page.getByTestId('run-end')).toHaveCount(0)
+
     // Back to the start, then "next call" moves to the first call.
     await setRange(scrubber, 0)
     await expect(page.getByTestId('tool-bar')).toHaveCount(0)

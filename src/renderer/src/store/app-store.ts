@@ -45,6 +45,11 @@ interface OpenSessionSlice {
   version: number
   /** The state on screen: the head, or the replay position's. */
   view: SessionState | null
+  /**
+   * The transcript's state: the same as `view`, except for a frame at a time while the scrubber is dragged (see
+   * `setReplay`).
+   */
+  transcriptView: SessionState | null
   live: boolean
   warnings: string[]
   sessionLoading: boolean
@@ -64,7 +69,8 @@ interface OpenSessionSlice {
   continueRun(): Promise<void>
   replyApprovals(decisions: ApprovalReply[]): Promise<boolean>
   selectCall(callId: string | null, from: 'timeline' | 'transcript' | null): void
-  setReplay(update: Partial<ReplayState>): void
+  /** `scrub`: the position comes from dragging the scrubber (an input event per frame). */
+  setReplay(update: Partial<ReplayState>, source?: 'scrub'): void
   dismissError(): void
 }
 
@@ -89,6 +95,18 @@ const batchPerFrame =
 let queued: SessionEvent[] = []
 let frame: number | null = null
 
+/**
+ * Dragging the scrubber sends a position every frame, each far from the last: both panes would rebuild a
+ * screenful of rows every frame. While a drag goes on, positions go to the timeline and the transcript in turn,
+ * so each frame rebuilds one pane and each pane lags the thumb by one frame at most; once the drag pauses, both
+ * show the last position.
+ */
+const SCRUB_CONTINUOUS_MS = 100
+const SCRUB_SETTLE_MS = 60
+let lastScrubAt = Number.NEGATIVE_INFINITY
+let lastScrubPane: 'timeline' | 'transcript' = 'transcript'
+let scrubSettle: ReturnType<typeof setTimeout> | null = null
+
 const initialReplay: ReplayState = { active: false, at: 0, playing: false, speed: 4 }
 
 export const useAppStore = create<AppState>()((set, get) => {
@@ -110,7 +128,8 @@ export const useAppStore = create<AppState>()((set, get) => {
       return
     }
     if (added === 0) return
-    set({ version: version + 1, view: viewOf(timeline, replay) })
+    const view = viewOf(timeline, replay)
+    set({ version: version + 1, view, transcriptView: view })
   }
 
   const fail = (error: string): void => set({ actionError: error, busy: false })
@@ -169,6 +188,7 @@ export const useAppStore = create<AppState>()((set, get) => {
     timeline: null,
     version: 0,
     view: null,
+    transcriptView: null,
     live: false,
     warnings: [],
     sessionLoading: false,
@@ -191,6 +211,7 @@ export const useAppStore = create<AppState>()((set, get) => {
         openSessionId: sessionId,
         timeline: null,
         view: null,
+        transcriptView: null,
         live: false,
         warnings: [],
         sessionError: null,
@@ -212,11 +233,12 @@ export const useAppStore = create<AppState>()((set, get) => {
       if (get().openSessionId !== sessionId) return
       if (!result.ok) return set({ sessionLoading: false, sessionError: result.error })
       const timeline = new EventTimeline(result.value.events)
-      const replay = get().replay
+      const view = viewOf(timeline, get().replay)
       set({
         timeline,
         version: get().version + 1,
-        view: viewOf(timeline, replay),
+        view,
+        transcriptView: view,
         live: result.value.live,
         warnings: result.value.warnings,
         sessionLoading: false,
@@ -249,7 +271,10 @@ export const useAppStore = create<AppState>()((set, get) => {
       }
       set({ busy: false })
       if (result.value.sessionId !== get().openSessionId) await get().openSession(result.value.sessionId)
-      else set({ replay: initialReplay, view: get().timeline?.head ?? null, live: true })
+      else {
+        const head = get().timeline?.head ?? null
+        set({ replay: initialReplay, view: head, transcriptView: head, live: true })
+      }
       void get().refreshSessions()
       return true
     },
@@ -268,7 +293,8 @@ export const useAppStore = create<AppState>()((set, get) => {
       set({ busy: true, actionError: null })
       const result = await window.api.invoke('session:continue', { sessionId })
       if (!result.ok) return fail(result.error)
-      set({ busy: false, live: true, replay: initialReplay, view: get().timeline?.head ?? null })
+      const head = get().timeline?.head ?? null
+      set({ busy: false, live: true, replay: initialReplay, view: head, transcriptView: head })
     },
 
     async replyApprovals(decisions) {
@@ -288,7 +314,7 @@ export const useAppStore = create<AppState>()((set, get) => {
       set({ selectedCallId: callId, selectedFrom: from })
     },
 
-    setReplay(update) {
+    setReplay(update, source) {
       const { timeline, replay } = get()
       const next = { ...replay, ...update }
       if (timeline) {
@@ -297,7 +323,21 @@ export const useAppStore = create<AppState>()((set, get) => {
         next.at = Math.max(first, Math.min(last, next.at))
         if (next.playing && next.at >= last && update.at === undefined) next.at = first
       }
-      set({ replay: next, view: timeline ? viewOf(timeline, next) : null })
+      const view = timeline ? viewOf(timeline, next) : null
+      if (scrubSettle !== null) clearTimeout(scrubSettle)
+      scrubSettle = null
+      const now = performance.now()
+      const dragging = source === 'scrub' && now - lastScrubAt < SCRUB_CONTINUOUS_MS
+      lastScrubAt = source === 'scrub' ? now : Number.NEGATIVE_INFINITY
+      if (!dragging) return set({ replay: next, view, transcriptView: view })
+      lastScrubPane = lastScrubPane === 'timeline' ? 'transcript' : 'timeline'
+      set(lastScrubPane === 'timeline' ? { replay: next, view } : { replay: next, transcriptView: view })
+      // The drag paused: the pane left behind catches up (the other one keeps its state object: no render).
+      scrubSettle = setTimeout(() => {
+        scrubSettle = null
+        const settled = get().timeline === timeline ? view : null
+        if (settled) set({ view: settled, transcriptView: settled })
+      }, SCRUB_SETTLE_MS)
     },
 
     dismissError() {

@@ -105,7 +105,9 @@ export function ReplayBar() {
         max={span}
         step={1}
         value={Math.round(position - first)}
-        onChange={(e) => setReplay({ active: true, playing: false, at: first + Number(e.target.value) })}
+        onChange={(e) =>
+          setReplay({ active: true, playing: false, at: first + Number(e.target.value) }, 'scrub')
+        }
         disabled={span === 0}
       />
       <span className="replay-time mono" data-testid="replay-time">

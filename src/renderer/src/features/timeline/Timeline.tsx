@@ -103,13 +103,16 @@ export function Timeline() {
     if (Math.abs(el.scrollLeft - left) > 1) el.scrollLeft = left
   }, [zoom, scale, fit.start])
 
+  // Turn heights come from their layouts, never from measuring. A key function new with every layout list makes
+  // the virtualizer recompute its offsets in the same render (measure() would cost a second render).
+  const getItemKey = useCallback((i: number) => layouts[i]?.turn ?? i, [layouts])
   const virtualizer = useVirtualizer({
     count: layouts.length,
     getScrollElement: () => scrollRef.current,
     estimateSize: (i) => layouts[i]?.height ?? 60,
+    getItemKey,
     overscan: 3,
   })
-  useEffect(() => virtualizer.measure(), [layouts, virtualizer])
 
   // Following a run (live, or a replay playing) keeps its latest turn in view, unless the user zoomed to look around.
   const following = zoom === null && (running || replay.playing)
@@ -270,10 +273,12 @@ export function Timeline() {
                   layout={layout}
                   top={item.start + 26}
                   scale={scale}
-                  now={now}
+                  // Only a turn with a call still going draws up to "now": the others keep their props (and skip
+                  // rendering) while a replay moves.
+                  now={layout.end === undefined ? now : 0}
                   live={running}
-                  selectedCallId={selectedCallId}
-                  view={view as SessionState}
+                  // Likewise, only the turn holding the selected call sees the selection.
+                  selectedCallId={selectedIn(layout, selectedCallId)}
                   onSelect={selectCall}
                   onHover={onHover}
                   registerRunning={registerRunning}
@@ -296,6 +301,12 @@ function findCall(view: SessionState, callId: string): ToolCallState | undefined
     if (call) return call
   }
   return undefined
+}
+
+function selectedIn(layout: TurnLayout, callId: string | null): string | null {
+  if (callId === null) return null
+  const has = (bars: BarLayout[]): boolean => bars.some((b) => b.call.callId === callId)
+  return has(layout.parallel) || has(layout.serial) || has(layout.skipped) ? callId : null
 }
 
 function Legend() {
@@ -373,7 +384,6 @@ interface TurnRowProps {
   scale: Scale
   now: number
   live: boolean
-  view: SessionState
   selectedCallId: string | null
   onSelect(callId: string, from: 'timeline'): void
   onHover(callId: string | null, rect?: DOMRect): void
@@ -484,16 +494,8 @@ function Bar({
   )
 }
 
-function SkipMarker({
-  bar,
-  scale,
-  view,
-  selectedCallId,
-  onSelect,
-  onHover,
-}: TurnRowProps & { bar: BarLayout }) {
-  const { call } = bar
-  const cause = call.causeCallId ? findCall(view, call.causeCallId) : undefined
+function SkipMarker({ bar, scale, selectedCallId, onSelect, onHover }: TurnRowProps & { bar: BarLayout }) {
+  const { call, cause } = bar
   // Hung under the failed call (from where it started to run), so the markers stay inside the run's span on
   // screen instead of trailing off past its end.
   const anchor = cause ? (cause.startedAt ?? cause.queuedAt) : bar.start

@@ -18,6 +18,8 @@ export interface BarLayout {
   /** When the call began running (after queueing and approval); undefined if it never ran. */
   runStart?: number
   end?: number
+  /** For a skipped call: the sibling whose failure skipped it (from the same turn). */
+  cause?: ToolCallState
 }
 
 export interface TurnLayout {
@@ -67,7 +69,8 @@ export function layoutTurn(turn: TurnState): TurnLayout {
     if (s.end === undefined) open = true
     else end = Math.max(end ?? s.end, s.end)
     if (call.status === 'skipped') {
-      skipped.push({ call, row: skipped.length + 1, start: call.finishedAt, end: call.finishedAt })
+      const cause = call.causeCallId === undefined ? undefined : turn.calls[call.causeCallId]
+      skipped.push({ call, row: skipped.length + 1, start: call.finishedAt, end: call.finishedAt, cause })
     } else if (call.lane.kind === 'parallel') {
       parallel.push({ call, row: 0, ...s })
     } else {

@@ -37,7 +37,7 @@ export const ToolCard = memo(function ToolCard({
   const command = isBash ? field(call.input, 'command') : undefined
   const description = isBash ? field(call.input, 'description') : undefined
   const preview = call.approval?.preview
-  const liveTail = call.status === 'running' && call.live ? lastLines(call.live.tail, LIVE_LINES) : undefined
+  const liveTail = liveTailOf(call)
   return (
     <article
       className={`tool-card status-${call.status} ${selected ? 'selected' : ''}`}
@@ -143,6 +143,11 @@ export const ToolCard = memo(function ToolCard({
     </article>
   )
 })
+
+/** The live output a running command's card shows, if any. */
+export function liveTailOf(call: ToolCallState): string | undefined {
+  return call.status === 'running' && call.live ? lastLines(call.live.tail, LIVE_LINES) : undefined
+}
 
 function lastLines(text: string, n: number): string {
   let pos = text.length

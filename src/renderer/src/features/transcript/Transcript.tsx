@@ -1,11 +1,11 @@
-import { useVirtualizer } from '@tanstack/react-virtual'
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react'
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
-import type { RunState, SessionState } from '../../../../shared/reducer'
-import { formatDuration } from '../../lib/format'
+import type { RunState } from '../../../../shared/reducer'
+import { callTitle, formatDuration } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import { transcriptRows, type TranscriptRow } from './rows'
-import { ToolCard } from './ToolCard'
+import { liveTailOf, ToolCard } from './ToolCard'
+import { useTailList } from './use-tail-list'
 
 /**
  * The conversation: tasks, the model's text, one card per tool call, how each run ended. Virtualized (only the
@@ -15,7 +15,7 @@ import { ToolCard } from './ToolCard'
 export function Transcript() {
   const { view, selectedCallId, selectedFrom, selectCall, replayActive } = useAppStore(
     useShallow((s) => ({
-      view: s.view,
+      view: s.transcriptView,
       selectedCallId: s.selectedCallId,
       selectedFrom: s.selectedFrom,
       selectCall: s.selectCall,
@@ -23,44 +23,30 @@ export function Transcript() {
     })),
   )
   const rows = useMemo(() => (view ? transcriptRows(view) : []), [view])
+  const keys = useMemo(() => rows.map((r) => r.key), [rows])
+  const estimateAt = useCallback((i: number) => estimate(rows[i]), [rows])
   const scrollRef = useRef<HTMLDivElement>(null)
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(() => new Set())
-  const stickToBottom = useRef(true)
+  const shapeAt = useCallback((i: number) => shapeOf(rows[i], expanded), [rows, expanded])
 
-  // The virtualizer's functions change identity with its state; this component re-renders with it on purpose.
-  // eslint-disable-next-line react-hooks/incompatible-library
-  const virtualizer = useVirtualizer({
-    count: rows.length,
-    getScrollElement: () => scrollRef.current,
-    estimateSize: (i) => estimate(rows[i]),
-    getItemKey: (i) => rows[i]?.key ?? i,
-    // One row beyond each edge keeps scrolling seamless while mounting at most about twice the rows in view.
-    overscan: 1,
+  // A replay shows the end of the moment scrubbed to; a live run stays at its newest row unless the user scrolled
+  // up to read; a card picked on the timeline stays in view while the run goes on.
+  const list = useTailList({
+    keys,
+    estimate: estimateAt,
+    shape: shapeAt,
+    follow: selectedFrom === 'timeline' ? 'never' : replayActive ? 'always' : 'when-at-end',
+    scrollRef,
+    padStart: 10,
+    padEnd: 10,
   })
 
-  const onScroll = useCallback(() => {
-    const el = scrollRef.current
-    if (el) stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48
-  }, [])
-
-  // Stay at the newest row. A plain scrollTop write costs one layout; the virtualizer's scrollToIndex would
-  // re-check over several frames, which a replay scrubbed every frame cannot afford. Rows measured taller than
-  // estimated change the total size, which runs this again.
-  const totalSize = virtualizer.getTotalSize()
-  useLayoutEffect(() => {
-    const el = scrollRef.current
-    if (!el || rows.length === 0 || selectedFrom === 'timeline') return
-    if (stickToBottom.current || replayActive) el.scrollTop = el.scrollHeight
-  }, [rows, totalSize, replayActive, selectedFrom])
-
-  // A bar clicked on the timeline: scroll its card into view (the highlight follows `selected`).
+  // A bar clicked on the timeline: bring its card into view (the highlight follows `selected`).
+  const { scrollToKey } = list
   useEffect(() => {
     if (selectedFrom !== 'timeline' || selectedCallId === null) return
-    const index = rows.findIndex((r) => r.kind === 'call' && r.call.callId === selectedCallId)
-    if (index < 0) return
-    stickToBottom.current = false
-    virtualizer.scrollToIndex(index, { align: 'center' })
-    // scrollToIndex does its own corrections as rows get measured; focus after it settled.
+    scrollToKey(selectedCallId)
+    // Focus once the card is mounted and in place.
     const timer = setTimeout(() => {
       const card = scrollRef.current?.querySelector<HTMLElement>(
         `[data-call-id="${CSS.escape(selectedCallId)}"] .tool-card-toggle`,
@@ -68,9 +54,7 @@ export function Transcript() {
       card?.focus({ preventScroll: true })
     }, 120)
     return () => clearTimeout(timer)
-    // Only a new selection scrolls; new rows arriving must not pull the view back to it.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [selectedCallId, selectedFrom])
+  }, [selectedCallId, selectedFrom, scrollToKey])
 
   const toggle = useCallback((callId: string) => {
     setExpanded((prev) => {
@@ -83,26 +67,25 @@ export function Transcript() {
   const onSelectCard = useCallback((callId: string) => selectCall(callId, 'transcript'), [selectCall])
 
   if (!view) return null
-  const items = virtualizer.getVirtualItems()
+  const { items } = list
   return (
-    <div className="transcript-scroll" ref={scrollRef} onScroll={onScroll} data-testid="transcript">
-      <div className="transcript-inner" style={{ height: totalSize }}>
+    <div className="transcript-scroll" ref={scrollRef} data-testid="transcript">
+      <div className="transcript-inner" style={{ height: list.total }}>
         <div className="transcript-window" style={{ transform: `translateY(${items[0]?.start ?? 0}px)` }}>
           {items.map((item) => {
             const row = rows[item.index] as TranscriptRow
             return (
               <div
-                key={item.key}
-                data-index={item.index}
-                ref={virtualizer.measureElement}
+                key={item.slot}
+                data-key={item.key}
+                ref={list.slotRef(item.slot)}
                 className="transcript-row"
                 data-testid="transcript-row"
               >
                 <Row
                   row={row}
-                  view={view}
-                  selectedCallId={selectedCallId}
-                  expanded={expanded}
+                  selected={row.kind === 'call' && selectedCallId === row.call.callId}
+                  expanded={row.kind === 'call' && expanded.has(row.call.callId)}
                   onToggle={toggle}
                   onSelect={onSelectCard}
                 />
@@ -115,14 +98,72 @@ export function Transcript() {
   )
 }
 
+/** Text lines at the transcript's width, roughly: enough to tell a one-line text from a paragraph. */
+function textLines(text: string): number {
+  let lines = 0
+  for (const line of text.split('\n')) lines += Math.max(1, Math.ceil(line.length / 90))
+  return lines
+}
+
+/**
+ * Rows that come out the same height (see TailList): the same kind of row with the same parts shown. Open cards
+ * have no shape (their height is their own).
+ */
+function shapeOf(row: TranscriptRow | undefined, expanded: ReadonlySet<string>): string | undefined {
+  if (row === undefined) return undefined
+  if (row.kind === 'call' && expanded.has(row.call.callId)) return undefined
+  // Rows are kept per turn object (rows.ts), so a scrub finds most shapes already worked out.
+  let shape = shapes.get(row)
+  if (shape === undefined) shapes.set(row, (shape = computeShape(row)))
+  return shape
+}
+
+const shapes = new WeakMap<TranscriptRow, string>()
+
+function computeShape(row: TranscriptRow): string {
+  switch (row.kind) {
+    case 'task':
+      return `task:${textLines(row.run.task)}`
+    case 'text':
+      return `text:${textLines(row.text)}`
+    case 'call': {
+      const { call } = row
+      const bash = call.name === 'bash'
+      const input = (typeof call.input === 'object' && call.input !== null ? call.input : {}) as Record<
+        string,
+        unknown
+      >
+      // The card shows the description on a line of its own when the title is not already it.
+      const description =
+        bash &&
+        typeof input.description === 'string' &&
+        typeof input.command === 'string' &&
+        input.description !== '' &&
+        input.command !== '' &&
+        input.description !== callTitle(call)
+      const note =
+        call.status === 'skipped' ||
+        call.approval?.decision === 'rejected' ||
+        (call.approval?.decision === 'approved' && call.approval.by !== 'policy')
+      const live = liveTailOf(call)
+      const liveLines = live === undefined ? 0 : live.split('\n').length
+      return `call:${bash ? 'bash' : 'tool'}:${description ? 'd' : ''}:${note ? 'n' : ''}:${liveLines}`
+    }
+    case 'run-end':
+      return `end:${row.run.status}`
+    case 'working':
+      return `working:${row.paused ? 'paused' : 'running'}`
+  }
+}
+
 function estimate(row: TranscriptRow | undefined): number {
   switch (row?.kind) {
     case 'task':
-      return 72
+      return 80
     case 'text':
-      return Math.min(400, 28 + Math.ceil(row.text.length / 90) * 21)
+      return Math.min(400, 13 + textLines(row.text) * 21)
     case 'call':
-      return row.call.name === 'bash' ? 86 : 52
+      return row.call.name === 'bash' ? 79 : 43
     case 'run-end':
       return 44
     case 'working':
@@ -134,14 +175,13 @@ function estimate(row: TranscriptRow | undefined): number {
 
 interface RowProps {
   row: TranscriptRow
-  view: SessionState
-  selectedCallId: string | null
-  expanded: ReadonlySet<string>
+  selected: boolean
+  expanded: boolean
   onToggle(callId: string): void
   onSelect(callId: string): void
 }
 
-function Row({ row, view, selectedCallId, expanded, onToggle, onSelect }: RowProps) {
+const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: RowProps) {
   switch (row.kind) {
     case 'task':
       return (
@@ -159,14 +199,13 @@ function Row({ row, view, selectedCallId, expanded, onToggle, onSelect }: RowPro
         </div>
       )
     case 'call': {
-      const { call } = row
-      const cause = call.causeCallId ? findCall(view, call.causeCallId) : undefined
+      const { call, cause } = row
       return (
         <ToolCard
           call={call}
           cause={cause}
-          selected={selectedCallId === call.callId}
-          expanded={expanded.has(call.callId)}
+          selected={selected}
+          expanded={expanded}
           onToggle={onToggle}
           onSelect={onSelect}
         />
@@ -187,7 +226,7 @@ function Row({ row, view, selectedCallId, expanded, onToggle, onSelect }: RowPro
         </div>
       )
   }
-}
+})
 
 /**
  * The two inline forms models use all the time, **bold** and `code`, as React elements; everything else stays
@@ -210,14 +249,6 @@ function InlineMarkdown({ text }: { text: string }) {
       )}
     </>
   )
-}
-
-function findCall(view: SessionState, callId: string) {
-  for (let i = view.turns.length - 1; i >= 0; i--) {
-    const call = view.turns[i]?.calls[callId]
-    if (call) return call
-  }
-  return undefined
 }
 
 const REASONS: Record<string, string> = {

@@ -10,7 +10,8 @@ import type { ToolCallState } from '../../../../shared/tool-call'
 export type TranscriptRow =
   | { kind: 'task'; key: string; run: RunState; number: number }
   | { kind: 'text'; key: string; text: string }
-  | { kind: 'call'; key: string; call: ToolCallState }
+  /** `cause`: the sibling whose failure skipped this call (from the same turn). */
+  | { kind: 'call'; key: string; call: ToolCallState; cause?: ToolCallState }
   | { kind: 'run-end'; key: string; run: RunState }
   | { kind: 'working'; key: string; paused: boolean }
 
@@ -26,7 +27,9 @@ function turnRows(turn: TurnState): TranscriptRow[] {
         rows.push({ kind: 'text', key: `t${turn.turn}b${block.index}`, text: block.text })
     } else {
       const call = turn.calls[block.callId]
-      if (call) rows.push({ kind: 'call', key: call.callId, call })
+      if (!call) continue
+      const cause = call.causeCallId === undefined ? undefined : turn.calls[call.causeCallId]
+      rows.push({ kind: 'call', key: call.callId, call, cause })
     }
   }
   turnCache.set(turn, rows)
@@ -34,25 +37,30 @@ function turnRows(turn: TurnState): TranscriptRow[] {
 }
 
 export function transcriptRows(state: SessionState): TranscriptRow[] {
-  const rows: TranscriptRow[] = []
+  // Sized up front: this runs on every replay position, and a list of thousands grown by push is garbage.
+  let count = 1
   const byRun = new Map<string | undefined, TurnState[]>()
   for (const turn of state.turns) {
+    count += turnRows(turn).length
     const list = byRun.get(turn.runId)
     if (list) list.push(turn)
     else byRun.set(turn.runId, [turn])
   }
+  const rows = new Array<TranscriptRow>(count + state.runs.length * 2)
+  let n = 0
   state.runs.forEach((run, i) => {
-    rows.push({ kind: 'task', key: `run-${run.runId}`, run, number: i + 1 })
-    for (const turn of byRun.get(run.runId) ?? []) for (const row of turnRows(turn)) rows.push(row)
+    rows[n++] = { kind: 'task', key: `run-${run.runId}`, run, number: i + 1 }
+    for (const turn of byRun.get(run.runId) ?? []) for (const row of turnRows(turn)) rows[n++] = row
     byRun.delete(run.runId)
     if (run.status !== 'running' && run.status !== 'paused')
-      rows.push({ kind: 'run-end', key: `end-${run.runId}`, run })
+      rows[n++] = { kind: 'run-end', key: `end-${run.runId}`, run }
   })
   // Turns whose run start was lost (a damaged log) still show, after the rest.
   for (const turns of byRun.values())
-    for (const turn of turns) for (const row of turnRows(turn)) rows.push(row)
+    for (const turn of turns) for (const row of turnRows(turn)) rows[n++] = row
   if (state.status === 'running' || state.status === 'paused') {
-    rows.push({ kind: 'working', key: 'working', paused: state.status === 'paused' })
+    rows[n++] = { kind: 'working', key: 'working', paused: state.status === 'paused' }
   }
+  rows.length = n
   return rows
 }
