@@ -89,7 +89,9 @@ describe('listSessions', () => {
     expect(byId.crashed).toMatchObject({ status: 'paused', interrupted: true })
     expect(byId['resumed-then-crashed']).toMatchObject({ status: 'paused', interrupted: true })
     expect(byId.live).toMatchObject({ status: 'running' })
-    expect(byId['live-paused']).toMatchObject({ status: 'running' })
+    // Live, and waiting for the user's review: paused (not interrupted: its run is still there to answer).
+    expect(byId['live-paused']).toMatchObject({ status: 'paused' })
+    expect(byId['live-paused']).not.toHaveProperty('interrupted')
     expect(byId['no-run']).toMatchObject({ status: 'finished', title: 'Untitled session' })
   })
 

@@ -131,7 +131,13 @@ async function summarize(sessionsDir: string, sessionId: string): Promise<Sessio
     status: 'finished',
     eventCount: (last?.seq ?? created.seq) + 1,
   }
-  if (await isSessionLocked(sessionsDir, sessionId)) return { ...summary, status: 'running' }
+  if (await isSessionLocked(sessionsDir, sessionId)) {
+    // Held by a live run: waiting for the user's review if that is where it stopped, else working.
+    return {
+      ...summary,
+      status: (lastRun as SessionEvent | undefined)?.type === 'run.paused' ? 'paused' : 'running',
+    }
+  }
   switch ((lastRun as SessionEvent | undefined)?.type) {
     case 'run.finished':
       return summary
