@@ -15,11 +15,12 @@ beforeEach(async () => {
   base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-read-')))
   root = path.join(base, 'ws')
   await fs.mkdir(root)
+  await fs.mkdir(path.join(base, 'out'))
   ctx = {
     workspace: root,
     signal: new AbortController().signal,
     snapshots: new SnapshotStore(),
-    outputDir: base,
+    outputDir: path.join(base, 'out'),
     callId: 'call-1',
     onProgress: () => undefined,
   }
@@ -45,6 +46,35 @@ function numbered(from: number, texts: string[]): string {
 const read = (input: { path: string; offset?: number; limit?: number }) => readFileTool.execute(input, ctx)
 
 describe('read_file', () => {
+  it("reads a command's saved full output in the session folder, and nothing else outside the workspace", async () => {
+    const out = ctx.outputDir
+    await fs.mkdir(path.join(out, 'sub'))
+    const log = path.join(out, 'call-9.log')
+    await fs.writeFile(log, Array.from({ length: 5000 }, (_, i) => `line ${i + 1}`).join('\n'))
+    const result = await read({ path: log, offset: 4999, limit: 5 })
+    expect(result.isError).toBe(false)
+    expect(result.output).toContain(numbered(4999, ['line 4999', 'line 5000']))
+    expect(result.title).toBe(`Read ${log}, lines 4999-5000`)
+
+    await fs.writeFile(path.join(base, 'secret.txt'), 'OUTSIDE-CONTENT')
+    await fs.writeFile(path.join(out, 'sub', 'x.log'), 'OUTSIDE-CONTENT')
+    await fs.symlink(path.join(base, 'secret.txt'), path.join(out, 'link.log'))
+    for (const outside of [
+      path.join(base, 'secret.txt'),
+      path.join(out, '..', 'secret.txt'),
+      path.join(out, 'sub', 'x.log'),
+      'call-9.log',
+    ]) {
+      const refused = await read({ path: outside })
+      expect(refused.isError, outside).toBe(true)
+      expect(refused.output).not.toContain('OUTSIDE-CONTENT')
+    }
+    // A link in the folder is not followed.
+    const link = await read({ path: path.join(out, 'link.log') })
+    expect(link.isError).toBe(true)
+    expect(link.output).not.toContain('OUTSIDE-CONTENT')
+  })
+
   it('prefixes each line with its number and records a snapshot of the file', async () => {
     const file = await put('src/app.ts', 'const a = 1\nconst b = 2\n')
     const result = await read({ path: 'src/app.ts' })

@@ -1,7 +1,7 @@
 import { constants, promises as fs } from 'node:fs'
 import type { Stats } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
-import { basename, dirname, extname } from 'node:path'
+import { basename, dirname, extname, isAbsolute, join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { ReadFileInput } from './schemas'
 import type { FileSnapshot } from './snapshots'
@@ -418,6 +418,23 @@ async function notFound(ctx: ToolContext, path: string, rel: string): Promise<To
   return fail(parts.join(' '), { title: `Read ${rel}`, metadata: { path: rel } })
 }
 
+/**
+ * A command's full output, saved in the session's folder when its result was cut (bash names the file in the
+ * result): the one place outside the workspace read_file may read, so the model can page through a long log.
+ * Only a file directly in that folder, by its absolute path; opened without following a link like any read.
+ */
+async function savedOutput(ctx: ToolContext, input: string): Promise<string | null> {
+  if (!isAbsolute(input) || input.includes('\0')) return null
+  try {
+    const dir = await fs.realpath(ctx.outputDir)
+    if ((await fs.realpath(dirname(input))) !== dir) return null
+    const name = basename(input)
+    return name === '' || name === '.' || name === '..' ? null : join(dir, name)
+  } catch {
+    return null
+  }
+}
+
 export const readFileTool = defineTool({
   name: 'read_file',
   description:
@@ -426,16 +443,25 @@ export const readFileTool = defineTool({
     'start by default: use offset (1-based first line) and limit to read other parts of long files; the end ' +
     'of the output says when more lines follow and which offset to use next. Lines longer than 2000 ' +
     'characters are cut. Binary files are refused. A file must be read before write_file overwrites it or ' +
-    'edit_file changes it.',
+    'edit_file changes it. It also reads the full output of a command that bash saved (the absolute path ' +
+    'given in the bash result).',
   input: ReadFileInput,
   concurrencySafe: true,
   async execute(input, ctx) {
-    const resolved = await resolveInWorkspace(ctx.workspace, input.path, 'read')
-    if (!resolved.ok) return fail(resolved.reason, { title: `Read ${input.path}` })
-    const hidden = linkHidesProtection(ctx.workspace, input.path, resolved.path, 'secret')
-    if (hidden) return fail(hidden, { title: `Read ${input.path}` })
-    const path = resolved.path
-    const rel = toWorkspaceRelative(ctx.workspace, path)
+    let path: string
+    let rel: string
+    const saved = await savedOutput(ctx, input.path)
+    if (saved !== null) {
+      path = saved
+      rel = saved
+    } else {
+      const resolved = await resolveInWorkspace(ctx.workspace, input.path, 'read')
+      if (!resolved.ok) return fail(resolved.reason, { title: `Read ${input.path}` })
+      const hidden = linkHidesProtection(ctx.workspace, input.path, resolved.path, 'secret')
+      if (hidden) return fail(hidden, { title: `Read ${input.path}` })
+      path = resolved.path
+      rel = toWorkspaceRelative(ctx.workspace, path)
+    }
     const from = input.offset ?? 1
     const limit = input.limit ?? DEFAULT_LIMIT
     const to = from + limit - 1

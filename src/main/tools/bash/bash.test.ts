@@ -154,7 +154,7 @@ describe('bash', () => {
     expect(saved.endsWith('299999\n300000\n')).toBe(true)
     const [note, ...rest] = result.output.split('\n')
     expect(note).toBe(
-      `[Output truncated: showing the last 2000 of 300000 lines; the command printed ${(saved.length / 1e6).toFixed(1)} MB in total. Full output: ${outputPath}]`,
+      `[Output truncated: showing the last 2000 of 300000 lines; the command printed ${(saved.length / 1e6).toFixed(1)} MB in total. Full output: ${outputPath} (read_file reads it, with offset and limit)]`,
     )
     expect(rest).toEqual(Array.from({ length: 2000 }, (_, i) => String(298001 + i)))
     expect(result.metadata).toMatchObject({

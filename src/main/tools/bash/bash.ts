@@ -30,8 +30,8 @@ export const bashTool = defineTool({
     '- There is no input: stdin is empty, so prompts get end of file. Pass flags such as --yes or',
     '  --non-interactive, and use non-watch modes (e.g. `vitest run`).',
     `- The output you get is the last ${MAX_MODEL_LINES} lines and at most ${MAX_MODEL_BYTES / 1000} KB, with`,
-    '  colours stripped; when it is cut, the result says so (the full output is saved for the user). To see',
-    '  more of a long output, run a narrower command (one test file, a quieter flag).',
+    '  colours stripped; when it is cut, the result says so and names the file with the full output, which',
+    '  read_file can read. Often a narrower command (one test file, a quieter flag) is better.',
     `- Timeout: ${DEFAULT_BASH_TIMEOUT_SEC} s unless you pass \`timeout\` (1 to 600 s); on timeout the command`,
     '  and everything it started are killed.',
     '- A non-zero exit code is reported as an error.',
@@ -105,7 +105,7 @@ export const bashTool = defineTool({
     const parts: string[] = []
     if (summary.truncated) {
       const where = summary.outputPath
-        ? `Full output: ${summary.outputPath}`
+        ? `Full output: ${summary.outputPath} (read_file reads it, with offset and limit)`
         : `The full output could not be saved (${summary.saveError ?? 'unknown error'}).`
       parts.push(
         `[Output truncated: showing the last ${summary.shownLines} of ${summary.totalLines} lines; the command ` +
