@@ -11,7 +11,7 @@ import { createToolRegistry } from '../tools/index'
 import { ToolRegistry } from '../tools/registry'
 import { defineTool, ok } from '../tools/tool'
 import { ERROR_HINT } from '../tools/result-format'
-import { AgentSession, type AgentOptions, type ApprovalMode } from './loop'
+import { AgentSession, BROKE_OFF_NOTE, type AgentOptions, type ApprovalMode } from './loop'
 import { createModelClient } from './model'
 import type { SchedulerMode } from './scheduler'
 import type { Scenario } from './scenario'
@@ -390,6 +390,51 @@ describe('the agent loop', () => {
     expect(events.map((e) => e.type)).toEqual(s.events.map((e) => e.type))
     expect(events.at(-1)).toMatchObject({ type: 'run.failed' })
     expect(byType(events, 'tool.started')).toEqual([])
+  })
+
+  it('keeps what a broken answer had sent, and continuing (now or after a restart) goes on from it', async () => {
+    const scenario: Scenario = {
+      turns: [
+        { blocks: [{ text: 'The plan: first a.txt.' }, { text: 'never sent' }], failAfterBlocks: 1 },
+        { blocks: [{ text: 'Picking up: a.txt says x.' }] },
+        { blocks: [{ text: 'Picking up again.' }] },
+      ],
+    }
+    const s = await setup(scenario, { 'a.txt': 'x' })
+    const session = await AgentSession.create(s.options)
+    expect((await session.run('go')).status).toBe('failed')
+    expect((await session.continue()).status).toBe('finished')
+    await session.close()
+
+    const expected = [
+      { role: 'user', content: [{ type: 'text', text: 'go' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'The plan: first a.txt.' }] },
+      { role: 'user', content: [{ type: 'text', text: BROKE_OFF_NOTE }] },
+    ]
+    // (Without the prompt-caching marks the client adds.)
+    const plain = (messages: unknown): unknown =>
+      JSON.parse(
+        JSON.stringify(messages, (key, value: unknown) => (key === 'cache_control' ? undefined : value)),
+      )
+    const [, second] = await recorded(s.recordFile)
+    expect(plain(second!.messages)).toEqual(expected)
+
+    // The same conversation is rebuilt from the log after a restart.
+    const { events } = await readSession(join(s.sessionsDir, `${session.sessionId}.jsonl`))
+    const cut = events.findIndex((e) => e.type === 'run.failed')
+    const { writeFile: write } = await import('node:fs/promises')
+    await write(
+      join(s.sessionsDir, `${session.sessionId}.jsonl`),
+      events
+        .slice(0, cut + 1)
+        .map((e) => JSON.stringify(e) + '\n')
+        .join(''),
+    )
+    const { session: reopened } = await AgentSession.open(session.sessionId, s.options)
+    expect((await reopened.continue()).status).toBe('finished')
+    await reopened.close()
+    const [, , third] = await recorded(s.recordFile)
+    expect(plain(third!.messages)).toEqual(expected)
   })
 
   it('stop kills a running command and leaves the session consistent', async () => {

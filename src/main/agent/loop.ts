@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { EventOf, Lane, RunFailureKind, SessionEvent, SessionSettings } from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
-import { buildConversation } from '../session/conversation'
+import { buildConversation, turnContent } from '../session/conversation'
 import { openSessionWriter, readSession, type SessionWriter } from '../session/log'
 import { newSessionId } from '../session/store'
 import { parseToolArgs } from '../tools/args'
@@ -108,6 +108,10 @@ const OUTPUT_EVENT_MAX_CHARS = 64 * 1024
 
 const INTERRUPTED_TEXT =
   'Interrupted: Lanes stopped while this call was running, so whether it completed is unknown. Check the current state (read the file or list the folder) before issuing it again.'
+
+/** Sent after a model answer that was cut off (a failed stream, a stop while it streamed), when the run goes on. */
+export const BROKE_OFF_NOTE =
+  'Your previous answer was cut off before it was complete. Continue from where it stopped.'
 
 export class AgentSession {
   private writer: SessionWriter
@@ -216,8 +220,11 @@ export class AgentSession {
         last.callIds.map((id) => last.calls[id] as ToolCallState),
       )
       if (outcome) return outcome
-    } else if (last && !last.message) {
-      // The process died while the model was still answering: that answer is lost, ask again.
+    } else if (this.messages.at(-1)?.role === 'assistant') {
+      // The model's last answer broke off (the stream failed, or Lanes stopped while it streamed) after some
+      // text: it is in the conversation; say so, so the model goes on from there instead of the request ending
+      // on its unfinished words.
+      this.pushUser([{ type: 'text', text: BROKE_OFF_NOTE }])
     }
     return this.drive(run.runId)
   }
@@ -372,15 +379,17 @@ export class AgentSession {
     }
 
     // The assistant message as it goes back to the model: tool_use inputs are the arguments as we parsed
-    // them ({} when they could not be), so the conversation stays valid whatever the model sent.
+    // them ({} when they could not be), so the conversation stays valid whatever the model sent. A response that
+    // broke off is not recorded as a message: what it had sent (its text, the calls dispatched) is rebuilt from
+    // the log, in memory now as after a restart, so continuing the run keeps it.
     const content: ContentBlock[] = result
       ? (result.content as ContentBlock[]).map((block) =>
           block.type === 'tool_use'
             ? { ...block, input: turnCtx.inputFor((block as ToolUseBlock).id) }
             : block,
         )
-      : turnCtx.dispatchedBlocks()
-    if (result || content.length > 0) {
+      : await this.brokenOffContent(turn, turnCtx)
+    if (result) {
       await this.emit({
         type: 'assistant.message',
         turn,
@@ -477,6 +486,13 @@ export class AgentSession {
         onBlocked: () => turnCtx.blocked(),
       },
     })
+  }
+
+  /** What a response that broke off had sent, as the conversation rebuilt from the log has it. */
+  private async brokenOffContent(turn: number, turnCtx: TurnContext): Promise<ContentBlock[]> {
+    await this.emitChain
+    const state = this.state.turns.findLast((t) => t.turn === turn)
+    return state ? (turnContent(state) as ContentBlock[]) : turnCtx.dispatchedBlocks()
   }
 
   /** Adds a user message, merging with a trailing user message (the API wants roles to alternate). */

@@ -90,7 +90,7 @@ export function buildConversation(events: readonly SessionEvent[]): Conversation
     const turn = item.turn
     // Copies: the caller may decorate the messages (cache_control) without touching the events they came from.
     const recorded = turn.message?.content as ContentBlockParam[] | undefined
-    const content = recorded ? recorded.map((block) => ({ ...block })) : rebuildContent(turn)
+    const content = recorded ? recorded.map((block) => ({ ...block })) : turnContent(turn)
     if (content.length === 0) return
     messages.push({ role: 'assistant', content })
 
@@ -140,7 +140,8 @@ function resultOf(call: ToolCallState): ToolResultBlockParam | undefined {
  * app died while the streaming scheduler already ran its calls): its text from the deltas and its tool calls
  * as queued, so the model sees what it did.
  */
-function rebuildContent(turn: TurnState): ContentBlockParam[] {
+/** A turn's assistant content from its blocks: the text streamed and the calls queued, in order. */
+export function turnContent(turn: TurnState): ContentBlockParam[] {
   const content: ContentBlockParam[] = []
   for (const block of turn.blocks) {
     if (block.kind === 'text') {
