@@ -324,20 +324,28 @@ export const useAppStore = create<AppState>()((set, get) => {
         if (next.playing && next.at >= last && update.at === undefined) next.at = first
       }
       const view = timeline ? viewOf(timeline, next) : null
-      if (scrubSettle !== null) clearTimeout(scrubSettle)
-      scrubSettle = null
       const now = performance.now()
       const dragging = source === 'scrub' && now - lastScrubAt < SCRUB_CONTINUOUS_MS
       lastScrubAt = source === 'scrub' ? now : Number.NEGATIVE_INFINITY
       if (!dragging) return set({ replay: next, view, transcriptView: view })
       lastScrubPane = lastScrubPane === 'timeline' ? 'transcript' : 'timeline'
       set(lastScrubPane === 'timeline' ? { replay: next, view } : { replay: next, transcriptView: view })
-      // The drag paused: the pane left behind catches up (the other one keeps its state object: no render).
-      scrubSettle = setTimeout(() => {
+      // Once the drag pauses, the pane left behind catches up (the other one keeps its state object: no render).
+      // One timer for the whole drag, not one per input event.
+      const settle = (): void => {
+        const idle = performance.now() - lastScrubAt
+        if (idle < SCRUB_SETTLE_MS && Number.isFinite(idle)) {
+          scrubSettle = setTimeout(settle, SCRUB_SETTLE_MS - idle)
+          return
+        }
         scrubSettle = null
-        const settled = get().timeline === timeline ? view : null
-        if (settled) set({ view: settled, transcriptView: settled })
-      }, SCRUB_SETTLE_MS)
+        const { timeline: current, replay } = get()
+        if (current && replay.active) {
+          const settled = viewOf(current, replay)
+          set({ view: settled, transcriptView: settled })
+        }
+      }
+      scrubSettle ??= setTimeout(settle, SCRUB_SETTLE_MS)
     },
 
     dismissError() {
