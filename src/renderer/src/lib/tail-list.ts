@@ -8,11 +8,13 @@
  * virtualizer that derives the range from the scroll event renders the old range first, scrolls, and renders
  * again, with a forced layout in between.
  *
- * Sizes are estimated until the row has been measured, then remembered by key and shape. Rows of the same shape (a
- * collapsed card of the same kind, a one-line text) come out the same height, so a measured row teaches the
- * estimate for its shape: after the first few, rows mount at their real height and need no second pass. While the list is free (the user
- * scrolled), a row above the view that turns out taller or shorter moves the scroll position by the same amount,
- * so what the user is reading stays put.
+ * Sizes are estimated until the row has been measured, then remembered by key and shape. Rows of the same shape
+ * (a collapsed card of the same kind, a one-line text) come out the same height, so a measured row teaches the
+ * estimate for its shape: after the first few, rows mount at their real height and need no second pass. While
+ * the list is free (the user scrolled), a row above the view that turns out taller or shorter moves the scroll
+ * position by the same amount, so what the user is reading stays put.
+ *
+ * Rows are drawn in slots (React keys) that outlive them: see `TailListItem.slot`.
  */
 
 export type Follow = 'always' | 'when-at-end' | 'never'
@@ -117,10 +119,6 @@ export class TailList {
     return true
   }
 
-  scrollToEnd(): void {
-    this.pin = { kind: 'end' }
-  }
-
   /** The scrollTop the view should have now. */
   targetTop(): number {
     const max = Math.max(0, this.total - this.viewportHeight)
@@ -204,7 +202,7 @@ export class TailList {
   }
 
   /**
-   * Rows' measured sizes (a ResizeObserver's batch). Returns whether the layout changed. In free mode the first
+   * The mounted rows' measured sizes, after a commit. Returns whether the layout changed. In free mode the first
    * row in view keeps its place on screen, however the rows above it changed.
    */
   measured(sizes: Iterable<readonly [key: string, size: number]>): boolean {

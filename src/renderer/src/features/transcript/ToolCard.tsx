@@ -115,7 +115,9 @@ export const ToolCard = memo(function ToolCard({
         </pre>
       )}
       {expanded && (
-        <div className="tool-card-body">
+        // Keyed by call: the transcript reuses a card's element for another call (TailList slots), and what the
+        // body remembers (show all, diff layout) belongs to this one.
+        <div className="tool-card-body" key={call.callId}>
           {preview?.kind === 'write' && <DiffView preview={preview} />}
           {call.output !== undefined ? (
             <Output text={call.output} ansi={isBash} />
