@@ -271,10 +271,15 @@ async function run(cacheDir: string): Promise<BenchResult[]> {
     // Each interaction REPEATS times, interleaved with idle runs; a figure is the median of its runs' p95s (one
     // run's p95 is its 12th-worst frame, which a burst of noise on a shared machine moves by several ms).
     const p95s: Record<Action, number[]> = { idle: [], scroll: [], scrub: [], jump: [] }
+    // A warm-up of each first (not counted): the first frames of an interaction also compile its code.
+    process.stderr.write('  frames, warm-up\n')
+    for (const action of ['scroll', 'scrub', 'jump'] as const) await runFrames(page, action, 60)
     let scroll: Awaited<ReturnType<typeof frameTimes>> | undefined
     for (let i = 0; i < REPEATS; i++) {
       process.stderr.write(`  frames, run ${i + 1} of ${REPEATS}: idle, scroll, scrub, jump\n`)
       for (const action of ['idle', 'scroll', 'scrub', 'jump'] as const) {
+        // The last run's after-effects (a drag's settle, a collection) are over before this one starts.
+        await page.waitForTimeout(300)
         const run = await frameTimes(page, action, action === 'jump' ? FRAMES * 2 : FRAMES)
         p95s[action].push(percentile(run.times, 95))
         if (action === 'scroll') scroll ??= run
