@@ -72,8 +72,11 @@ export function App() {
 }
 
 function SessionView() {
-  const { openSessionId, sessionLoading, sessionError, title, hasView } = useAppStore(
+  const { openSessionId, sessionLoading, sessionError, title, hasView, still } = useAppStore(
     useShallow((s) => ({
+      // A replay held at one moment is a still picture: what was running then does not spin or pulse (nor cost
+      // a style pass every frame while nobody touches anything).
+      still: s.replay.active && !s.replay.playing,
       openSessionId: s.openSessionId,
       sessionLoading: s.sessionLoading,
       sessionError: s.sessionError,
@@ -94,12 +97,12 @@ function SessionView() {
       ) : !hasView ? (
         <div className="empty-state muted">{sessionLoading ? 'Opening the session…' : ''}</div>
       ) : (
-        <>
+        <div className={`session-view ${still ? 'replay-still' : ''}`}>
           <SessionHeader title={title} />
           <SessionNotices />
           <Workbench />
           <ReplayBar />
-        </>
+        </div>
       )}
       <ActionError />
       <ApprovalPanel />
