@@ -1,8 +1,9 @@
 import { join } from 'node:path'
 import { BashInput } from '../schemas'
 import { defineTool, fail, ok } from '../tool'
-import { runInPty, TIMEOUT_KILL_GRACE_MS } from './pty-runner'
+import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner'
 import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
+import { prepareSandbox, type SandboxLaunch } from './sandbox/launch'
 import { loadBashGrammar, validateBashCommand } from './validate'
 
 export const DEFAULT_BASH_TIMEOUT_SEC = 180
@@ -67,20 +68,42 @@ export const bashTool = defineTool({
         : DEFAULT_BASH_TIMEOUT_SEC)
     // The id comes from the model's stream: keep it a plain file name whatever it holds.
     const outputPath = join(ctx.outputDir, `${ctx.callId.replace(/[^A-Za-z0-9_.-]/g, '_')}.log`)
+    const approval = ctx.approval
+    const sandbox = approval?.outsideSandbox
+      ? null
+      : prepareSandbox({
+          mode: approval ? 'workspace-write' : 'read-only',
+          workspace: ctx.workspace,
+          network: approval?.network ?? false,
+        })
+    if (sandbox !== null && 'error' in sandbox) {
+      // Never a silent run without the sandbox: the model and the user read why.
+      return fail(`Command not run: the sandbox could not start (${sandbox.error}).`, {
+        title,
+        metadata: { cwd: ctx.workspace, description: input.description, sandbox: 'failed' },
+      })
+    }
     const buffer = new RollingBuffer({ filePath: outputPath })
     const live = new LiveOutput(ctx.onProgress, outputPath)
-    const run = await runInPty({
-      command: input.command,
-      cwd: ctx.workspace,
-      timeoutMs: timeoutSec * 1000,
-      signal: ctx.signal,
-      onData: (chunk) => {
-        live.push(chunk)
-        return buffer.write(chunk)
-      },
-    })
+    let run: PtyRunResult
+    try {
+      run = await runInPty({
+        command: input.command,
+        cwd: ctx.workspace,
+        timeoutMs: timeoutSec * 1000,
+        signal: ctx.signal,
+        onData: (chunk) => {
+          live.push(chunk)
+          return buffer.write(chunk)
+        },
+        ...(sandbox ? { launch: sandbox } : {}),
+      })
+    } finally {
+      await sandbox?.cleanup()
+    }
     live.end()
     const summary = await buffer.close()
+    const sandboxFailure = sandbox ? sandboxStartFailure(sandbox, run, summary.text) : null
 
     const metadata = {
       exitCode: run.exitCode,
@@ -96,10 +119,17 @@ export const bashTool = defineTool({
       cwd: ctx.workspace,
       description: input.description,
       timeoutSec,
+      sandbox: sandbox ? (approval?.network ? 'network' : 'on') : 'off',
       ...(summary.saveError !== undefined ? { saveError: summary.saveError } : {}),
     }
     if (run.pid === null && !run.aborted) {
       return fail(`Command not run: ${run.error ?? 'bash could not be started'}.`, { title, metadata })
+    }
+    if (sandboxFailure !== null) {
+      return fail(`Command not run: the sandbox could not start (${sandboxFailure}).`, {
+        title,
+        metadata: { ...metadata, sandbox: 'failed' },
+      })
     }
 
     const parts: string[] = []
@@ -138,6 +168,18 @@ export const bashTool = defineTool({
     return fail(`${body}\n\n${status}`, { title, metadata })
   },
 })
+
+/**
+ * bubblewrap reports the command's exit on its status descriptor; a launcher that ended on its own without
+ * that report never started the command (a mount it could not make, namespaces refused), and what it
+ * printed says why. A run we stopped or timed out is not a start failure.
+ */
+function sandboxStartFailure(sandbox: SandboxLaunch, run: PtyRunResult, output: string): string | null {
+  if (sandbox.statusFd === null || run.pid === null || run.timedOut || run.aborted) return null
+  if (run.status !== undefined && /"exit-code"\s*:/.test(run.status)) return null
+  const said = output.trim().split('\n').slice(-3).join(' ').slice(0, 500)
+  return said || `${sandbox.program} exited with ${run.exitCode ?? run.signal ?? 'no status'}`
+}
 
 /**
  * Raw output for the UI's live view (terminal sequences kept: the UI renders them inert), coalesced into
