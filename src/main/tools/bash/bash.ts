@@ -3,7 +3,7 @@ import { BashInput } from '../schemas'
 import { defineTool, fail, ok } from '../tool'
 import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner'
 import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
-import { prepareSandbox, type SandboxLaunch } from './sandbox/launch'
+import { prepareSandbox, sandboxStartFailure } from './sandbox/launch'
 import { loadBashGrammar, validateBashCommand } from './validate'
 
 export const DEFAULT_BASH_TIMEOUT_SEC = 180
@@ -168,18 +168,6 @@ export const bashTool = defineTool({
     return fail(`${body}\n\n${status}`, { title, metadata })
   },
 })
-
-/**
- * bubblewrap reports the command's exit on its status descriptor; a launcher that ended on its own without
- * that report never started the command (a mount it could not make, namespaces refused), and what it
- * printed says why. A run we stopped or timed out is not a start failure.
- */
-function sandboxStartFailure(sandbox: SandboxLaunch, run: PtyRunResult, output: string): string | null {
-  if (sandbox.statusFd === null || run.pid === null || run.timedOut || run.aborted) return null
-  if (run.status !== undefined && /"exit-code"\s*:/.test(run.status)) return null
-  const said = output.trim().split('\n').slice(-3).join(' ').slice(0, 500)
-  return said || `${sandbox.program} exited with ${run.exitCode ?? run.signal ?? 'no status'}`
-}
 
 /**
  * Raw output for the UI's live view (terminal sequences kept: the UI renders them inert), coalesced into

@@ -127,6 +127,22 @@ export function prepareSandbox(
   }
 }
 
+/**
+ * bubblewrap reports the command's exit on its status descriptor; a launcher that ended on its own without
+ * that report never started the command (a mount it could not make, namespaces refused), and what it printed
+ * (its last lines of `output`) says why. A run that was stopped or timed out is not a start failure.
+ */
+export function sandboxStartFailure(
+  launch: SandboxLaunch,
+  run: { pid: number | null; exitCode: number | null; timedOut: boolean; aborted: boolean; status?: string },
+  output: string,
+): string | null {
+  if (launch.statusFd === null || run.pid === null || run.timedOut || run.aborted) return null
+  if (run.status !== undefined && /"exit-code"\s*:/.test(run.status)) return null
+  const said = output.trim().split('\n').slice(-3).join(' ').slice(0, 500)
+  return said || `${launch.program} exited with ${run.exitCode ?? 'no status'}`
+}
+
 function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK)
