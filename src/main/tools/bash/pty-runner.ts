@@ -396,13 +396,38 @@ export class LineEndingRestorer {
   }
 }
 
-const SECRET_NAME =
-  /(^|_)(API_?KEY|[A-Z]*TOKEN|SECRET|SECRET_?KEY|SECRET_ACCESS_KEY|PASSWORD|PASSWD|PRIVATE_KEY|PASSPHRASE|CREDENTIALS?)$/
+/**
+ * Names whose values are credentials, for a command the user chose to run outside the sandbox (inside it,
+ * the environment is an allowlist: sandbox/policy.ts). A name ending in a credential word, glued or not
+ * (`OPENAI_KEY`, `PGPASSWORD`, `GITHUB_TOKEN`); one with such a word as a part (`SECRET_KEY_BASE`) unless it
+ * names a place (`PASSWORD_STORE_DIR`, `SSH_AUTH_SOCK`); and connection strings, which carry passwords
+ * (`DATABASE_URL`, `REDIS_URL`, `SENTRY_DSN`).
+ */
+function isSecretName(name: string): boolean {
+  const upper = name.toUpperCase()
+  if (/(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|COOKIE)$/.test(upper)) return true
+  if (/_(?:DIR|PATH|FILE|SOCK|HOME)$/.test(upper)) return false
+  if (upper.split('_').some((part) => SECRET_PARTS.has(part))) return true
+  return CONNECTION_STRING.test(upper)
+}
+
+const SECRET_PARTS = new Set([
+  'KEY',
+  'APIKEY',
+  'TOKEN',
+  'SECRET',
+  'PASSWORD',
+  'PASSWD',
+  'CREDENTIALS',
+  'PRIVATE',
+])
+const CONNECTION_STRING =
+  /(?:^|_)(?:DATABASE|DB|POSTGRES|PG|MYSQL|MONGO|MONGODB|REDIS|AMQP|RABBITMQ|BROKER|CONNECTION)_?(?:URL|URI|STRING)$|(?:^|_)DSN$/
 
 /**
- * The command's environment. Secrets are removed: whatever a command prints goes to the model provider, and
- * a model-chosen command like `printenv` would otherwise hand over the user's keys (ours first:
- * ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN; and by name, any *_API_KEY, *_TOKEN, *_SECRET, *_PASSWORD, ...).
+ * The environment of a command run outside the sandbox. Secrets are removed: whatever a command prints goes
+ * to the model provider, and a model-chosen command like `printenv` would otherwise hand over the user's keys
+ * (ours first: ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN; and by name, see isSecretName).
  * Then settings that keep tools from waiting for a person: no pager, no editor, no git prompt, CI mode
  * (no watch modes, npx does not ask), and a dumb terminal without colour (colour is stripped for the model
  * and shown inert in the UI, so it only costs bytes).
@@ -410,7 +435,7 @@ const SECRET_NAME =
 export function commandEnv(base: NodeJS.ProcessEnv): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(base)) {
-    if (value === undefined || SECRET_NAME.test(name.toUpperCase())) continue
+    if (value === undefined || isSecretName(name)) continue
     env[name] = value
   }
   // Leftovers from the app's own terminal that would contradict the settings below.
