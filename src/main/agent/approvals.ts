@@ -1,6 +1,6 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { readFile } from 'node:fs/promises'
 import { capWritePreview, type ApprovalPreview } from '../../shared/events'
+import { writeJsonAtomic } from '../tools/atomic-write'
 import { isReadOnlyCommand, validateBashCommand } from '../tools/bash/validate'
 import { planEdit } from '../tools/edit-file'
 import { fileDiff } from '../tools/file-diff'
@@ -148,10 +148,7 @@ export class AlwaysAllowStore {
     const rules = all[workspace] ?? []
     if (!rules.some((r) => r.tool === rule.tool && r.command === rule.command)) rules.push(rule)
     all[workspace] = rules
-    await mkdir(dirname(this.file), { recursive: true })
-    const temp = `${this.file}.${process.pid}.tmp`
-    await writeFile(temp, JSON.stringify(all, null, 2))
-    await rename(temp, this.file)
+    await writeJsonAtomic(this.file, all)
     this.cache = Promise.resolve(all)
   }
 

@@ -1,10 +1,9 @@
 import { stat } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { EventOf, Lane, RunFailureKind, SessionEvent, SessionSettings } from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { buildConversation, turnContent } from '../session/conversation'
-import { openSessionWriter, readSession, type SessionWriter } from '../session/log'
+import { openSessionWriter, readSession, sessionPaths, type SessionWriter } from '../session/log'
 import { newSessionId } from '../session/store'
 import { parseToolArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
@@ -181,7 +180,7 @@ export class AgentSession {
     sessionId: string,
     opts: AgentOptions,
   ): Promise<{ session: AgentSession; warnings: string[] }> {
-    const { events, warnings } = await readSession(join(opts.sessionsDir, `${sessionId}.jsonl`))
+    const { events, warnings } = await readSession(sessionPaths(opts.sessionsDir, sessionId).log)
     const writer = await openSessionWriter(opts.sessionsDir, sessionId, { create: false })
     const state = reduceEvents(events)
     const { messages } = buildConversation(events)
