@@ -5,6 +5,7 @@ import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reduc
 import type { ToolCallState } from '../../shared/tool-call'
 import { buildConversation, turnContent } from '../session/conversation'
 import { openSessionWriter, readSession, type SessionWriter } from '../session/log'
+import { changeKeeper, preimagesDir, PreimageStore } from '../session/preimages'
 import { newSessionId } from '../session/store'
 import { parseToolArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
@@ -123,6 +124,8 @@ export class AgentSession {
   private readonly pending = new Map<string, PendingCall>()
   private state: SessionState
   private emitChain: Promise<void> = Promise.resolve()
+  /** The session's store of file contents (undo, rewind), opened at the first change. */
+  private preimages: Promise<PreimageStore> | undefined
   /** Decisions given with a continue (the review screen answered after a restart), used as the calls resume. */
   private readonly preDecisions = new Map<string, Decision & { always?: boolean }>()
 
@@ -283,6 +286,7 @@ export class AgentSession {
   }
 
   async close(): Promise<void> {
+    await this.preimages?.then((store) => store.close()).catch(() => undefined)
     await this.writer.close()
   }
 
@@ -561,6 +565,11 @@ export class AgentSession {
       outputDir: this.writer.outputDir,
       callId,
       bashTimeoutSec: this.opts.bashTimeoutSec,
+      changes: changeKeeper(
+        () => (this.preimages ??= PreimageStore.open(preimagesDir(this.writer.outputDir))),
+        callId,
+        (draft) => this.emit(draft),
+      ),
       onProgress: (chunk) => {
         // At most one output event per call every 100 ms, however chatty the command; the full output is in
         // the session folder, so what the live view drops in a flood is only the middle of a burst.
