@@ -773,8 +773,24 @@ function finishRewind(r: Reduction, event: EventOf<'rewind.finished'>): void {
     if (turn.turn >= (rewind.turn as number) && turn.rewoundBy === undefined)
       editTurn(r, pos).rewoundBy = rewind.rewindId
   })
-  // The conversation now ends before that turn: the session waits to be continued from there.
-  if (s.status !== 'running') s.status = 'paused'
+  // The conversation now ends before that turn: the session waits to be continued from there, and what the
+  // rewound turns were waiting for is no longer asked. (The engine never rewinds while a run works: a run
+  // still "running" here is one a crash cut short.)
+  s.status = 'paused'
+  const runAt = s.runs.length - 1
+  const run = s.runs[runAt]
+  if (run) {
+    const runs = (s.runs = edit(r, s.runs))
+    const paused = edit(r, run)
+    paused.status = 'paused'
+    paused.pausedFor = undefined
+    runs[runAt] = paused
+  }
+  const stillAsked = s.pendingApprovals.filter((callId) => {
+    const pos = callTurn(s, callId)
+    return pos < 0 || (s.turns[pos] as TurnState).rewoundBy === undefined
+  })
+  if (stillAsked.length !== s.pendingApprovals.length) s.pendingApprovals = stillAsked
 }
 
 function addUsage(total: Usage, usage: Usage): Usage {

@@ -15,6 +15,7 @@ import {
 } from '../app/engine'
 import { defaultSessionsDir } from '../app/paths'
 import { readSession } from '../session/log'
+import { rewindCommand } from './rewind-command'
 import { startWebHost } from '../app/web-host'
 
 /**
@@ -41,6 +42,13 @@ Usage:
   lanes web --workspace DIR [--port N] [--sessions-dir DIR]
       Browser mode: serves the app on 127.0.0.1 and prints its URL (with the access token) first.
       --port 0 (the default) picks a free port.
+
+  lanes rewind SESSION_ID --to CALL_ID [--files-only] [--sessions-dir DIR]
+      Puts every file the session's file tools changed back as it was just before CALL_ID (files created
+      later are removed) and, without --files-only, the conversation too: the next --continue starts from
+      the turn that held CALL_ID. A file changed since by someone else is skipped and reported. Prints
+      one JSON line per file. Exit code: 0 done, 1 refused (nothing changed). Changes made by bash
+      commands are not tracked and are not rewound.
 
   lanes --help
       Shows this help.
@@ -273,6 +281,8 @@ export async function main(argv: string[]): Promise<number> {
         return await run(rest)
       case 'fake-model':
         return await runFakeModelCli(rest)
+      case 'rewind':
+        return await rewindCommand(rest, (message) => new UsageError(message))
       case undefined:
       case '--help':
       case '-h':
