@@ -1,10 +1,9 @@
 import { stat } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { EventOf, Lane, RunFailureKind, SessionEvent, SessionSettings } from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { buildConversation, snapshotsFrom, turnContent } from '../session/conversation'
-import { openSessionWriter, readSession, type SessionWriter } from '../session/log'
+import { openSessionWriter, readSession, sessionPaths, type SessionWriter } from '../session/log'
 import { changeKeeper, preimagesDir, PreimageStore } from '../session/preimages'
 import {
   applyRewind,
@@ -20,6 +19,7 @@ import { newSessionId } from '../session/store'
 import { parseToolArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
 import type { ToolRegistry } from '../tools/registry'
+import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
 import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext, ToolResult } from '../tools/tool'
 import { buildPreview, decidePolicy, type AlwaysAllowStore } from './approvals'
@@ -146,6 +146,7 @@ export class AgentSession {
     writer: SessionWriter,
     state: SessionState,
     messages: MessageParam[],
+    private readonly pathRules: SensitivePathRules,
   ) {
     this.opts = opts
     this.writer = writer
@@ -171,8 +172,9 @@ export class AgentSession {
 
   static async create(opts: AgentOptions, title?: string): Promise<AgentSession> {
     const sessionId = newSessionId()
+    const pathRules = await loadSensitivePathRules(opts.workspace)
     const writer = await openSessionWriter(opts.sessionsDir, sessionId, { create: true })
-    const session = new AgentSession(opts, writer, reduceEvents([]), [])
+    const session = new AgentSession(opts, writer, reduceEvents([]), [], pathRules)
     const settings: SessionSettings = {
       model: opts.modelName,
       scheduler: opts.scheduler,
@@ -196,7 +198,7 @@ export class AgentSession {
     sessionId: string,
     opts: AgentOptions,
   ): Promise<{ session: AgentSession; warnings: string[] }> {
-    const { events, warnings } = await readSession(join(opts.sessionsDir, `${sessionId}.jsonl`))
+    const { events, warnings } = await readSession(sessionPaths(opts.sessionsDir, sessionId).log)
     const writer = await openSessionWriter(opts.sessionsDir, sessionId, { create: false })
     let preimages: Promise<PreimageStore> | undefined
     if (unfinishedRewind(events)) {
@@ -209,7 +211,8 @@ export class AgentSession {
     }
     const state = reduceEvents(events)
     const { messages } = buildConversation(events)
-    const session = new AgentSession(opts, writer, state, messages as MessageParam[])
+    const pathRules = await loadSensitivePathRules(opts.workspace)
+    const session = new AgentSession(opts, writer, state, messages as MessageParam[], pathRules)
     session.preimages = preimages
     return { session, warnings }
   }
@@ -625,6 +628,7 @@ export class AgentSession {
     }
     const ctx: ToolContext = {
       workspace: this.opts.workspace,
+      pathRules: this.pathRules,
       signal,
       snapshots: this.snapshots,
       outputDir: this.writer.outputDir,
@@ -661,6 +665,11 @@ export class AgentSession {
   /** @internal */
   registerPending(call: PendingCall): void {
     this.pending.set(call.callId, call)
+  }
+
+  /** @internal */
+  get rules(): SensitivePathRules {
+    return this.pathRules
   }
 
   /** @internal */
@@ -817,6 +826,7 @@ class TurnContext {
         options.alwaysAllow && call.name === 'bash' ? await options.alwaysAllow.rules(options.workspace) : []
       return decidePolicy(call.name, call.input, {
         workspace: options.workspace,
+        pathRules: this.session.rules,
         alwaysAllow: rules,
         autoApproveEdits: options.autoApproveEdits,
       })

@@ -1,18 +1,19 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionEvent, SessionSummary } from '../../shared/events'
 import type { ApprovalReply, SettingsUpdate, SettingsView } from '../../shared/ipc'
 import type { AgentSession, RunOutcome } from '../agent/loop'
 import { DEFAULT_MODEL } from '../agent/model'
+import { DEFAULT_BASH_TIMEOUT_SEC } from '../tools/schemas'
 import {
-  agentOptions,
-  AgentSession as Session,
-  connectModel,
   DEFAULT_ENGINE_SETTINGS,
+  launchSession,
   prepareEngine,
+  readSessionStart,
   type ConnectedModel,
 } from './engine'
-import { readSession } from '../session/log'
+import { writeJsonAtomic } from '../tools/atomic-write'
+import { readSession, sessionPaths } from '../session/log'
 import { listSessions } from '../session/store'
 
 /**
@@ -74,7 +75,7 @@ export class SessionHost {
   }
 
   async load(sessionId: string): Promise<{ events: SessionEvent[]; warnings: string[]; live: boolean }> {
-    const { events, warnings } = await readSession(join(this.opts.sessionsDir, `${sessionId}.jsonl`))
+    const { events, warnings } = await readSession(sessionPaths(this.opts.sessionsDir, sessionId).log)
     return { events, warnings, live: this.live.has(sessionId) }
   }
 
@@ -83,13 +84,13 @@ export class SessionHost {
     if (sessionId !== undefined && this.live.has(sessionId)) {
       throw new Error('This session is still running: stop it or wait for it to finish.')
     }
-    return this.launch(workspace, sessionId, (s) => s.run(task), task)
+    return this.launch(workspace, sessionId === undefined ? { task } : { sessionId }, (s) => s.run(task))
   }
 
   /** Continues a paused or interrupted run; decisions given here apply to the calls that wait for one. */
   async continue(workspace: string, sessionId: string, decisions: ApprovalReply[] = []): Promise<string> {
     if (this.live.has(sessionId)) return sessionId
-    return this.launch(workspace, sessionId, (s) => s.continue(decisions))
+    return this.launch(workspace, { sessionId }, (s) => s.continue(decisions))
   }
 
   stop(sessionId: string): boolean {
@@ -124,7 +125,7 @@ export class SessionHost {
       scheduler: stored.scheduler ?? DEFAULT_ENGINE_SETTINGS.scheduler,
       siblingSkip: stored.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
       autoApproveEdits: stored.autoApproveEdits ?? DEFAULT_ENGINE_SETTINGS.autoApproveEdits,
-      bashTimeoutSec: stored.bashTimeoutSec ?? 180,
+      bashTimeoutSec: stored.bashTimeoutSec ?? DEFAULT_BASH_TIMEOUT_SEC,
       apiKey: {
         source: storedKey ? 'stored' : envKey ? 'environment' : 'none',
         masked: key ? maskKey(key) : null,
@@ -152,51 +153,36 @@ export class SessionHost {
 
   private async launch(
     workspace: string,
-    sessionId: string | undefined,
+    target: { task: string } | { sessionId: string },
     go: (session: AgentSession) => Promise<RunOutcome>,
-    title?: string,
   ): Promise<string> {
     this.engine ??= prepareEngine()
     const { registry } = await this.engine
     const stored = await this.readSettings()
-    let turnsDone = 0
-    if (sessionId !== undefined) {
-      const { events } = await readSession(join(this.opts.sessionsDir, `${sessionId}.jsonl`))
-      turnsDone = events.filter((e) => e.type === 'assistant.message').length
-    }
-    const model = await connectModel(
-      {
+    let id = 'sessionId' in target ? target.sessionId : undefined
+    const { session, model } = await launchSession({
+      workspace,
+      registry,
+      model: {
         apiKey: this.storedKey(stored) ?? undefined,
         ...(stored.baseUrl ? { baseUrl: stored.baseUrl } : {}),
         ...(stored.model ? { model: stored.model } : {}),
       },
-      workspace,
-      { turnsDone },
-    )
-    const settings = {
-      ...DEFAULT_ENGINE_SETTINGS,
-      sessionsDir: this.opts.sessionsDir,
-      scheduler: stored.scheduler ?? DEFAULT_ENGINE_SETTINGS.scheduler,
-      siblingSkip: stored.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
-      autoApproveEdits: stored.autoApproveEdits ?? DEFAULT_ENGINE_SETTINGS.autoApproveEdits,
-      ...(stored.bashTimeoutSec !== undefined ? { bashTimeoutSec: stored.bashTimeoutSec } : {}),
-    }
-    let id = sessionId
-    const options = agentOptions(
-      { workspace, registry, model, approvals: 'interactive' },
-      settings,
-      (event) => this.enqueue(id as string, event),
-    )
-    let session: AgentSession
-    try {
-      session =
-        sessionId === undefined
-          ? await Session.create(options, title?.split('\n')[0]?.slice(0, 120))
-          : (await Session.open(sessionId, options)).session
-    } catch (e) {
-      await model.close()
-      throw e
-    }
+      settings: {
+        ...DEFAULT_ENGINE_SETTINGS,
+        sessionsDir: this.opts.sessionsDir,
+        scheduler: stored.scheduler ?? DEFAULT_ENGINE_SETTINGS.scheduler,
+        siblingSkip: stored.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
+        autoApproveEdits: stored.autoApproveEdits ?? DEFAULT_ENGINE_SETTINGS.autoApproveEdits,
+        ...(stored.bashTimeoutSec !== undefined ? { bashTimeoutSec: stored.bashTimeoutSec } : {}),
+      },
+      approvals: 'interactive',
+      onEvent: (event) => this.enqueue(id as string, event),
+      from:
+        'task' in target
+          ? target
+          : { resume: await readSessionStart(this.opts.sessionsDir, target.sessionId) },
+    })
     id = session.sessionId
     const done = go(session).finally(async () => {
       this.live.delete(session.sessionId)
@@ -255,10 +241,8 @@ export class SessionHost {
   }
 
   private async writeSettings(settings: StoredSettings): Promise<void> {
-    await mkdir(this.opts.sessionsDir, { recursive: true })
-    const temp = `${this.settingsFile}.${process.pid}.tmp`
-    await writeFile(temp, JSON.stringify(settings, null, 2), { mode: 0o600 })
-    await rename(temp, this.settingsFile)
+    // Owner-only: it holds the sealed API key.
+    await writeJsonAtomic(this.settingsFile, settings, { mode: 0o600 })
   }
 }
 

@@ -2,6 +2,7 @@ import { mkdtemp, realpath } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { editFileTool } from '../../tools/edit-file'
+import { STRICT_RULES } from '../../tools/sensitive-paths'
 import { SnapshotStore } from '../../tools/snapshots'
 import type { ToolContext } from '../../tools/tool'
 import { writeFileTool } from '../../tools/write-file'
@@ -78,6 +79,7 @@ export async function recordSession(
         outputDir: writer.outputDir,
         callId,
         onProgress: () => undefined,
+        pathRules: STRICT_RULES,
         changes: changeKeeper(
           () => (store ??= PreimageStore.open(preimagesDir(writer.outputDir))),
           callId,
