@@ -167,6 +167,19 @@ export interface LanesApi {
   on<E extends EventChannel>(channel: E, listener: (payload: EventPayload<E>) => void): () => void
 }
 
+/**
+ * Browser mode's handshake. The page asks for the `lanes` subprotocol and presents its token as a second one,
+ * `lanes.token.<token>` (a browser lets a page set no other header on a WebSocket); the host echoes only
+ * `lanes`. A page with no valid token goes to ACCESS_PATH, which says how to get in; TOKEN_CHECK_PATH answers
+ * 204 or 401 to an `X-Lanes-Token` header, so a page whose socket is refused can tell a stale token from a
+ * host that is down.
+ */
+export const WEB_API_PATH = '/api'
+export const WEB_API_PROTOCOL = 'lanes'
+export const WEB_TOKEN_PROTOCOL_PREFIX = 'lanes.token.'
+export const WEB_ACCESS_PATH = '/access'
+export const WEB_TOKEN_CHECK_PATH = '/api/token'
+
 /** Messages of the browser-mode socket. Requests carry an id; answers and events come back on the same socket. */
 export const WireRequest = z
   .object({ id: z.number().int().nonnegative(), channel: z.string().max(200), input: z.unknown().optional() })
