@@ -12,7 +12,7 @@ import {
   WEB_TOKEN_PROTOCOL_PREFIX,
   WireRequest,
   type WireMessage,
-} from '../shared/ipc'
+} from '../../shared/ipc'
 import { dispatchRequest, err, type AppApi } from './app-api'
 
 /**
