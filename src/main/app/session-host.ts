@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionEvent, SessionSummary } from '../../shared/events'
-import type { ApprovalReply, SettingsUpdate, SettingsView } from '../../shared/ipc'
+import type { ApprovalReply, ErrorCode, SettingsUpdate, SettingsView } from '../../shared/ipc'
 import type { AgentSession, RunOutcome } from '../agent/loop'
 import { DEFAULT_MODEL } from '../agent/model'
 import {
@@ -12,13 +12,24 @@ import {
   prepareEngine,
   type ConnectedModel,
 } from './engine'
-import { readSession } from '../session/log'
+import { readSession, SessionLogError } from '../session/log'
+import { recordedWorkspace } from './folders'
 import { listSessions } from '../session/store'
 
 /**
  * The app's side of sessions, shared by the Electron window and browser mode: runs in the background,
  * events batched to the UI, approvals from the review screen, settings with the API key kept in main.
  */
+
+/** A request refused for a reason the user can act on; the app API answers it with `code`, not 'failed'. */
+export class RefusedError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message)
+  }
+}
 
 /** Electron's safeStorage, where the OS has a secret store; absent in browser mode. */
 export interface SecretBox {
@@ -78,18 +89,24 @@ export class SessionHost {
     return { events, warnings, live: this.live.has(sessionId) }
   }
 
-  /** A new session for `task`, or a follow-up task in an existing session whose run has ended. */
-  async start(workspace: string, task: string, sessionId?: string): Promise<string> {
+  /**
+   * A new session for `task` in `workspace`, or a follow-up task in an existing session whose run has ended
+   * (in the session's own folder: `workspace` is then not used).
+   */
+  async start(workspace: string | null, task: string, sessionId?: string): Promise<string> {
     if (sessionId !== undefined && this.live.has(sessionId)) {
       throw new Error('This session is still running: stop it or wait for it to finish.')
     }
     return this.launch(workspace, sessionId, (s) => s.run(task), task)
   }
 
-  /** Continues a paused or interrupted run; decisions given here apply to the calls that wait for one. */
-  async continue(workspace: string, sessionId: string, decisions: ApprovalReply[] = []): Promise<string> {
+  /**
+   * Continues a paused or interrupted run in the folder its log recorded; decisions given here apply to the
+   * calls that wait for one.
+   */
+  async continue(sessionId: string, decisions: ApprovalReply[] = []): Promise<string> {
     if (this.live.has(sessionId)) return sessionId
-    return this.launch(workspace, sessionId, (s) => s.continue(decisions))
+    return this.launch(null, sessionId, (s) => s.continue(decisions))
   }
 
   stop(sessionId: string): boolean {
@@ -98,11 +115,11 @@ export class SessionHost {
     return live !== undefined
   }
 
-  async reply(workspace: string, sessionId: string, decisions: ApprovalReply[]): Promise<string | null> {
+  async reply(sessionId: string, decisions: ApprovalReply[]): Promise<string | null> {
     const live = this.live.get(sessionId)
     if (!live) {
       // Paused in an earlier process (the app was restarted): continue it with these decisions.
-      await this.continue(workspace, sessionId, decisions)
+      await this.continue(sessionId, decisions)
       return null
     }
     for (const d of decisions) {
@@ -150,8 +167,9 @@ export class SessionHost {
     return this.settings()
   }
 
+  /** `newWorkspace` is the folder of a new session; an existing session runs in the folder it recorded. */
   private async launch(
-    workspace: string,
+    newWorkspace: string | null,
     sessionId: string | undefined,
     go: (session: AgentSession) => Promise<RunOutcome>,
     title?: string,
@@ -160,10 +178,20 @@ export class SessionHost {
     const { registry } = await this.engine
     const stored = await this.readSettings()
     let turnsDone = 0
+    let workspace = newWorkspace
     if (sessionId !== undefined) {
-      const { events } = await readSession(join(this.opts.sessionsDir, `${sessionId}.jsonl`))
+      const { events } = await readSession(join(this.opts.sessionsDir, `${sessionId}.jsonl`)).catch(
+        (e: unknown) => {
+          if (!(e instanceof SessionLogError && e.code === 'not-found')) throw e
+          return { events: [] }
+        },
+      )
+      const recorded = await recordedWorkspace(events, sessionId)
+      if (!recorded.ok) throw new RefusedError(recorded.code, recorded.error)
+      workspace = recorded.value.path
       turnsDone = events.filter((e) => e.type === 'assistant.message').length
     }
+    if (workspace === null) throw new RefusedError('invalid-input', 'Open a project folder first.')
     const model = await connectModel(
       {
         apiKey: this.storedKey(stored) ?? undefined,
