@@ -1,14 +1,14 @@
 import { stat } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { EventOf, Lane, RunFailureKind, SessionEvent, SessionSettings } from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { buildConversation, turnContent } from '../session/conversation'
-import { openSessionWriter, readSession, type SessionWriter } from '../session/log'
+import { openSessionWriter, readSession, sessionPaths, type SessionWriter } from '../session/log'
 import { newSessionId } from '../session/store'
 import { parseToolArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
 import type { ToolRegistry } from '../tools/registry'
+import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
 import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext, ToolResult } from '../tools/tool'
 import { buildPreview, decidePolicy, type AlwaysAllowStore } from './approvals'
@@ -131,6 +131,7 @@ export class AgentSession {
     writer: SessionWriter,
     state: SessionState,
     messages: MessageParam[],
+    private readonly pathRules: SensitivePathRules,
   ) {
     this.opts = opts
     this.writer = writer
@@ -156,8 +157,9 @@ export class AgentSession {
 
   static async create(opts: AgentOptions, title?: string): Promise<AgentSession> {
     const sessionId = newSessionId()
+    const pathRules = await loadSensitivePathRules(opts.workspace)
     const writer = await openSessionWriter(opts.sessionsDir, sessionId, { create: true })
-    const session = new AgentSession(opts, writer, reduceEvents([]), [])
+    const session = new AgentSession(opts, writer, reduceEvents([]), [], pathRules)
     const settings: SessionSettings = {
       model: opts.modelName,
       scheduler: opts.scheduler,
@@ -181,11 +183,15 @@ export class AgentSession {
     sessionId: string,
     opts: AgentOptions,
   ): Promise<{ session: AgentSession; warnings: string[] }> {
-    const { events, warnings } = await readSession(join(opts.sessionsDir, `${sessionId}.jsonl`))
+    const { events, warnings } = await readSession(sessionPaths(opts.sessionsDir, sessionId).log)
     const writer = await openSessionWriter(opts.sessionsDir, sessionId, { create: false })
     const state = reduceEvents(events)
     const { messages } = buildConversation(events)
-    return { session: new AgentSession(opts, writer, state, messages as MessageParam[]), warnings }
+    const pathRules = await loadSensitivePathRules(opts.workspace)
+    return {
+      session: new AgentSession(opts, writer, state, messages as MessageParam[], pathRules),
+      warnings,
+    }
   }
 
   /** Starts a run with a new task (a first task, or a follow-up in a session whose last run ended). */
@@ -556,6 +562,7 @@ export class AgentSession {
     }
     const ctx: ToolContext = {
       workspace: this.opts.workspace,
+      pathRules: this.pathRules,
       signal,
       snapshots: this.snapshots,
       outputDir: this.writer.outputDir,
@@ -587,6 +594,11 @@ export class AgentSession {
   /** @internal */
   registerPending(call: PendingCall): void {
     this.pending.set(call.callId, call)
+  }
+
+  /** @internal */
+  get rules(): SensitivePathRules {
+    return this.pathRules
   }
 
   /** @internal */
@@ -743,6 +755,7 @@ class TurnContext {
         options.alwaysAllow && call.name === 'bash' ? await options.alwaysAllow.rules(options.workspace) : []
       return decidePolicy(call.name, call.input, {
         workspace: options.workspace,
+        pathRules: this.session.rules,
         alwaysAllow: rules,
         autoApproveEdits: options.autoApproveEdits,
       })

@@ -2,7 +2,6 @@ import type { Dirent } from 'node:fs'
 import { mkdir, readdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { basename, dirname, join, parse as parsePath } from 'node:path'
-import type { SessionEvent } from '../../shared/events'
 import type { FolderListing, Result, WorkspaceInfo } from '../../shared/ipc'
 
 /**
@@ -45,23 +44,14 @@ function folderInfo(real: string): WorkspaceInfo {
  * now: approving or continuing it must never write into another project. A folder that is gone (moved,
  * deleted, or now a link to somewhere else) is refused with a message that says so.
  */
-export async function recordedWorkspace(
-  events: readonly SessionEvent[],
-  sessionId: string,
-): Promise<Result<WorkspaceInfo>> {
-  const created = events.find((e) => e.type === 'session.created')
-  if (!created || created.type !== 'session.created') {
-    return fail('not-found', `There is no session ${sessionId}.`)
-  }
-  const recorded = created.workspace
-  const gone = fail<WorkspaceInfo>(
+export async function recordedWorkspace(recorded: string): Promise<Result<WorkspaceInfo>> {
+  const resolved = await resolveWorkspace(recorded)
+  if (resolved.ok && resolved.value.path === recorded) return resolved
+  return fail(
     'not-found',
     `This session worked in ${recorded}, which is gone (moved or deleted), so it cannot go on there. ` +
       'Put the folder back at that path to continue it; its history stays available to replay.',
   )
-  const resolved = await resolveWorkspace(recorded)
-  if (!resolved.ok || resolved.value.path !== recorded) return gone
-  return resolved
 }
 
 /** Folders listed at most per directory; a larger one says it was cut. */

@@ -44,6 +44,9 @@ export interface SessionPaths {
   outputDir: string
 }
 
+/** A session's log is `<id>.jsonl`: the session list finds sessions by it. */
+export const LOG_SUFFIX = '.jsonl'
+
 /** Throws `invalid-id` for an id that could escape the folder or is not filename-safe. */
 export function sessionPaths(sessionsDir: string, sessionId: string): SessionPaths {
   const parsed = SessionId.safeParse(sessionId)
@@ -51,7 +54,7 @@ export function sessionPaths(sessionsDir: string, sessionId: string): SessionPat
     throw new SessionLogError('invalid-id', `"${String(sessionId).slice(0, 80)}" is not a valid session id.`)
   }
   return {
-    log: join(sessionsDir, `${sessionId}.jsonl`),
+    log: join(sessionsDir, `${sessionId}${LOG_SUFFIX}`),
     lock: join(sessionsDir, `${sessionId}.lock`),
     outputDir: join(sessionsDir, sessionId),
   }

@@ -4,6 +4,7 @@ import path from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { insideChecker } from './glob'
 import { GrepInput } from './schemas'
+import { isSecretPath } from './sensitive-paths'
 import { defineTool, fail, ok, type ToolResult } from './tool'
 import { isInside, resolveInWorkspace, toWorkspaceRelative } from './workspace'
 
@@ -14,8 +15,8 @@ import { isInside, resolveInWorkspace, toWorkspaceRelative } from './workspace'
  * - Hidden files are searched (`.github/`, `.eslintrc`, ...: config the model must see) except `.git/`
  *   internals, which are noise. `.gitignore` is respected even outside a git repository (`--no-require-git`):
  *   a folder that has one expects it to apply.
- * - Files that hold credentials (`.env`, `.env.local`, keys) are never shown: grep runs without approval,
- *   while reading those files is flagged for the user. The output says how many lines were withheld.
+ * - Files that hold credentials (`isSecretPath`: `.env*`, keys, `.ssh/`, `.aws/`, ...) are never shown: grep
+ *   runs without approval, while reading those files asks the user. The output says how many lines were withheld.
  * - The model sees at most MAX_SHOWN_LINES lines; matching lines are still counted up to COUNT_LIMIT so the
  *   note can say how big the result really is, then ripgrep is killed: a pattern like `e` in a large repo
  *   must not stream millions of lines through us.
@@ -37,18 +38,8 @@ const BUILTIN_MAX_FILE_BYTES = 32 * 1024 * 1024
 /** Built-in search: a regex that spends this long on one file is backtracking catastrophically. */
 const BUILTIN_FILE_BUDGET_MS = 10_000
 
-// Credentials, never shown by grep. Templates meant to be committed (`.env.example`) are not secrets.
-const SECRET_FILE =
-  /^(?:\.env(?:\..*)?|\.netrc|\.pgpass|\.git-credentials|\.npmrc|\.pypirc|id_(?:rsa|dsa|ecdsa|ed25519))$|\.(?:pem|key|p12|pfx)$/i
-const SECRET_TEMPLATE = /^\.env\.(?:example|sample|template|dist|defaults)$/i
-
 // A `..` segment in a path an engine reported.
 const PARENT_IN_PATH = /(?:^|\/)\.\.(?:\/|$)/
-
-function isSecretFile(relative: string): boolean {
-  const name = path.posix.basename(relative)
-  return SECRET_FILE.test(name) && !SECRET_TEMPLATE.test(name)
-}
 
 interface Match {
   /** Path relative to the folder the search ran in, `/`-separated. */
@@ -71,6 +62,10 @@ class Collector {
   private lastFile: string | null = null
   /** Verdict for `lastFile`: engines report a file's lines together, so each file is judged once. */
   private lastFileAccepted = false
+  private lastFileSecret = false
+
+  /** `folder`: where the search ran, relative to the workspace root (engines name files relative to it). */
+  constructor(private readonly folder: string) {}
 
   /** Returns false when the search should stop. */
   add(file: string, line: number, text: string): boolean {
@@ -79,11 +74,13 @@ class Collector {
       this.lastFile = file
       // `cwd` is a real folder inside the workspace, so a relative name without `..` is lexically inside; the
       // lines shown are checked again by real path before they leave the tool.
-      this.lastFileAccepted = !isSecretFile(file) && !path.isAbsolute(file) && !PARENT_IN_PATH.test(file)
+      // Secrets are judged by their name in the workspace: `credentials` found by a search of `.aws` is one.
+      this.lastFileSecret = isSecretPath(path.posix.join(this.folder, file))
+      this.lastFileAccepted = !this.lastFileSecret && !path.isAbsolute(file) && !PARENT_IN_PATH.test(file)
       if (this.lastFileAccepted && this.matches < COUNT_LIMIT) this.files += 1
     }
     if (!this.lastFileAccepted) {
-      if (isSecretFile(file)) this.withheld += 1
+      if (this.lastFileSecret) this.withheld += 1
       return true
     }
     if (this.matches >= COUNT_LIMIT) {
@@ -872,7 +869,7 @@ export const grepTool = defineTool({
       signal: ctx.signal,
     }
 
-    const collector = new Collector()
+    const collector = new Collector(toWorkspaceRelative(ctx.workspace, plan.cwd))
     let engine: 'ripgrep' | 'builtin' = 'ripgrep'
     let warning: string | undefined
     const rg = await findRipgrep()

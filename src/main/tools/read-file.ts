@@ -457,7 +457,7 @@ export const readFileTool = defineTool({
     } else {
       const resolved = await resolveInWorkspace(ctx.workspace, input.path, 'read')
       if (!resolved.ok) return fail(resolved.reason, { title: `Read ${input.path}` })
-      const hidden = linkHidesProtection(ctx.workspace, input.path, resolved.path, 'secret')
+      const hidden = linkHidesProtection(ctx.workspace, input.path, resolved.path, 'secret', ctx.pathRules)
       if (hidden) return fail(hidden, { title: `Read ${input.path}` })
       path = resolved.path
       rel = toWorkspaceRelative(ctx.workspace, path)

@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import type { SensitivePathRules } from './sensitive-paths'
 import type { SnapshotStore } from './snapshots'
 
 /**
@@ -16,6 +17,8 @@ export interface ToolResult {
 export interface ToolContext {
   /** Real path of the workspace root (already resolved with realpath). */
   workspace: string
+  /** The workspace's sensitive-path rules, computed once when it was opened (`loadSensitivePathRules`). */
+  pathRules: SensitivePathRules
   /** Aborted when the user stops the run or a sibling's infrastructure failure cancels the group. */
   signal: AbortSignal
   /** The session's read/write snapshots for optimistic-concurrency checks. */

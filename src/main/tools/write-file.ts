@@ -67,9 +67,9 @@ export type LoadedFile =
  * change the model has not seen (DESIGN 2: read first; mtime moved and hash differs is a conflict).
  */
 export async function loadForChange(ctx: ToolContext, rawPath: string, base?: PlanBase): Promise<LoadedFile> {
-  const resolved = await resolveInWorkspace(ctx.workspace, rawPath, 'write')
+  const resolved = await resolveInWorkspace(ctx.workspace, rawPath, 'write', ctx.pathRules)
   if (!resolved.ok) return { ok: false, error: resolved.reason }
-  const hidden = linkHidesProtection(ctx.workspace, rawPath, resolved.path, 'protected')
+  const hidden = linkHidesProtection(ctx.workspace, rawPath, resolved.path, 'protected', ctx.pathRules)
   if (hidden) return { ok: false, error: hidden }
   const path = resolved.path
   const relPath = toWorkspaceRelative(ctx.workspace, path)
