@@ -1,8 +1,9 @@
 import type { Dirent } from 'node:fs'
-import { mkdir, readdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, realpath, stat } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { basename, dirname, join, parse as parsePath } from 'node:path'
 import type { FolderListing, Result, WorkspaceInfo } from '../../shared/ipc'
+import { writeJsonAtomic } from '../tools/atomic-write'
 
 /**
  * Folders the user works in: opening one (a path typed, picked in the native dialog or in browser mode's
@@ -115,8 +116,7 @@ export async function listFolder(
 const RECENT_LIMIT = 8
 
 /**
- * The folders opened lately, newest first, kept in one small JSON file beside the sessions (written
- * atomically). Folders that no longer exist are left out when listed.
+ * The folders opened lately, newest first, kept in one small JSON file beside the sessions. Folders that no longer exist are left out when listed.
  */
 export class RecentFolders {
   constructor(private readonly file: string) {}
@@ -136,9 +136,7 @@ export class RecentFolders {
       RECENT_LIMIT,
     )
     await mkdir(dirname(this.file), { recursive: true })
-    const temp = `${this.file}.${process.pid}.tmp`
-    await writeFile(temp, JSON.stringify({ recent: paths }, null, 2))
-    await rename(temp, this.file)
+    await writeJsonAtomic(this.file, { recent: paths })
   }
 
   private async read(): Promise<string[]> {
