@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { createAppApi, resolveWorkspace } from '../app/app-api'
+import { createAppApi } from '../app/app-api'
+import { recordedWorkspace, resolveWorkspace } from '../app/folders'
 import type { RunOutcome } from '../agent/loop'
 import { runFakeModelCli } from '../agent/scripted-model'
 import {
@@ -182,7 +183,10 @@ async function run(argv: string[]): Promise<number> {
     }
   }
   const saved = resume?.created.settings
-  const opened = await resolveWorkspace(resume?.created.workspace ?? (values.workspace as string))
+  // A continued session goes on in its own folder, or not at all.
+  const opened = resume
+    ? await recordedWorkspace(resume.created.workspace)
+    : await resolveWorkspace(values.workspace as string)
   if (!opened.ok) {
     process.stderr.write(`lanes run: ${opened.error}\n`)
     return 1
