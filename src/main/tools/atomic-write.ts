@@ -30,6 +30,8 @@ export interface AtomicWriteOptions {
    * else between our read and our write would be overwritten.
    */
   expect?: { mtimeMs: number; size: number } | null
+  /** The mode of a new file (default: 0o666 less the umask, as any editor would); an existing file keeps its own. */
+  mode?: number
 }
 
 // `.<base>.lanes-<12 hex>.tmp`; the base is shortened so the temp name stays under NAME_MAX (255 bytes).
@@ -85,7 +87,7 @@ export async function writeFileAtomic(
       }
 
     // 0o666 lets the umask pick a new file's mode (0o644 usually), as any editor would.
-    fh = await fs.open(inDir(tmpName), 'wx', existing === null ? 0o666 : existing.mode & 0o7777)
+    fh = await fs.open(inDir(tmpName), 'wx', existing === null ? (opts.mode ?? 0o666) : existing.mode & 0o7777)
     tmpCreated = true
     if (existing !== null) {
       // The umask also applied to the mode given to open: set the old mode exactly.
@@ -189,6 +191,24 @@ async function landedElsewhere(
   const there = await fs.lstat(landed).catch(() => null)
   if (there !== null && there.ino === written.ino) await fs.unlink(landed).catch(() => undefined)
   return `was not written: its folder ${dir} was replaced while the write was under way, so the file landed in ${real}; it was removed from there`
+}
+
+/**
+ * Replaces a JSON file (settings, rules) in one step, so a crash never leaves half a file that would lose
+ * everything in it. Throws with the file's name on failure: these files belong to the app, not the user.
+ */
+export async function writeJsonAtomic(
+  path: string,
+  value: unknown,
+  opts: { mode?: number } = {},
+): Promise<void> {
+  // The app's own folders may be reached through links (a dotfiles `~/.config`): written in their real place.
+  const real = await fs
+    .mkdir(dirname(path), { recursive: true })
+    .then(async () => join(await fs.realpath(dirname(path)), basename(path)))
+    .catch(() => path)
+  const written = await writeFileAtomic(real, JSON.stringify(value, null, 2), opts)
+  if (!written.ok) throw new Error(`${path} ${written.reason}`)
 }
 
 /**

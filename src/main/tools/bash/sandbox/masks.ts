@@ -1,10 +1,16 @@
 import { lstatSync, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs'
 import { join, sep } from 'node:path'
-import { isProtectedRelative, isSecretRelative } from '../../workspace'
+import {
+  BARE_REPO_ROOT_DIRS,
+  BARE_REPO_ROOT_FILES,
+  GIT_WORKSPACE_RULES,
+  isProtectedPath,
+  isSecretPath,
+} from '../../sensitive-paths'
 
 /**
  * What the sandbox hides or pins inside one workspace, found by name with the one list of secret and
- * protected paths (workspace.ts): `secrets` are masked (a file reads as empty, a folder as an empty folder),
+ * protected paths (sensitive-paths.ts): `secrets` are masked (a file reads as empty, a folder as an empty folder),
  * `protected` are bound read-only when the workspace is otherwise writable. Absolute real paths.
  *
  * The tree is walked once per workspace and kept, then revalidated before every command by one `stat` per
@@ -37,7 +43,7 @@ const RACY_MS = 2_000
 const PINNED_INSIDE: Record<string, readonly string[]> = { '.git': ['config', 'hooks', 'info'] }
 
 /** Bare-repository names that make git treat a workspace root without `.git` as a repository. */
-const BARE_REPO_ROOT = ['HEAD', 'config', 'objects', 'refs', 'packed-refs']
+const BARE_REPO_ROOT = [...BARE_REPO_ROOT_FILES, ...BARE_REPO_ROOT_DIRS]
 
 interface FolderEntry {
   mtimeMs: number
@@ -114,14 +120,14 @@ export class MaskIndex {
         // A link is not mounted over (bwrap refuses); what it points to is. A secret name pointing at a
         // file with a plain name inside the workspace hides that file; a target outside is not in the
         // sandbox at all.
-        if (isSecretRelative(rel)) {
+        if (isSecretPath(rel)) {
           const target = this.realTarget(abs)
           if (target) entry.secrets.push(target)
         }
         continue
       }
       const kind = d.isDirectory() ? 'dir' : 'file'
-      if (isSecretRelative(rel)) {
+      if (isSecretPath(rel)) {
         entry.secrets.push({ path: abs, kind })
         continue
       }
@@ -129,7 +135,8 @@ export class MaskIndex {
         entry.pinnedIn.push(abs)
         continue
       }
-      if (isProtectedRelative(rel)) entry.protected.push({ path: abs, kind })
+      // The root's bare-repository names are added by `current`, which knows whether the root has a `.git`.
+      if (isProtectedPath(rel, GIT_WORKSPACE_RULES)) entry.protected.push({ path: abs, kind })
       if (kind === 'dir') entry.children.push(abs)
     }
     return entry

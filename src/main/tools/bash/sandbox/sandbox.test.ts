@@ -4,6 +4,7 @@ import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:f
 import { createServer, type Server } from 'node:net'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { STRICT_RULES } from '../../sensitive-paths'
 import { SnapshotStore } from '../../snapshots'
 import type { ToolContext } from '../../tool'
 import { bashTool } from '../bash'
@@ -213,6 +214,7 @@ describe.skipIf(missing !== null)('bash in the sandbox', () => {
   function context(overrides: Partial<ToolContext> = {}): ToolContext {
     return {
       workspace,
+      pathRules: STRICT_RULES,
       signal: new AbortController().signal,
       snapshots: new SnapshotStore(),
       outputDir,
