@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { SessionLogError } from '../session/log'
+import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import { listFolder, RecentFolders, resolveWorkspace } from './folders'
 import { RefusedError, SessionHost, type SecretBox } from './session-host'
 import {
@@ -85,8 +86,16 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
       : err<never>('failed', e instanceof Error ? e.message : String(e))
 
   const handlers: Handlers = {
-    'app:info': async () =>
-      ok({ name: opts.name, version: opts.version, platform: process.platform, transport: opts.transport }),
+    'app:info': async () => {
+      const sandbox = sandboxSupport()
+      return ok({
+        name: opts.name,
+        version: opts.version,
+        platform: process.platform,
+        transport: opts.transport,
+        sandbox: sandbox.available ? { available: true } : { available: false, reason: sandbox.reason },
+      })
+    },
 
     'workspace:current': async () => ok(current),
 

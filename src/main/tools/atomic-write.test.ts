@@ -317,6 +317,7 @@ const [folder, outside, stopFile] = process.argv.slice(1)
 const moved = folder + '.moved'
 const until = Date.now() + 20000
 let swaps = 0
+process.stdout.write('go\\n')
 while (Date.now() < until && !fs.existsSync(stopFile)) {
   try {
     fs.renameSync(folder, moved)
@@ -340,8 +341,14 @@ describe('writeFileAtomic under a racing folder swap', () => {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     let swaps = ''
-    swapper.stdout.on('data', (chunk: Buffer) => (swaps += chunk.toString()))
+    const started = new Promise<void>((resolve) =>
+      swapper.stdout.on('data', (chunk: Buffer) => {
+        swaps += chunk.toString()
+        if (swaps.startsWith('go\n')) resolve()
+      }),
+    )
     const exited = new Promise((resolve) => swapper.on('exit', resolve))
+    await started
     let written = 0
     let refused = 0
     try {
@@ -354,7 +361,7 @@ describe('writeFileAtomic under a racing folder swap', () => {
       await fs.writeFile(stopFile, '')
       await exited
     }
-    expect(Number(swaps)).toBeGreaterThan(10)
+    expect(Number(swaps.slice(3))).toBeGreaterThan(10)
     expect(await fs.readdir(outside)).toEqual([])
     // Every write that reported success is in the real folder (under its name or its temporary one).
     const inFolder = [
