@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createAppApi, resolveWorkspace } from './app-api'
 import type { RunOutcome } from './agent/loop'
-import { runFakeModelCli } from './agent/scripted-model'
+import { runFakeModelCli } from './cli/fake-model'
 import {
   AgentSession,
   agentOptions,

@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { parseScenario, type Scenario } from './scenario'
-import { runFakeModelCli, startScriptedModel, type ScriptedModel } from './scripted-model'
+import { runFakeModelCli } from '../cli/fake-model'
+import { startScriptedModel, type ScriptedModel } from './scripted-model'
 
 let dir: string
 const servers: ScriptedModel[] = []
@@ -633,7 +634,7 @@ describe('lanes fake-model', () => {
       scenario,
       JSON.stringify({ turns: [{ blocks: [{ text: 'from the CLI' }], stop: 'end_turn' }] }),
     )
-    const entry = fileURLToPath(new URL('./scripted-model.ts', import.meta.url))
+    const entry = fileURLToPath(new URL('../cli/fake-model.ts', import.meta.url))
     const child = spawn(
       process.execPath,
       [
