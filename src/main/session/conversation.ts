@@ -137,15 +137,19 @@ function resultOf(call: ToolCallState): ToolResultBlockParam | undefined {
 
 /**
  * The assistant message of a turn whose assistant.message never reached the log (the stream failed, or the
- * app died while the streaming scheduler already ran its calls): its text from the deltas and its tool calls
- * as queued, so the model sees what it did.
+ * app died while the streaming scheduler already ran its calls): its thinking blocks as they closed, its text
+ * from the deltas and its tool calls as queued, in block order, so the model sees what it did and the API
+ * finds the thinking blocks it requires in front of the calls.
  */
-/** A turn's assistant content from its blocks: the text streamed and the calls queued, in order. */
 export function turnContent(turn: TurnState): ContentBlockParam[] {
   const content: ContentBlockParam[] = []
   for (const block of turn.blocks) {
+    if (block.kind === 'thinking') {
+      content.push({ ...block.block })
+      continue
+    }
     if (block.kind === 'text') {
-      if (block.text !== '') content.push({ type: 'text', text: block.text })
+      if (block.text.trim() !== '') content.push({ type: 'text', text: block.text })
       continue
     }
     const call = turn.calls[block.callId]
