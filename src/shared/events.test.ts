@@ -46,7 +46,13 @@ const samples: Record<SessionEventType, unknown[]> = {
       index: 0,
       block: { type: 'thinking', thinking: 'Look at a.ts first.', signature: 'sig-1' },
     },
-    { type: 'assistant.thinking', ...base, turn: 1, index: 1, block: { type: 'redacted_thinking', data: 'EmwK' } },
+    {
+      type: 'assistant.thinking',
+      ...base,
+      turn: 1,
+      index: 1,
+      block: { type: 'redacted_thinking', data: 'EmwK' },
+    },
   ],
   'model.retrying': [
     {

@@ -659,7 +659,9 @@ function insertTurn(r: Reduction, turn: number, runId: string | undefined, at: n
  */
 function turnFor(
   r: Reduction,
-  event: EventOf<'assistant.delta' | 'assistant.thinking' | 'model.retrying' | 'assistant.message' | 'tool.queued'>,
+  event: EventOf<
+    'assistant.delta' | 'assistant.thinking' | 'model.retrying' | 'assistant.message' | 'tool.queued'
+  >,
 ): number {
   const pos = findTurn(r.state, event.turn)
   if (pos >= 0) return pos

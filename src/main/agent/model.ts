@@ -61,8 +61,7 @@ export type StreamEvent =
   | { type: 'thinking'; index: number; block: ThinkingContent }
 
 export type ThinkingContent =
-  | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'redacted_thinking'; data: string }
+  { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string }
 
 /** Assistant content for the conversation. Tool input is the parsed arguments, or {} when they do not parse. */
 export type ContentBlock =
@@ -615,10 +614,13 @@ class TurnAccumulator {
 
 /** A closed thinking block as it goes back to the API: these exact fields, in this order. */
 function thinkingContent(
-  block: { kind: 'thinking'; text: string; signature: string; closed: boolean } | { kind: 'redacted'; data: string; closed: boolean },
+  block:
+    | { kind: 'thinking'; text: string; signature: string; closed: boolean }
+    | { kind: 'redacted'; data: string; closed: boolean },
 ): ThinkingContent | null {
   if (!block.closed) return null
-  if (block.kind === 'redacted') return block.data === '' ? null : { type: 'redacted_thinking', data: block.data }
+  if (block.kind === 'redacted')
+    return block.data === '' ? null : { type: 'redacted_thinking', data: block.data }
   return block.signature === ''
     ? null
     : { type: 'thinking', thinking: block.text, signature: block.signature }

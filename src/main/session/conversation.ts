@@ -88,10 +88,13 @@ export function buildConversation(events: readonly SessionEvent[]): Conversation
       return
     }
     const turn = item.turn
+    // A refused answer is never sent back (stop-reasons.ts): the conversation goes on as if it had not come.
+    if (turn.stopReason === 'refusal') return
     // Copies: the caller may decorate the messages (cache_control) without touching the events they came from.
     const recorded = turn.message?.content as ContentBlockParam[] | undefined
     const content = recorded ? recorded.map((block) => ({ ...block })) : turnContent(turn)
-    if (content.length === 0) return
+    // Thinking alone (the app died before the answer itself) is not an answer the API takes back.
+    if (content.every((block) => block.type === 'thinking' || block.type === 'redacted_thinking')) return
     messages.push({ role: 'assistant', content })
 
     const results: ToolResultBlockParam[] = []
