@@ -25,6 +25,12 @@ export type AtomicWriteResult =
 
 export interface AtomicWriteOptions {
   /**
+   * false: skip the fsyncs (file and directory). The replacement is still atomic for every reader and for a
+   * crash of the app; only a power loss can undo it. For callers that write many files and then make them
+   * durable together with `syncFiles` (a rewind), where one fsync each would cost a journal commit each.
+   */
+  durable?: boolean
+  /**
    * What the caller planned against, checked just before the rename: `null` when the target must not exist,
    * otherwise the mtime and size it must still have. Narrows the window in which a change made by someone
    * else between our read and our write would be overwritten.
@@ -87,7 +93,11 @@ export async function writeFileAtomic(
       }
 
     // 0o666 lets the umask pick a new file's mode (0o644 usually), as any editor would.
-    fh = await fs.open(inDir(tmpName), 'wx', existing === null ? (opts.mode ?? 0o666) : existing.mode & 0o7777)
+    fh = await fs.open(
+      inDir(tmpName),
+      'wx',
+      existing === null ? (opts.mode ?? 0o666) : existing.mode & 0o7777,
+    )
     tmpCreated = true
     if (existing !== null) {
       // The umask also applied to the mode given to open: set the old mode exactly.
@@ -100,7 +110,7 @@ export async function writeFileAtomic(
       }
     }
     await fh.writeFile(data)
-    await fh.sync()
+    if (opts.durable !== false) await fh.sync()
     const written = await fh.stat()
     await fh.close()
     fh = undefined
@@ -134,7 +144,7 @@ export async function writeFileAtomic(
     }
     // So the rename itself survives a power loss. Some platforms and file systems (Windows, some network
     // mounts) cannot fsync a folder; the rename has still happened, only its durability is weaker there.
-    await dirHandle?.sync().catch(() => undefined)
+    if (opts.durable !== false) await dirHandle?.sync().catch(() => undefined)
     return { ok: true, mtimeMs: written.mtimeMs, size: written.size, created: existing === null }
   } catch (error) {
     if (fh !== undefined) await fh.close().catch(() => undefined)
@@ -209,6 +219,39 @@ export async function writeJsonAtomic(
     .catch(() => path)
   const written = await writeFileAtomic(real, JSON.stringify(value, null, 2), opts)
   if (!written.ok) throw new Error(`${path} ${written.reason}`)
+}
+
+/**
+ * Makes files written with `durable: false` (and their directories' entries) survive a power loss. The
+ * fsyncs run concurrently, so the file system commits them together instead of one journal commit each.
+ */
+export async function syncFiles(paths: readonly string[]): Promise<void> {
+  const dirs = new Set(paths.map((p) => dirname(p)))
+  await Promise.all(
+    paths.map(async (path) => {
+      const handle = await fs.open(path, 'r').catch(() => undefined)
+      if (!handle) return // removed since: nothing to make durable
+      try {
+        await handle.datasync()
+      } finally {
+        await handle.close().catch(() => undefined)
+      }
+    }),
+  )
+  await Promise.all([...dirs].map((dir) => syncDirectory(dir)))
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: FileHandle | undefined
+  try {
+    handle = await fs.open(dir, 'r')
+    await handle.sync()
+  } catch {
+    // Some platforms and file systems (Windows, some network mounts) cannot fsync a directory; the rename
+    // has still happened, only its durability across a power loss is weaker there.
+  } finally {
+    await handle?.close().catch(() => undefined)
+  }
 }
 
 /**
