@@ -125,10 +125,17 @@ async function lanesRun(workspace: string, sessionsDir: string): Promise<CliRun>
         if (event.type === 'run.finished') finishedAt = performance.now()
       }
     })
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
+    // 'exit' may come before the last output is read: the time of each is taken, then both awaited.
+    let exitedAt = 0
+    const code = await new Promise<number | null>((resolve) => {
+      child.on('exit', (exitCode) => {
+        exitedAt = performance.now()
+        child.on('close', () => resolve(exitCode))
+      })
+    })
     if (code !== 0 || finishedAt === 0) throw new Error(`lanes run failed in the benchmark (exit ${code})`)
     return {
-      exitMs: performance.now() - finishedAt,
+      exitMs: Math.max(0, exitedAt - finishedAt),
       grepMs: (at['tool.finished'] ?? 0) - (at['tool.started'] ?? 0),
     }
   } finally {

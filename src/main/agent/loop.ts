@@ -21,6 +21,7 @@ import { callLabel, formatForModel } from '../tools/result-format'
 import type { ToolRegistry } from '../tools/registry'
 import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
 import { SnapshotStore } from '../tools/snapshots'
+import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import type { ToolContext, ToolResult } from '../tools/tool'
 import { buildPreview, decidePolicy, type AlwaysAllowStore } from './approvals'
 import type { ModelClient, TurnResult } from './model'
@@ -83,6 +84,18 @@ type Draft = {
 interface Decision {
   decision: 'approved' | 'rejected'
   note?: string
+  /** bash, approved: the review's "needs the internet" and "run outside the sandbox" switches. */
+  network?: boolean
+  outsideSandbox?: boolean
+}
+
+/** The review's sandbox switches as given, kept only for an approved bash call and only when on. */
+function sandboxSwitches(name: string, decision: Decision): Pick<Decision, 'network' | 'outsideSandbox'> {
+  if (name !== 'bash' || decision.decision !== 'approved') return {}
+  return {
+    ...(decision.network ? { network: true } : {}),
+    ...(decision.outsideSandbox ? { outsideSandbox: true } : {}),
+  }
 }
 
 type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown }
@@ -109,6 +122,8 @@ interface PendingCall {
   decision?: Decision
   /** Resolved by `decide()` when the user answers. */
   waiter?: (decision: Decision) => void
+  /** Allowed by the user's "always allow" rule for this command: it runs as an approved one. */
+  allowedByRule?: boolean
   /** Content the user approved to be written: a write that would now write something else is refused. */
   approvedAfter?: string
   /** Its approval events and its tool.started, as they are appended: a side effect waits for them. */
@@ -277,6 +292,7 @@ export class AgentSession {
     call.decision = {
       decision: decision.decision,
       ...(decision.note?.trim() ? { note: decision.note.trim() } : {}),
+      ...sandboxSwitches(call.name, decision),
     }
     if (
       decision.always &&
@@ -294,6 +310,7 @@ export class AgentSession {
       by: 'user',
       ...(call.decision.note ? { note: call.decision.note } : {}),
       ...(decision.always ? { always: true } : {}),
+      ...sandboxSwitches(call.name, call.decision),
     })
     const waiter = call.waiter
     call.waiter = undefined
@@ -834,6 +851,7 @@ class TurnContext {
         call.decision = {
           decision: state.approval.decision,
           ...(state.approval.note ? { note: state.approval.note } : {}),
+          ...sandboxSwitches(call.name, state.approval as Decision),
         }
       }
       if (state.approval.preview.kind === 'write' && state.approval.preview.after !== undefined) {
@@ -881,6 +899,7 @@ class TurnContext {
         pathRules: this.session.rules,
         alwaysAllow: rules,
         autoApproveEdits: options.autoApproveEdits,
+        sandbox: sandboxSupport().available,
       })
     })()
     const link = this.preparing.then(async () => {
@@ -918,6 +937,7 @@ class TurnContext {
     return verdictReady.then((verdict) => {
       if (verdict.kind === 'ask') return link
       if (verdict.kind === 'deny') call.prepared = { output: verdict.reason, isError: true }
+      if (verdict.kind === 'allow' && verdict.byRule) call.allowedByRule = true
     })
   }
 
@@ -1003,6 +1023,13 @@ class TurnContext {
             }
           }
         }
+        // A person approved it (now, or earlier with "always allow"): bash runs in the writable sandbox, or
+        // as the review's switches say. Without that, the read-only sandbox.
+        if (call.decision?.decision === 'approved' || call.allowedByRule)
+          ctx.approval = {
+            network: call.decision?.network === true,
+            outsideSandbox: call.decision?.outsideSandbox === true,
+          }
         return tool.execute(call.input as never, ctx)
       },
     }

@@ -117,7 +117,9 @@ export const bashTool = defineTool({
       cwd: ctx.workspace,
       description: input.description,
       timeoutSec,
-      sandbox: sandbox ? (approval?.network ? 'network' : 'on') : 'off',
+      // For the UI and the log: how the command was confined.
+      sandbox: sandbox === null ? 'off' : approval ? 'writable' : 'read-only',
+      network: sandbox === null || approval?.network === true,
       ...(summary.saveError !== undefined ? { saveError: summary.saveError } : {}),
     }
     if (run.pid === null && !run.aborted) {

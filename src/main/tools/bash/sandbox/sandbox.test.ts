@@ -232,9 +232,10 @@ describe.skipIf(missing !== null)('bash in the sandbox', () => {
     const unasked = await bashTool.execute({ command: 'touch made.txt' }, context())
     expect(unasked.isError).toBe(true)
     expect(unasked.output).toMatch(/Read-only file system/)
-    expect(unasked.metadata).toMatchObject({ sandbox: 'on' })
+    expect(unasked.metadata).toMatchObject({ sandbox: 'read-only', network: false })
     const asked = await bashTool.execute({ command: 'touch made.txt' }, context(approved))
     expect(asked.isError).toBe(false)
+    expect(asked.metadata).toMatchObject({ sandbox: 'writable', network: false })
     expect(existsSync(join(workspace, 'made.txt'))).toBe(true)
   })
 
