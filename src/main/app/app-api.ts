@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { SessionLogError } from '../session/log'
-import { listFolder, RecentFolders, resolveWorkspace } from './folders'
+import { listFolder, recentFolders, resolveWorkspace } from './folders'
 import { createKeyStore, osKeychainEntry, type KeychainEntry, type SecretBox } from './key-store'
 import { RefusedError, SessionHost, type ConfirmBaseUrl } from './session-host'
 import {
@@ -75,7 +75,7 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
     for (const listener of listeners) listener(channel, payload)
   }
 
-  const recent = new RecentFolders(join(opts.sessionsDir, 'recent-folders.json'))
+  const recent = recentFolders(opts.sessionsDir)
   let current: WorkspaceInfo | null = null
   if (opts.workspace !== undefined) {
     // A remembered folder that was deleted since simply leaves no folder open.
