@@ -38,6 +38,35 @@ const samples: Record<SessionEventType, unknown[]> = {
   'run.started': [{ type: 'run.started', ...base, runId: 'r1', task: 'Make the build green' }],
   'turn.started': [{ type: 'turn.started', ...base, runId: 'r1', turn: 1 }],
   'assistant.delta': [{ type: 'assistant.delta', ...base, turn: 1, index: 0, text: 'Reading ' }],
+  'assistant.thinking': [
+    {
+      type: 'assistant.thinking',
+      ...base,
+      turn: 1,
+      index: 0,
+      block: { type: 'thinking', thinking: 'Look at a.ts first.', signature: 'sig-1' },
+    },
+    {
+      type: 'assistant.thinking',
+      ...base,
+      turn: 1,
+      index: 1,
+      block: { type: 'redacted_thinking', data: 'EmwK' },
+    },
+  ],
+  'model.retrying': [
+    {
+      type: 'model.retrying',
+      ...base,
+      runId: 'r1',
+      turn: 1,
+      attempt: 2,
+      of: 6,
+      delayMs: 4000,
+      reason: 'overloaded',
+      message: 'The model API is overloaded right now.',
+    },
+  ],
   'assistant.message': [
     {
       type: 'assistant.message',
@@ -168,6 +197,44 @@ const samples: Record<SessionEventType, unknown[]> = {
       callId: 'toolu_9',
       output: 'Cancelled after 1200 ms.',
       durationMs: 1200,
+    },
+  ],
+  'file.preimage': [
+    {
+      type: 'file.preimage',
+      ...base,
+      callId: 'toolu_3',
+      path: '/w/a.ts',
+      relPath: 'a.ts',
+      hash: 'ab'.repeat(32),
+    },
+    { type: 'file.preimage', ...base, callId: 'toolu_4', path: '/w/new.ts', relPath: 'new.ts', hash: null },
+  ],
+  'rewind.started': [
+    {
+      type: 'rewind.started',
+      ...base,
+      rewindId: 'rw1',
+      mode: 'rewind',
+      callId: 'toolu_3',
+      callIds: ['toolu_3', 'toolu_4'],
+      changes: [
+        { path: '/w/a.ts', relPath: 'a.ts', from: 'cd'.repeat(32), to: 'ab'.repeat(32) },
+        { path: '/w/new.ts', relPath: 'new.ts', from: 'ef'.repeat(32), to: null },
+      ],
+      skipped: [{ relPath: 'b.ts', reason: 'changed since by someone else' }],
+      turn: 2,
+    },
+  ],
+  'rewind.finished': [
+    { type: 'rewind.finished', ...base, rewindId: 'rw1', outcome: 'done' },
+    {
+      type: 'rewind.finished',
+      ...base,
+      rewindId: 'rw1',
+      outcome: 'rolled-back',
+      recovered: true,
+      error: 'x',
     },
   ],
   'file.snapshot': [

@@ -182,11 +182,35 @@ export const RunEndReason = z.enum([
   'stop_sequence',
   'refusal',
   'context_window_exceeded',
+  /** A stop reason newer than this version; `run.finished.stopReason` names it. */
+  'unknown_stop',
 ])
 export type RunEndReason = z.infer<typeof RunEndReason>
 
 export const RunFailureKind = z.enum(['model', 'network', 'auth', 'internal', 'workspace'])
 export type RunFailureKind = z.infer<typeof RunFailureKind>
+
+/** Why the model stopped with `refusal` (the API's `stop_details`); either field may be null. */
+export const StopDetails = z.object({
+  category: z.string().nullable(),
+  /** Written by the API for the user. */
+  explanation: z.string().nullable(),
+})
+export type StopDetails = z.infer<typeof StopDetails>
+
+/** Why a model request is tried again (DESIGN 9 retries). */
+export const RetryReason = z.enum(['overloaded', 'rate_limited', 'server_error', 'connection_lost'])
+export type RetryReason = z.infer<typeof RetryReason>
+
+/**
+ * A thinking block exactly as the API sent it and as it must go back: `thinking` text (empty when the model
+ * hides it) with its `signature`, or an opaque `redacted_thinking`.
+ */
+export const ThinkingBlock = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().min(1) }),
+  z.object({ type: z.literal('redacted_thinking'), data: z.string().min(1) }),
+])
+export type ThinkingBlock = z.infer<typeof ThinkingBlock>
 
 const base = { at: EpochMs, seq: Count }
 
@@ -222,6 +246,34 @@ export const AssistantDeltaEvent = z.object({
   /** Content block index in the model's message. */
   index: Count,
   text: z.string(),
+})
+
+/**
+ * A thinking block closed. Logged as it closes, before the calls after it are queued, so a turn whose
+ * assistant.message never reached the log is rebuilt with its thinking intact (the API refuses it otherwise).
+ */
+export const AssistantThinkingEvent = z.object({
+  type: z.literal('assistant.thinking'),
+  ...base,
+  turn: z.number().int().positive(),
+  index: Count,
+  block: ThinkingBlock,
+})
+
+/** A model request failed before any content and is tried again after `delayMs`. */
+export const ModelRetryingEvent = z.object({
+  type: z.literal('model.retrying'),
+  ...base,
+  runId: z.string().min(1),
+  turn: z.number().int().positive(),
+  /** The attempt about to be made: 2 for the first retry. */
+  attempt: z.number().int().min(2),
+  /** Attempts in all, the first included. */
+  of: z.number().int().positive(),
+  delayMs: Millis,
+  reason: RetryReason,
+  /** What the API said, for the curious. */
+  message: z.string(),
 })
 
 export const AssistantMessage = z.object({
@@ -345,12 +397,78 @@ export const FileSnapshotEvent = z.object({
   hash: z.string().min(1),
 })
 
+/** SHA-256, hex: the name of a content in the session's store of file contents. */
+const ContentHash = z.string().regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 in hex')
+
+/**
+ * A file tool kept the file's content just before changing it (issue 14: undo and rewind). Logged before the
+ * change is written, so every change in the log can be undone.
+ */
+export const FilePreimageEvent = z.object({
+  type: z.literal('file.preimage'),
+  ...base,
+  callId: z.string().min(1),
+  /** Absolute real path. */
+  path: z.string().min(1),
+  /** Workspace-relative, for the user. */
+  relPath: z.string(),
+  /** The content before the change, in the session's store; null when the file did not exist. */
+  hash: ContentHash.nullable(),
+})
+
+/** One file a rewind changes: from its content now to its content at the rewind's point (null: absent). */
+export const RewindChange = z.object({
+  path: z.string().min(1),
+  relPath: z.string(),
+  from: ContentHash.nullable(),
+  to: ContentHash.nullable(),
+})
+export type RewindChange = z.infer<typeof RewindChange>
+
+/** A file a rewind leaves as it is, and why (changed since by someone else, and the user kept it). */
+export const RewindSkip = z.object({ relPath: z.string(), reason: z.string() })
+export type RewindSkip = z.infer<typeof RewindSkip>
+
+/**
+ * The intent of a rewind, logged (and synced) before any file is touched: a rewind cut short by a crash is
+ * resumed or rolled back from this on the next start, never left half done.
+ */
+export const RewindStartedEvent = z.object({
+  type: z.literal('rewind.started'),
+  ...base,
+  rewindId: z.string().min(1),
+  /** undo: the files of one call; rewind: every file changed from this call on. */
+  mode: z.enum(['undo', 'rewind']),
+  callId: z.string().min(1),
+  /** The calls whose file changes are undone. */
+  callIds: z.array(z.string()),
+  changes: z.array(RewindChange),
+  skipped: z.array(RewindSkip),
+  /** Set when the conversation goes back too: the next continue starts from this turn. */
+  turn: z.number().int().positive().optional(),
+})
+
+export const RewindFinishedEvent = z.object({
+  type: z.literal('rewind.finished'),
+  ...base,
+  rewindId: z.string().min(1),
+  /** done: every change applied. rolled-back: none is (a failure, or a crash it could not be resumed from). */
+  outcome: z.enum(['done', 'rolled-back']),
+  /** Finished on a later start, after a crash. */
+  recovered: z.boolean().optional(),
+  error: z.string().optional(),
+})
+
 export const RunFinishedEvent = z.object({
   type: z.literal('run.finished'),
   ...base,
   runId: z.string().min(1),
   reason: RunEndReason,
   usage: Usage.optional(),
+  /** The model's stop reason as it came, when `reason` does not say it all (`unknown_stop`). */
+  stopReason: z.string().optional(),
+  /** With `refusal`: what the API said about it. */
+  stopDetails: StopDetails.optional(),
 })
 
 export const RunFailedEvent = z.object({
@@ -360,6 +478,8 @@ export const RunFailedEvent = z.object({
   /** Written for the user, not a stack trace. */
   error: z.string(),
   kind: RunFailureKind.optional(),
+  /** The API asked to wait until then (a long retry-after): the run can be continued after it. */
+  retryAt: EpochMs.optional(),
 })
 
 /** The user stopped the run. */
@@ -370,7 +490,9 @@ export const SessionEvent = z.discriminatedUnion('type', [
   RunStartedEvent,
   TurnStartedEvent,
   AssistantDeltaEvent,
+  AssistantThinkingEvent,
   AssistantMessageEvent,
+  ModelRetryingEvent,
   ToolQueuedEvent,
   ApprovalRequestedEvent,
   ApprovalDecidedEvent,
@@ -382,6 +504,9 @@ export const SessionEvent = z.discriminatedUnion('type', [
   ToolSkippedEvent,
   ToolCancelledEvent,
   FileSnapshotEvent,
+  FilePreimageEvent,
+  RewindStartedEvent,
+  RewindFinishedEvent,
   RunFinishedEvent,
   RunFailedEvent,
   RunStoppedEvent,

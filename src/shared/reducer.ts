@@ -2,9 +2,13 @@ import type {
   AssistantMessage,
   EventOf,
   RunEndReason,
+  RewindChange,
+  RewindSkip,
   RunFailureKind,
   SessionEvent,
   SessionSettings,
+  StopDetails,
+  ThinkingBlock,
   Usage,
 } from './events'
 import { LIVE_OUTPUT_TAIL_CHARS, type ToolCallState, type ToolCallStatus } from './tool-call'
@@ -48,11 +52,29 @@ export interface RunState {
   usage?: Usage
   /** While paused: the calls waiting for a decision. */
   pausedFor?: string[]
+  /** The model's own stop reason, when the run ended on one Lanes does not know (`unknown_stop`). */
+  stopReason?: string
+  /** A refusal's explanation from the API. */
+  stopDetails?: StopDetails
+  /** A failure the API asked to wait out: the run can be continued after this time (epoch ms). */
+  retryAt?: number
 }
 
-/** The model's message of one turn in block order: text (accumulated from deltas) and tool calls. */
+/** A model request being tried again, until the turn's first content arrives. */
+export interface RetryState {
+  attempt: number
+  of: number
+  delayMs: number
+  reason: EventOf<'model.retrying'>['reason']
+  /** When the retry was announced (epoch ms): the attempt starts at `at + delayMs`. */
+  at: number
+}
+
+/** The model's message of one turn in block order: thinking, text (accumulated from deltas) and tool calls. */
 export type AssistantBlock =
-  { kind: 'text'; index: number; text: string } | { kind: 'tool'; index: number; callId: string }
+  | { kind: 'text'; index: number; text: string }
+  | { kind: 'tool'; index: number; callId: string }
+  | { kind: 'thinking'; index: number; block: ThinkingBlock }
 
 export interface TurnState {
   /** 1-based, across the session. */
@@ -67,6 +89,29 @@ export interface TurnState {
   message?: AssistantMessage
   stopReason?: string | null
   usage?: Usage
+  /** Set while the model request is being retried; cleared by the turn's first content. */
+  retry?: RetryState
+  /** A rewind took the conversation back to before this turn: the model no longer sees it. */
+  rewoundBy?: string
+}
+
+/** A rewind or undo (issue 14), from its intent to its outcome. */
+export interface RewindState {
+  rewindId: string
+  mode: 'undo' | 'rewind'
+  /** The call it goes back to (rewind) or undoes (undo). */
+  callId: string
+  callIds: readonly string[]
+  changes: readonly RewindChange[]
+  skipped: readonly RewindSkip[]
+  /** Set when the conversation went back too. */
+  turn?: number
+  /** applying: intent logged, outcome not yet (or a crash came first: resumed on the next start). */
+  status: 'applying' | 'done' | 'rolled-back'
+  startedAt: number
+  finishedAt?: number
+  recovered?: boolean
+  error?: string
 }
 
 export interface FileSnapshotState {
@@ -95,6 +140,8 @@ export interface SessionState {
   snapshots: Readonly<Record<string, FileSnapshotState>>
   /** Model tokens over the whole session. */
   usage: Usage
+  /** Undos and rewinds, in order. */
+  rewinds: readonly RewindState[]
   counts: SessionCounts
   /** -1 before the first event. */
   lastSeq: number
@@ -126,6 +173,7 @@ export function initialSessionState(): SessionState {
     pendingApprovals: [],
     snapshots: {},
     usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 },
+    rewinds: [],
     counts: { events: 0, calls: 0, anomalies: 0, byStatus: emptyByStatus },
     lastSeq: -1,
     firstEventAt: undefined,
@@ -276,6 +324,9 @@ function apply(r: Reduction, event: SessionEvent): void {
           errorKind: undefined,
           usage: undefined,
           pausedFor: undefined,
+          stopReason: undefined,
+          stopDetails: undefined,
+          retryAt: undefined,
         }),
       )
       s.currentRunId = event.runId
@@ -298,6 +349,8 @@ function apply(r: Reduction, event: SessionEvent): void {
         run.endedAt = event.at
         run.reason = event.reason
         run.usage = event.usage
+        run.stopReason = event.stopReason
+        run.stopDetails = event.stopDetails
         run.pausedFor = undefined
       })
 
@@ -306,6 +359,7 @@ function apply(r: Reduction, event: SessionEvent): void {
         run.endedAt = event.at
         run.error = event.error
         run.errorKind = event.kind
+        run.retryAt = event.retryAt
         run.pausedFor = undefined
       })
 
@@ -340,15 +394,43 @@ function apply(r: Reduction, event: SessionEvent): void {
       return
     }
 
+    case 'assistant.thinking': {
+      const turn = editTurn(r, turnFor(r, event))
+      turn.retry = undefined
+      const blocks = (turn.blocks = edit(r, turn.blocks))
+      const at = blockPosition(blocks, event.index)
+      const block = made(r, { kind: 'thinking' as const, index: event.index, block: event.block })
+      blocks.splice(at, blocks[at]?.index === event.index ? 1 : 0, block)
+      return
+    }
+
+    case 'model.retrying': {
+      const turn = editTurn(r, turnFor(r, event))
+      turn.retry = made(r, {
+        attempt: event.attempt,
+        of: event.of,
+        delayMs: event.delayMs,
+        reason: event.reason,
+        at: event.at,
+      })
+      return
+    }
+
     case 'assistant.message': {
       const turn = editTurn(r, turnFor(r, event))
-      // The complete message is authoritative for text: deltas may have been throttled or lost in transport.
+      turn.retry = undefined
+      // The complete message is authoritative for text and thinking: deltas may have been throttled or lost.
+      // Its block positions are the message's own (a dropped empty block shifts them): indexes follow it.
       const blocks = (turn.blocks = edit(r, turn.blocks))
       event.message.content.forEach((block, index) => {
-        if (!isTextBlock(block)) return
+        const next = isTextBlock(block)
+          ? made(r, { kind: 'text' as const, index, text: block.text })
+          : isThinkingBlock(block)
+            ? made(r, { kind: 'thinking' as const, index, block })
+            : undefined
+        if (!next) return
         const at = blockPosition(blocks, index)
-        const text = made(r, { kind: 'text' as const, index, text: block.text })
-        blocks.splice(at, blocks[at]?.index === index ? 1 : 0, text)
+        blocks.splice(at, blocks[at]?.index === index ? 1 : 0, next)
       })
       turn.message = event.message
       turn.stopReason = event.stopReason
@@ -478,6 +560,33 @@ function apply(r: Reduction, event: SessionEvent): void {
       return
     }
 
+    case 'file.preimage': {
+      const call = editCall(r, event, () => true)
+      if (call) call.undoable = true
+      return
+    }
+
+    case 'rewind.started': {
+      const rewinds = (s.rewinds = edit(r, s.rewinds))
+      rewinds.push(
+        made(r, {
+          rewindId: event.rewindId,
+          mode: event.mode,
+          callId: event.callId,
+          callIds: event.callIds,
+          changes: event.changes,
+          skipped: event.skipped,
+          turn: event.turn,
+          status: 'applying',
+          startedAt: event.at,
+        }),
+      )
+      return
+    }
+
+    case 'rewind.finished':
+      return finishRewind(r, event)
+
     default: {
       const unknown: never = event
       return anomaly(r, `unknown event type ${JSON.stringify((unknown as { type?: unknown })?.type)}`)
@@ -509,6 +618,15 @@ function newCall(event: EventOf<'tool.queued'>, runId: string | undefined): Tool
     causeCallId: undefined,
     live: undefined,
   }
+}
+
+function isThinkingBlock(block: unknown): block is ThinkingBlock {
+  if (typeof block !== 'object' || block === null) return false
+  const b = block as Record<string, unknown>
+  return (
+    (b.type === 'thinking' && typeof b.thinking === 'string' && typeof b.signature === 'string') ||
+    (b.type === 'redacted_thinking' && typeof b.data === 'string')
+  )
 }
 
 function isTextBlock(block: unknown): block is { type: 'text'; text: string } {
@@ -583,6 +701,7 @@ function insertTurn(r: Reduction, turn: number, runId: string | undefined, at: n
       message: undefined,
       stopReason: undefined,
       usage: undefined,
+      retry: undefined,
     }),
   )
   return pos
@@ -593,7 +712,9 @@ function insertTurn(r: Reduction, turn: number, runId: string | undefined, at: n
  */
 function turnFor(
   r: Reduction,
-  event: EventOf<'assistant.delta' | 'assistant.message' | 'tool.queued'>,
+  event: EventOf<
+    'assistant.delta' | 'assistant.thinking' | 'model.retrying' | 'assistant.message' | 'tool.queued'
+  >,
 ): number {
   const pos = findTurn(r.state, event.turn)
   if (pos >= 0) return pos
@@ -621,6 +742,7 @@ function editCall(
     | 'tool.finished'
     | 'tool.skipped'
     | 'tool.cancelled'
+    | 'file.preimage'
   >,
   fits: (call: ToolCallState) => boolean,
 ): CallDraft | undefined {
@@ -687,6 +809,56 @@ function appendLive(r: Reduction, call: CallDraft, chunk: string): void {
     live.tail = live.tail.slice(cut)
     live.droppedChars += cut
   }
+}
+
+/**
+ * A rewind's outcome. Done: its calls are marked rewound (the timeline strikes them through) and, when the
+ * conversation went back too, so are the turns from its turn on, and the session can be continued from there.
+ */
+function finishRewind(r: Reduction, event: EventOf<'rewind.finished'>): void {
+  const s = r.state
+  const at = s.rewinds.findLastIndex((w) => w.rewindId === event.rewindId)
+  if (at < 0) return anomaly(r, `${describe(event)}: rewind ${event.rewindId} never started`)
+  const rewinds = (s.rewinds = edit(r, s.rewinds))
+  const rewind = edit(r, rewinds[at] as RewindState)
+  rewinds[at] = rewind
+  rewind.status = event.outcome
+  rewind.finishedAt = event.at
+  if (event.recovered) rewind.recovered = true
+  if (event.error !== undefined) rewind.error = event.error
+  if (event.outcome !== 'done') return
+  for (const callId of rewind.callIds) {
+    const pos = callTurn(s, callId)
+    if (pos < 0) continue
+    const turn = editTurn(r, pos)
+    const calls = (turn.calls = edit(r, turn.calls))
+    const call = edit(r, calls[callId] as ToolCallState) as CallDraft
+    call.rewoundBy = rewind.rewindId
+    calls[callId] = call as ToolCallState
+  }
+  if (rewind.turn === undefined) return
+  s.turns.forEach((turn, pos) => {
+    if (turn.turn >= (rewind.turn as number) && turn.rewoundBy === undefined)
+      editTurn(r, pos).rewoundBy = rewind.rewindId
+  })
+  // The conversation now ends before that turn: the session waits to be continued from there, and what the
+  // rewound turns were waiting for is no longer asked. (The engine never rewinds while a run works: a run
+  // still "running" here is one a crash cut short.)
+  s.status = 'paused'
+  const runAt = s.runs.length - 1
+  const run = s.runs[runAt]
+  if (run) {
+    const runs = (s.runs = edit(r, s.runs))
+    const paused = edit(r, run)
+    paused.status = 'paused'
+    paused.pausedFor = undefined
+    runs[runAt] = paused
+  }
+  const stillAsked = s.pendingApprovals.filter((callId) => {
+    const pos = callTurn(s, callId)
+    return pos < 0 || (s.turns[pos] as TurnState).rewoundBy === undefined
+  })
+  if (stillAsked.length !== s.pendingApprovals.length) s.pendingApprovals = stillAsked
 }
 
 function addUsage(total: Usage, usage: Usage): Usage {

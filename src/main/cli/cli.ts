@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import { createAppApi, type AppApi } from '../app/app-api'
 import { recentFolders, recordedWorkspace, resolveWorkspace } from '../app/folders'
 import type { RunOutcome } from '../agent/loop'
-import { runFakeModelCli } from '../agent/scripted-model'
+import { runFakeModelCli } from './fake-model'
 import {
   DEFAULT_ENGINE_SETTINGS,
   launchSession,
@@ -14,8 +14,9 @@ import {
   type SessionStart,
 } from '../app/engine'
 import { defaultSessionsDir } from '../app/paths'
-import { startWebHost, type WebHost } from '../app/web-host'
 import { openInBrowser } from './open-browser'
+import { rewindCommand } from './rewind-command'
+import { startWebHost, type WebHost } from '../app/web-host'
 
 /**
  * The `lanes` command: the same engine as the app, without a window. Every subcommand returns its exit code;
@@ -43,6 +44,13 @@ Usage:
       Without --workspace it opens the folder used last, or lets you choose one in the browser.
       --open opens the URL in your browser (not under CI or without a display). --port 0 (the default)
       picks a free port.
+
+  lanes rewind SESSION_ID --to CALL_ID [--files-only] [--sessions-dir DIR]
+      Puts every file the session's file tools changed back as it was just before CALL_ID (files created
+      later are removed) and, without --files-only, the conversation too: the next --continue starts from
+      the turn that held CALL_ID. A file changed since by someone else is skipped and reported. Prints
+      one JSON line per file. Exit code: 0 done, 1 refused (nothing changed). Changes made by bash
+      commands are not tracked and are not rewound.
 
   lanes --help
       Shows this help.
@@ -288,6 +296,8 @@ export async function main(argv: string[]): Promise<number> {
         return await run(rest)
       case 'fake-model':
         return await runFakeModelCli(rest)
+      case 'rewind':
+        return await rewindCommand(rest, (message) => new UsageError(message))
       case undefined:
       case '--help':
       case '-h':
