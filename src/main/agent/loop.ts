@@ -1,5 +1,12 @@
 import { stat } from 'node:fs/promises'
-import type { EventOf, Lane, RunFailureKind, SessionEvent, SessionSettings } from '../../shared/events'
+import type {
+  EventOf,
+  HunkDecision,
+  Lane,
+  RunFailureKind,
+  SessionEvent,
+  SessionSettings,
+} from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { buildConversation, snapshotsFrom, turnContent } from '../session/conversation'
@@ -15,6 +22,7 @@ import {
   type RewindRequest,
 } from '../session/rewind'
 import { unfinishedRewind } from '../session/rewind-history'
+import { executeReviewed, isPartial } from './reviewed-change'
 import { newSessionId } from '../session/store'
 import { parseToolArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
@@ -87,6 +95,8 @@ interface Decision {
   /** bash, approved: the review's "needs the internet" and "run outside the sandbox" switches. */
   network?: boolean
   outsideSandbox?: boolean
+  /** Per-hunk review of an approved write or edit. */
+  hunks?: HunkDecision[]
 }
 
 /** The review's sandbox switches as given, kept only for an approved bash call and only when on. */
@@ -293,6 +303,10 @@ export class AgentSession {
       decision: decision.decision,
       ...(decision.note?.trim() ? { note: decision.note.trim() } : {}),
       ...sandboxSwitches(call.name, decision),
+      // Per-hunk decisions only mean something for an approved write or edit.
+      ...(decision.decision === 'approved' && isPartial(decision.hunks)
+        ? { hunks: [...decision.hunks] }
+        : {}),
     }
     if (
       decision.always &&
@@ -311,6 +325,7 @@ export class AgentSession {
       ...(call.decision.note ? { note: call.decision.note } : {}),
       ...(decision.always ? { always: true } : {}),
       ...sandboxSwitches(call.name, call.decision),
+      ...(call.decision.hunks ? { hunks: call.decision.hunks } : {}),
     })
     const waiter = call.waiter
     call.waiter = undefined
@@ -852,6 +867,7 @@ class TurnContext {
           decision: state.approval.decision,
           ...(state.approval.note ? { note: state.approval.note } : {}),
           ...sandboxSwitches(call.name, state.approval as Decision),
+          ...(state.approval.hunks ? { hunks: state.approval.hunks } : {}),
         }
       }
       if (state.approval.preview.kind === 'write' && state.approval.preview.after !== undefined) {
@@ -1022,6 +1038,9 @@ class TurnContext {
               isError: true,
             }
           }
+          const hunks = call.decision?.hunks
+          if (isPartial(hunks) && check.preview.kind === 'write')
+            return executeReviewed(check.preview, hunks, ctx)
         }
         // A person approved it (now, or earlier with "always allow"): bash runs in the writable sandbox, or
         // as the review's switches say. Without that, the read-only sandbox.
