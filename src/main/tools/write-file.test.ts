@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto'
 import { existsSync, promises as fs } from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -10,7 +8,8 @@ import { SnapshotStore } from './snapshots'
 import type { FileSnapshot } from './snapshots'
 import type { ToolContext } from './tool'
 import { planWrite, writeFileTool } from './write-file'
-import { STRICT_RULES } from './sensitive-paths'
+import { makeToolContext } from './test-fixtures/tool-context'
+import { makeWorkspace, putFile, removeWorkspaces, sha } from './test-fixtures/workspace'
 
 let base: string
 let root: string
@@ -18,33 +17,15 @@ let ctx: ToolContext
 let recorded: FileSnapshot[]
 
 beforeEach(async () => {
-  base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-write-')))
-  root = path.join(base, 'ws')
-  await fs.mkdir(root)
+  root = await makeWorkspace('lanes-write-')
+  base = path.dirname(root)
   recorded = []
-  ctx = {
-    workspace: root,
-    pathRules: STRICT_RULES,
-    signal: new AbortController().signal,
-    snapshots: new SnapshotStore({ onRecord: (s) => recorded.push(s) }),
-    outputDir: base,
-    callId: 'call-1',
-    onProgress: () => undefined,
-  }
+  ctx = makeToolContext(root, { snapshots: new SnapshotStore({ onRecord: (s) => recorded.push(s) }) })
 })
 
-afterEach(async () => {
-  await fs.rm(base, { recursive: true, force: true })
-})
+afterEach(removeWorkspaces)
 
-const sha = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex')
-
-async function put(rel: string, content: string | Buffer): Promise<string> {
-  const file = path.join(root, rel)
-  await fs.mkdir(path.dirname(file), { recursive: true })
-  await fs.writeFile(file, content)
-  return file
-}
+const put = (rel: string, content: string | Buffer): Promise<string> => putFile(root, rel, content)
 
 const write = (p: string, content: string) => writeFileTool.execute({ path: p, content }, ctx)
 const read = (p: string) => readFileTool.execute({ path: p }, ctx)
