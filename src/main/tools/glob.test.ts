@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, promises as fs, readFileSync } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { braceExpansions, globTool, insideChecker } from './glob'
 import type { ToolResult } from './tool'
 import { makeToolContext } from './test-fixtures/tool-context'
 import { makeWorkspace, removeWorkspaces } from './test-fixtures/workspace'
+import { applyCorpusSetup, casePath, loadPathCases, makeCorpusLayout } from './test-fixtures/path-corpus'
 
 /** A workspace whose files each hold their own name. */
 const makeGlobWorkspace = (names: string[]): Promise<string> =>
@@ -206,50 +207,22 @@ describe('glob', () => {
 
 // The shared hostile path samples, as glob's `path` (and, for glob-specific cases, as the pattern).
 describe('glob with the shared path corpus', () => {
-  const corpusFile = path.resolve(import.meta.dirname, '../../../../shared/corpus/path-sample.json')
-  interface PathCase {
-    path: string | null
-    path_build?: Array<[string, number]>
-    expect: 'inside' | 'outside'
-    category: string
-    tool?: string
-    setup_ops?: Array<{ op: string; link?: string; target?: string; path?: string }>
-  }
-  const cases: PathCase[] = existsSync(corpusFile)
-    ? (JSON.parse(readFileSync(corpusFile, 'utf8')) as PathCase[])
-    : []
+  const cases = loadPathCases()
 
   it.skipIf(cases.length === 0)('has the corpus', () => expect(cases.length).toBeGreaterThan(0))
 
   it.each(cases.map((c, i) => [i, c.category, c.path ?? '(built)', c] as const))(
     'case %i (%s) %s',
     async (_i, _category, _label, c) => {
-      const ws = await makeGlobWorkspace(['src/index.ts', 'README.md'])
-      const base = path.dirname(ws)
-      const out = path.join(base, 'outside')
-      await fs.mkdir(out)
-      await fs.writeFile(path.join(out, 'secret.txt'), 'x')
-      await fs.mkdir(`${ws}-evil`)
-      await fs.writeFile(path.join(`${ws}-evil`, 'secret.txt'), 'x')
-      const fill = (s: string): string =>
-        s
-          .replaceAll('<ROOT>', ws)
-          .replaceAll('<ROOTNAME>', 'ws')
-          .replaceAll('<OUT>', out)
-          .replaceAll('<BASE>', base)
-      let workspace = ws
-      for (const op of c.setup_ops ?? []) {
-        const link = op.link === undefined ? '' : path.resolve(ws, fill(op.link))
-        if (op.op === 'symlink' && op.target !== undefined) await fs.symlink(fill(op.target), link)
-        else if (op.op === 'mkdir')
-          await fs.mkdir(path.resolve(ws, fill(op.path ?? op.link ?? '')), { recursive: true })
-        else if (op.op === 'hardlink' && op.target !== undefined) await fs.link(fill(op.target), link)
-        else if (op.op === 'rootlink') {
-          await fs.symlink(ws, link)
-          workspace = await fs.realpath(link)
-        }
-      }
-      const text = c.path === null ? (c.path_build ?? []).map(([s, n]) => s.repeat(n)).join('') : fill(c.path)
+      const base = path.dirname(await makeGlobWorkspace([]))
+      const layout = await makeCorpusLayout(base, {
+        rootFiles: { 'src/index.ts': 'src/index.ts', 'README.md': 'README.md' },
+        secrets: { outside: 'x', evil: 'x' },
+      })
+      await applyCorpusSetup(layout, c.setup_ops)
+      // The tool receives the real root, as DESIGN's ToolContext says.
+      const workspace = await fs.realpath(layout.configuredRoot)
+      const text = casePath(c, layout)
       const asPath = globTool.input.safeParse({ pattern: '**/*', path: text })
       const attempts = [asPath]
       if (c.tool === 'glob') attempts.push(globTool.input.safeParse({ pattern: text }))

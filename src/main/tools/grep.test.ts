@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, promises as fs, readFileSync } from 'node:fs'
+import { existsSync, promises as fs } from 'node:fs'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { grepTool } from './grep'
@@ -8,6 +8,7 @@ import { translateRegex } from './grep/rust-regex'
 import type { ToolResult } from './tool'
 import { makeToolContext } from './test-fixtures/tool-context'
 import { makeWorkspace, removeWorkspaces } from './test-fixtures/workspace'
+import { applyCorpusSetup, casePath, loadPathCases, makeCorpusLayout } from './test-fixtures/path-corpus'
 
 const makeGrepWorkspace = (files: Record<string, string | Buffer>): Promise<string> =>
   makeWorkspace('lanes-grep-', files)
@@ -464,50 +465,22 @@ describe('globToRegExp', () => {
 
 // The shared hostile path samples, as grep's `path`: nothing outside is ever searched.
 describe('grep with the shared path corpus', () => {
-  const corpusFile = path.resolve(import.meta.dirname, '../../../../shared/corpus/path-sample.json')
-  interface PathCase {
-    path: string | null
-    path_build?: Array<[string, number]>
-    expect: 'inside' | 'outside'
-    category: string
-    setup_ops?: Array<{ op: string; link?: string; target?: string; path?: string }>
-  }
-  const cases: PathCase[] = existsSync(corpusFile)
-    ? (JSON.parse(readFileSync(corpusFile, 'utf8')) as PathCase[])
-    : []
+  const cases = loadPathCases()
 
   it.skipIf(cases.length === 0)('has the corpus', () => expect(cases.length).toBeGreaterThan(0))
 
   it.each(cases.map((c, i) => [i, c.category, c.path ?? '(built)', c] as const))(
     'case %i (%s) %s',
     async (_i, _category, _label, c) => {
-      const ws = await makeGrepWorkspace({ 'src/index.ts': 'needle\n', 'README.md': 'needle\n' })
-      const base = path.dirname(ws)
-      await fs.mkdir(path.join(base, 'outside'))
-      await fs.writeFile(path.join(base, 'outside', 'secret.txt'), 'needle TOPSECRET\n')
-      await fs.mkdir(`${ws}-evil`)
-      await fs.writeFile(path.join(`${ws}-evil`, 'secret.txt'), 'needle TOPSECRET\n')
-      const fill = (s: string): string =>
-        s
-          .replaceAll('<ROOT>', ws)
-          .replaceAll('<ROOTNAME>', 'ws')
-          .replaceAll('<OUT>', path.join(base, 'outside'))
-          .replaceAll('<BASE>', base)
-      let workspace = ws
-      for (const op of c.setup_ops ?? []) {
-        const link = op.link === undefined ? '' : path.resolve(ws, fill(op.link))
-        if (op.op === 'symlink' && op.target !== undefined) await fs.symlink(fill(op.target), link)
-        else if (op.op === 'mkdir')
-          await fs.mkdir(path.resolve(ws, fill(op.path ?? op.link ?? '')), { recursive: true })
-        else if (op.op === 'hardlink' && op.target !== undefined) await fs.link(fill(op.target), link)
-        else if (op.op === 'rootlink') {
-          await fs.symlink(ws, link)
-          // The tool receives the real root, as DESIGN's ToolContext says.
-          workspace = await fs.realpath(link)
-        }
-      }
-      const input =
-        c.path === null ? (c.path_build ?? []).map(([s, n]) => s.repeat(n)).join('') : fill(c.path)
+      const base = path.dirname(await makeGrepWorkspace({}))
+      const layout = await makeCorpusLayout(base, {
+        rootFiles: { 'src/index.ts': 'needle\n', 'README.md': 'needle\n' },
+        secrets: { outside: 'needle TOPSECRET\n', evil: 'needle TOPSECRET\n' },
+      })
+      await applyCorpusSetup(layout, c.setup_ops)
+      // The tool receives the real root, as DESIGN's ToolContext says.
+      const workspace = await fs.realpath(layout.configuredRoot)
+      const input = casePath(c, layout)
       const parsed = grepTool.input.safeParse({ pattern: 'needle', path: input })
       if (!parsed.success) {
         // Refused by the schema (control characters): nothing was searched.
