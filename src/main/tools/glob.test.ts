@@ -6,7 +6,7 @@ import { braceExpansions, globTool, insideChecker } from './glob'
 import type { ToolResult } from './tool'
 import { makeToolContext } from './test-fixtures/tool-context'
 import { makeWorkspace, removeWorkspaces } from './test-fixtures/workspace'
-import { applyCorpusSetup, casePath, loadPathCases, makeCorpusLayout } from './test-fixtures/path-corpus'
+import { itHoldsForEachPathCase } from './test-fixtures/path-corpus'
 
 /** A workspace whose files each hold their own name. */
 const makeGlobWorkspace = (names: string[]): Promise<string> =>
@@ -207,22 +207,12 @@ describe('glob', () => {
 
 // The shared hostile path samples, as glob's `path` (and, for glob-specific cases, as the pattern).
 describe('glob with the shared path corpus', () => {
-  const cases = loadPathCases()
-
-  it.skipIf(cases.length === 0)('has the corpus', () => expect(cases.length).toBeGreaterThan(0))
-
-  it.each(cases.map((c, i) => [i, c.category, c.path ?? '(built)', c] as const))(
-    'case %i (%s) %s',
-    async (_i, _category, _label, c) => {
-      const base = path.dirname(await makeGlobWorkspace([]))
-      const layout = await makeCorpusLayout(base, {
-        rootFiles: { 'src/index.ts': 'src/index.ts', 'README.md': 'README.md' },
-        secrets: { outside: 'x', evil: 'x' },
-      })
-      await applyCorpusSetup(layout, c.setup_ops)
-      // The tool receives the real root, as DESIGN's ToolContext says.
-      const workspace = await fs.realpath(layout.configuredRoot)
-      const text = casePath(c, layout)
+  itHoldsForEachPathCase(
+    {
+      rootFiles: { 'src/index.ts': 'src/index.ts', 'README.md': 'README.md' },
+      secrets: { outside: 'x', evil: 'x' },
+    },
+    async (c, { workspace, input: text }) => {
       const asPath = globTool.input.safeParse({ pattern: '**/*', path: text })
       const attempts = [asPath]
       if (c.tool === 'glob') attempts.push(globTool.input.safeParse({ pattern: text }))

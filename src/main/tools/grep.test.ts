@@ -8,7 +8,7 @@ import { translateRegex } from './grep/rust-regex'
 import type { ToolResult } from './tool'
 import { makeToolContext } from './test-fixtures/tool-context'
 import { makeWorkspace, removeWorkspaces } from './test-fixtures/workspace'
-import { applyCorpusSetup, casePath, loadPathCases, makeCorpusLayout } from './test-fixtures/path-corpus'
+import { itHoldsForEachPathCase } from './test-fixtures/path-corpus'
 
 const makeGrepWorkspace = (files: Record<string, string | Buffer>): Promise<string> =>
   makeWorkspace('lanes-grep-', files)
@@ -465,22 +465,12 @@ describe('globToRegExp', () => {
 
 // The shared hostile path samples, as grep's `path`: nothing outside is ever searched.
 describe('grep with the shared path corpus', () => {
-  const cases = loadPathCases()
-
-  it.skipIf(cases.length === 0)('has the corpus', () => expect(cases.length).toBeGreaterThan(0))
-
-  it.each(cases.map((c, i) => [i, c.category, c.path ?? '(built)', c] as const))(
-    'case %i (%s) %s',
-    async (_i, _category, _label, c) => {
-      const base = path.dirname(await makeGrepWorkspace({}))
-      const layout = await makeCorpusLayout(base, {
-        rootFiles: { 'src/index.ts': 'needle\n', 'README.md': 'needle\n' },
-        secrets: { outside: 'needle TOPSECRET\n', evil: 'needle TOPSECRET\n' },
-      })
-      await applyCorpusSetup(layout, c.setup_ops)
-      // The tool receives the real root, as DESIGN's ToolContext says.
-      const workspace = await fs.realpath(layout.configuredRoot)
-      const input = casePath(c, layout)
+  itHoldsForEachPathCase(
+    {
+      rootFiles: { 'src/index.ts': 'needle\n', 'README.md': 'needle\n' },
+      secrets: { outside: 'needle TOPSECRET\n', evil: 'needle TOPSECRET\n' },
+    },
+    async (c, { workspace, input }) => {
       const parsed = grepTool.input.safeParse({ pattern: 'needle', path: input })
       if (!parsed.success) {
         // Refused by the schema (control characters): nothing was searched.

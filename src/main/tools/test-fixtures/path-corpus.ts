@@ -1,7 +1,9 @@
 import { existsSync, promises as fs, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { expect, it } from 'vitest'
 import type { WorkspaceOp } from '../workspace'
+import { makeWorkspace } from './workspace'
 
 /**
  * The shared hostile path sample (`../shared/corpus/path-sample.json`, beside the repository): every tool that
@@ -130,4 +132,26 @@ export async function applyCorpusSetup(layout: CorpusLayout, ops: CorpusSetupOp[
         )
     }
   }
+}
+
+/**
+ * One test per case for a tool run as the app runs it (on the real root): each case gets its own layout in a
+ * new temp workspace (`removeWorkspaces` cleans up), then `check` runs the tool on the case's path.
+ */
+export function itHoldsForEachPathCase(
+  layout: { rootFiles: Record<string, string>; secrets: { outside: string; evil: string } },
+  check: (c: PathCase, run: { layout: CorpusLayout; workspace: string; input: string }) => Promise<void>,
+): void {
+  const cases = loadPathCases()
+  it.skipIf(cases.length === 0)('has the corpus', () => expect(cases.length).toBeGreaterThan(0))
+  it.each(cases.map((c, i) => [i, c.category, c.path ?? '(built)', c] as const))(
+    'case %i (%s) %s',
+    async (_i, _category, _label, c) => {
+      const built = await makeCorpusLayout(path.dirname(await makeWorkspace('lanes-corpus-')), layout)
+      await applyCorpusSetup(built, c.setup_ops)
+      // The tool receives the real root, as DESIGN's ToolContext says.
+      const workspace = await fs.realpath(built.configuredRoot)
+      await check(c, { layout: built, workspace, input: casePath(c, built) })
+    },
+  )
 }
