@@ -73,6 +73,11 @@ export interface SandboxLaunch {
   env: Record<string, string>
   /** The descriptor on which the sandbox reports the command's start and exit, if it does. */
   statusFd: number | null
+  /**
+   * bubblewrap's PID namespace ends with it: when it exits, every process of the command is gone (its
+   * namespace's init dies with bubblewrap, and the kernel kills the rest). Seatbelt has no such namespace.
+   */
+  endsTree: boolean
   cleanup(): Promise<void>
   /**
    * Secret or protected paths that exist now and did not when the command started, relative to the
@@ -124,6 +129,7 @@ export function prepareSandbox(
       args: [...bwrapArgs(spec, masks, { path, home: homedir() }), '--'],
       env: sandboxEnv(base, { home: SANDBOX_HOME, tmp: SANDBOX_TMP }),
       statusFd: STATUS_FD,
+      endsTree: true,
       cleanup: async () => {},
       createdSensitive,
     }
@@ -142,6 +148,7 @@ export function prepareSandbox(
     args: ['-p', seatbeltProfile(spec, masks, { tmp, pathFolders })],
     env: sandboxEnv(base, { home: tmp, tmp }),
     statusFd: null,
+    endsTree: false,
     cleanup: () => rm(tmp, { recursive: true, force: true }),
     createdSensitive,
   }
