@@ -1,92 +1,37 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, utimes, writeFile } from 'node:fs/promises'
+import { readFile, utimes, writeFile } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import type { EventOf, SessionEvent } from '../../shared/events'
+import type { SessionEvent } from '../../shared/events'
 import { readSession, sessionPaths } from '../session/log'
-import { loadBashGrammar } from '../tools/bash/validate'
 import { createToolRegistry } from '../tools/index'
 import { ToolRegistry } from '../tools/registry'
 import { defineTool, ok } from '../tools/tool'
 import { ERROR_HINT } from '../tools/result-format'
-import { AgentSession, BROKE_OFF_NOTE, type AgentOptions, type ApprovalMode } from './loop'
-import { createModelClient } from './model'
+import { AgentSession, BROKE_OFF_NOTE, type ApprovalMode } from './loop'
 import type { SchedulerMode } from './scheduler'
 import type { Scenario } from './scenario'
-import { startScriptedModel, type ScriptedModel } from './scripted-model'
+import {
+  byType,
+  cleanUpScriptedRuns,
+  recordedRequests,
+  scriptedRun,
+  type ScriptedRun,
+} from './test-fixtures/scripted-run'
 
 // The whole pipeline for real: the real SDK streaming from the scripted model over HTTP, real tools on a
 // real temp folder, the real session log on disk.
 
-const cleanups: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
+afterEach(cleanUpScriptedRuns)
 
-beforeAll(async () => {
-  await loadBashGrammar()
-})
-
-interface Setup {
-  workspace: string
-  sessionsDir: string
-  recordFile: string
-  server: ScriptedModel
-  events: SessionEvent[]
-  options: AgentOptions
-}
-
-async function setup(
+const setup = (
   scenario: Scenario,
   files: Record<string, string>,
   opts: { scheduler?: SchedulerMode; approvals?: ApprovalMode; siblingSkip?: boolean } = {},
-): Promise<Setup> {
-  const base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-loop-')))
-  const workspace = join(base, 'ws')
-  const sessionsDir = join(base, 'sessions')
-  await mkdir(workspace)
-  for (const [name, content] of Object.entries(files)) {
-    await mkdir(dirname(join(workspace, name)), { recursive: true })
-    await writeFile(join(workspace, name), content)
-  }
-  const recordFile = join(base, 'requests.jsonl')
-  const server = await startScriptedModel({ scenario, recordFile })
-  cleanups.push(async () => {
-    await server.close()
-    await rm(base, { recursive: true, force: true })
-  })
-  const events: SessionEvent[] = []
-  const options: AgentOptions = {
-    workspace,
-    sessionsDir,
-    registry: createToolRegistry(),
-    model: createModelClient({ baseUrl: server.baseUrl, apiKey: 'test', maxRetries: 0 }),
-    modelName: 'scripted',
-    baseUrl: server.baseUrl,
-    demo: false,
-    scheduler: opts.scheduler ?? 'streaming',
-    siblingSkip: opts.siblingSkip ?? true,
-    maxTurns: 10,
-    autoApproveEdits: false,
-    approvals: opts.approvals ?? 'all',
-    onEvent: (e) => events.push(e),
-  }
-  return { workspace, sessionsDir, recordFile, server, events, options }
-}
+): Promise<ScriptedRun> => scriptedRun(scenario, { ...opts, files, prefix: 'lanes-loop-' })
 
-async function recorded(file: string): Promise<{ messages: { role: string; content: unknown }[] }[]> {
-  const text = await readFile(file, 'utf8')
-  return text
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as { messages: { role: string; content: unknown }[] })
-}
-
-function byType<T extends SessionEvent['type']>(events: SessionEvent[], type: T): EventOf<T>[] {
-  return events.filter((e): e is EventOf<T> => e.type === type)
-}
+const recorded = (file: string) => recordedRequests(file)
 
 function span(
   events: SessionEvent[],
