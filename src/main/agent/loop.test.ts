@@ -31,8 +31,6 @@ const setup = (
   opts: { scheduler?: SchedulerMode; approvals?: ApprovalMode; siblingSkip?: boolean } = {},
 ): Promise<ScriptedRun> => scriptedRun(scenario, { ...opts, files, prefix: 'lanes-loop-' })
 
-const recorded = (file: string) => recordedRequests(file)
-
 function span(
   events: SessionEvent[],
   callId: string,
@@ -152,7 +150,7 @@ describe('the agent loop', () => {
     ).toBe(false)
 
     // What the model was sent: one result per call, in call order, the skip texts and the hint.
-    const [, second] = await recorded(s.recordFile)
+    const [, second] = await recordedRequests(s.recordFile)
     const results = second!.messages.at(-1)!.content as {
       tool_use_id: string
       content: string
@@ -263,7 +261,7 @@ describe('the agent loop', () => {
     await session.close()
     expect(byType(s.events, 'approval.decided')).toMatchObject([{ decision: 'rejected', by: 'cli' }])
     await expect(readFile(join(s.workspace, 'new.txt'))).rejects.toThrow()
-    const [, second] = await recorded(s.recordFile)
+    const [, second] = await recordedRequests(s.recordFile)
     expect(JSON.stringify(second!.messages.at(-1))).toContain('Rejected by the user')
   })
 
@@ -291,7 +289,7 @@ describe('the agent loop', () => {
     expect(await session.continue()).toEqual({ status: 'finished' })
     await session.close()
     expect(await readFile(join(s.workspace, 'out.txt'), 'utf8')).toBe('approved\n')
-    const requests = await recorded(s.recordFile)
+    const requests = await recordedRequests(s.recordFile)
     expect(requests).toHaveLength(2)
   })
 
@@ -361,7 +359,7 @@ describe('the agent loop', () => {
       JSON.parse(
         JSON.stringify(messages, (key, value: unknown) => (key === 'cache_control' ? undefined : value)),
       )
-    const [, second] = await recorded(s.recordFile)
+    const [, second] = await recordedRequests(s.recordFile)
     expect(plain(second!.messages)).toEqual(expected)
 
     // The same conversation is rebuilt from the log after a restart.
@@ -378,7 +376,7 @@ describe('the agent loop', () => {
     const { session: reopened } = await AgentSession.open(session.sessionId, s.options)
     expect((await reopened.continue()).status).toBe('finished')
     await reopened.close()
-    const [, , third] = await recorded(s.recordFile)
+    const [, , third] = await recordedRequests(s.recordFile)
     expect(plain(third!.messages)).toEqual(expected)
   })
 

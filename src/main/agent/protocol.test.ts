@@ -35,8 +35,6 @@ const setup = (
 
 type Recorded = { messages: { role: string; content: Record<string, unknown>[] }[]; thinking?: unknown }
 
-const recorded = (file: string) => recordedRequests<Recorded>(file)
-
 const THINK = { thinking: 'The file a.txt holds the answer; read it first.', signature: 'sig-turn-1' }
 
 const thinkingScenario: Scenario = {
@@ -63,7 +61,7 @@ describe('thinking round trip', () => {
       expect(await session.run('What does a.txt say?')).toEqual({ status: 'finished' })
       await session.close()
 
-      const [first, second] = await recorded(s.recordFile)
+      const [first, second] = await recordedRequests<Recorded>(s.recordFile)
       // The default model thinks by default; the request asks for the display that returns its notes.
       expect(first!.thinking).toEqual({ type: 'adaptive', display: 'summarized' })
       const assistant = second!.messages[1]!
@@ -90,7 +88,7 @@ describe('thinking round trip', () => {
       const { session: reopened } = await AgentSession.open(session.sessionId, followUp.options)
       expect(await reopened.run('And now?')).toEqual({ status: 'finished' })
       await reopened.close()
-      const [third] = await recorded(followUp.recordFile).then((all) => all.slice(-1))
+      const [third] = await recordedRequests<Recorded>(followUp.recordFile).then((all) => all.slice(-1))
       const sentBack = third!.messages.filter((m) => m.role === 'assistant').map((m) => m.content)
       expect(sentBack[0]![0]).toEqual({ type: 'thinking', ...THINK })
       expect(sentBack[1]!.slice(0, 2)).toEqual([
@@ -115,13 +113,13 @@ describe('thinking round trip', () => {
     const a = await AgentSession.create(low.options)
     await a.run('hi')
     await a.close()
-    expect((await recorded(low.recordFile))[0]!.thinking).toEqual({ type: 'between_tools' })
+    expect((await recordedRequests<Recorded>(low.recordFile))[0]!.thinking).toEqual({ type: 'between_tools' })
 
     const other = await setup({ turns: [{ blocks: [{ text: 'ok' }] }] }, { model: 'claude-haiku-4-5' })
     const b = await AgentSession.create(other.options)
     await b.run('hi')
     await b.close()
-    expect((await recorded(other.recordFile))[0]).not.toHaveProperty('thinking')
+    expect((await recordedRequests<Recorded>(other.recordFile))[0]).not.toHaveProperty('thinking')
   })
 })
 
@@ -159,7 +157,7 @@ describe('stop reasons', () => {
     const { session: reopened } = await AgentSession.open(session.sessionId, s.options)
     expect(await reopened.run('Something else')).toEqual({ status: 'finished' })
     await reopened.close()
-    const last = (await recorded(s.recordFile)).at(-1)!
+    const last = (await recordedRequests<Recorded>(s.recordFile)).at(-1)!
     expect(last.messages.map((m) => m.role)).toEqual(['user'])
     expect(JSON.stringify(last.messages)).not.toContain('Sure, writing it.')
   })
@@ -233,7 +231,7 @@ describe('stop reasons', () => {
     const session = await AgentSession.create(s.options)
     expect(await session.run('Look it up')).toEqual({ status: 'finished' })
     await session.close()
-    const [, second] = await recorded(s.recordFile)
+    const [, second] = await recordedRequests<Recorded>(s.recordFile)
     const last = second!.messages.at(-1)!
     expect(last.role).toBe('assistant')
     expect(last.content.map((b) => b.type)).toEqual(['thinking', 'text'])
@@ -321,7 +319,7 @@ describe('requests the API accepts', () => {
     const session = await AgentSession.create(s.options)
     expect(await session.run('go')).toEqual({ status: 'finished' })
     await session.close()
-    const [, second] = await recorded(s.recordFile)
+    const [, second] = await recordedRequests<Recorded>(s.recordFile)
     const calls = second!.messages[1]!.content
     expect(calls.map((b) => b.type)).toEqual(['tool_use', 'tool_use', 'tool_use'])
     for (const call of calls) expect(call.id).toMatch(/^[a-zA-Z0-9_-]+$/)
