@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
-import type { ApprovalPreview } from '../../../../shared/events'
+import type { ApprovalPreview, HunkDecision } from '../../../../shared/events'
 import type { ApprovalReply } from '../../../../shared/ipc'
 import { getCall } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
+import { HunkReview } from '../rewind/HunkReview'
 import { DiffView } from './DiffView'
 
 /**
@@ -57,6 +58,7 @@ function Review({ pending, busy, replyApprovals }: ReviewProps) {
   const [staged, setStaged] = useState<Record<string, Staged>>({})
   const [notes, setNotes] = useState<Record<string, string>>({})
   const [always, setAlways] = useState<Record<string, boolean>>({})
+  const [hunks, setHunks] = useState<Record<string, HunkDecision[]>>({})
   const [focus, setFocus] = useState(0)
   const panelRef = useRef<HTMLElement>(null)
   const sent = useRef(false)
@@ -71,13 +73,15 @@ function Review({ pending, busy, replyApprovals }: ReviewProps) {
         const reply: ApprovalReply = { callId: c.callId, decision: d.decision }
         if (d.note.trim() !== '') reply.note = d.note.trim()
         if (d.always && d.decision === 'approved') reply.always = true
+        const reviewed = hunks[c.callId]
+        if (d.decision === 'approved' && reviewed && reviewed.length > 0) reply.hunks = reviewed
         return reply
       })
       void replyApprovals(decisions).then((ok) => {
         if (!ok) sent.current = false
       })
     },
-    [pending, replyApprovals],
+    [pending, replyApprovals, hunks],
   )
 
   const decide = useCallback(
@@ -226,9 +230,18 @@ function Review({ pending, busy, replyApprovals }: ReviewProps) {
                 )}
               </div>
               <PreviewBody preview={preview} />
+              {preview.kind === 'write' && !decision && (
+                <HunkReview
+                  preview={preview}
+                  onChange={(d) => setHunks((prev) => ({ ...prev, [call.callId]: d }))}
+                />
+              )}
               {decision ? (
                 <div className="approval-staged" role="status">
                   {decision.decision === 'approved' ? 'Will approve' : 'Will reject'}
+                  {decision.decision === 'approved' && (hunks[call.callId]?.length ?? 0) > 0
+                    ? ' as reviewed by hunk'
+                    : ''}
                   {decision.note ? ` with note “${decision.note}”` : ''}
                   {remaining > 0
                     ? ` once the other ${remaining === 1 ? 'call is' : `${remaining} calls are`} decided`

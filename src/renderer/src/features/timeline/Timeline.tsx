@@ -14,6 +14,7 @@ import type { SessionState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle, formatDuration, formatOffset, shortCall, statusLabel } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
+import { canUndo, RewindToHereButton, UndoButton } from '../rewind/UndoButton'
 import { layoutTurn, LANE_GAP, ROW_HEIGHT, TURN_HEADER, type BarLayout, type TurnLayout } from './layout'
 
 /**
@@ -393,6 +394,10 @@ interface TurnRowProps {
 const TurnRow = memo(function TurnRow(props: TurnRowProps) {
   const { layout, top, scale } = props
   const calls = layout.parallel.length + layout.serial.length + layout.skipped.length
+  // Rewinding to a turn goes back to before its first call (the conversation to the turn itself).
+  const firstCall = [...layout.parallel, ...layout.serial, ...layout.skipped].sort(
+    (a, b) => a.call.index - b.call.index,
+  )[0]?.call.callId
   return (
     <div
       className="tl-turn"
@@ -408,6 +413,7 @@ const TurnRow = memo(function TurnRow(props: TurnRowProps) {
             · {calls === 0 ? 'no tool calls' : `${calls} ${calls === 1 ? 'call' : 'calls'}`}
           </span>
         </span>
+        {firstCall && <RewindToHereButton callId={firstCall} turn={layout.turn} />}
         <span className="tl-turn-tick" style={{ left: xOf(scale, layout.startedAt) }} aria-hidden="true" />
       </div>
       {layout.parallelRows > 0 && (
@@ -466,10 +472,10 @@ function Bar({
     bar.runStart === undefined ? width : Math.min(width, (bar.runStart - start) * scale.pxPerMs)
   const growing = live && bar.end === undefined
   const title = callTitle(call)
-  return (
+  const element = (
     <button
       type="button"
-      className={`tool-bar status-${call.status} ${selectedCallId === call.callId ? 'selected' : ''}`}
+      className={`tool-bar status-${call.status} ${selectedCallId === call.callId ? 'selected' : ''} ${call.rewoundBy ? 'rewound' : ''}`}
       data-testid="tool-bar"
       data-status={call.status}
       data-call-id={call.callId}
@@ -491,6 +497,16 @@ function Bar({
       )}
       <span className="bar-label">{title}</span>
     </button>
+  )
+  // The selected write or edit can be undone from its bar: the button sits just past the bar's end.
+  if (selectedCallId !== call.callId || !canUndo(call)) return element
+  return (
+    <>
+      {element}
+      <span className="bar-undo" style={{ left: x + width + 4, top: bar.row * ROW_HEIGHT + 1 }}>
+        <UndoButton call={call} />
+      </span>
+    </>
   )
 }
 
