@@ -210,7 +210,7 @@ describe('write_file', () => {
 })
 
 describe('planWrite', () => {
-  it('plans without writing: before, after and the protected flag', async () => {
+  it('plans without writing: before and after, while the tool policy flags a protected path', async () => {
     await put('.env', 'A=1\n')
     await readFileTool.execute({ path: '.env' }, ctx)
     const plan = await planWrite(ctx, { path: '.env', content: 'A=2\n' })
@@ -219,12 +219,19 @@ describe('planWrite', () => {
       relPath: '.env',
       before: 'A=1\n',
       after: 'A=2\n',
+    })
+    const policy = { workspace: root, pathRules: STRICT_RULES, alwaysAllow: [], autoApproveEdits: true }
+    expect(writeFileTool.policy?.({ path: '.env', content: 'A=2\n' }, policy)).toEqual({
+      kind: 'ask',
       protected: true,
     })
     expect(await fs.readFile(path.join(root, '.env'), 'utf8')).toBe('A=1\n')
 
     const fresh = await planWrite(ctx, { path: 'new/dir/file.ts', content: 'x' })
-    expect(fresh).toMatchObject({ ok: true, before: null, after: 'x', protected: false })
+    expect(fresh).toMatchObject({ ok: true, before: null, after: 'x' })
+    expect(writeFileTool.policy?.({ path: 'new/dir/file.ts', content: 'x' }, policy)).toEqual({
+      kind: 'allow',
+    })
     await expect(fs.access(path.join(root, 'new'))).rejects.toThrow()
   })
 
