@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionEvent, SessionSummary } from '../../shared/events'
-import type { ApprovalReply, SettingsUpdate, SettingsView } from '../../shared/ipc'
+import type { ApprovalReply, ErrorCode, SettingsUpdate, SettingsView } from '../../shared/ipc'
 import type { AgentSession, RunOutcome } from '../agent/loop'
 import { DEFAULT_MODEL } from '../agent/model'
 import { DEFAULT_BASH_TIMEOUT_SEC } from '../tools/schemas'
@@ -11,15 +11,27 @@ import {
   prepareEngine,
   readSessionStart,
   type ConnectedModel,
+  type SessionStart,
 } from './engine'
 import { writeJsonAtomic } from '../tools/atomic-write'
-import { readSession, sessionPaths } from '../session/log'
+import { readSession, SessionLogError, sessionPaths } from '../session/log'
+import { recordedWorkspace } from './folders'
 import { listSessions } from '../session/store'
 
 /**
  * The app's side of sessions, shared by the Electron window and browser mode: runs in the background,
  * events batched to the UI, approvals from the review screen, settings with the API key kept in main.
  */
+
+/** A request refused for a reason the user can act on; the app API answers it with `code`, not 'failed'. */
+export class RefusedError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message)
+  }
+}
 
 /** Electron's safeStorage, where the OS has a secret store; absent in browser mode. */
 export interface SecretBox {
@@ -79,18 +91,24 @@ export class SessionHost {
     return { events, warnings, live: this.live.has(sessionId) }
   }
 
-  /** A new session for `task`, or a follow-up task in an existing session whose run has ended. */
-  async start(workspace: string, task: string, sessionId?: string): Promise<string> {
+  /**
+   * A new session for `task` in `workspace`, or a follow-up task in an existing session whose run has ended
+   * (in the session's own folder: `workspace` is then not used).
+   */
+  async start(workspace: string | null, task: string, sessionId?: string): Promise<string> {
     if (sessionId !== undefined && this.live.has(sessionId)) {
       throw new Error('This session is still running: stop it or wait for it to finish.')
     }
     return this.launch(workspace, sessionId === undefined ? { task } : { sessionId }, (s) => s.run(task))
   }
 
-  /** Continues a paused or interrupted run; decisions given here apply to the calls that wait for one. */
-  async continue(workspace: string, sessionId: string, decisions: ApprovalReply[] = []): Promise<string> {
+  /**
+   * Continues a paused or interrupted run in the folder its log recorded; decisions given here apply to the
+   * calls that wait for one.
+   */
+  async continue(sessionId: string, decisions: ApprovalReply[] = []): Promise<string> {
     if (this.live.has(sessionId)) return sessionId
-    return this.launch(workspace, { sessionId }, (s) => s.continue(decisions))
+    return this.launch(null, { sessionId }, (s) => s.continue(decisions))
   }
 
   stop(sessionId: string): boolean {
@@ -99,11 +117,11 @@ export class SessionHost {
     return live !== undefined
   }
 
-  async reply(workspace: string, sessionId: string, decisions: ApprovalReply[]): Promise<string | null> {
+  async reply(sessionId: string, decisions: ApprovalReply[]): Promise<string | null> {
     const live = this.live.get(sessionId)
     if (!live) {
       // Paused in an earlier process (the app was restarted): continue it with these decisions.
-      await this.continue(workspace, sessionId, decisions)
+      await this.continue(sessionId, decisions)
       return null
     }
     for (const d of decisions) {
@@ -151,8 +169,9 @@ export class SessionHost {
     return this.settings()
   }
 
+  /** `newWorkspace` is the folder of a new session; an existing session runs in the folder it recorded. */
   private async launch(
-    workspace: string,
+    newWorkspace: string | null,
     target: { task: string } | { sessionId: string },
     go: (session: AgentSession) => Promise<RunOutcome>,
   ): Promise<string> {
@@ -160,6 +179,9 @@ export class SessionHost {
     const { registry } = await this.engine
     const stored = await this.readSettings()
     let id = 'sessionId' in target ? target.sessionId : undefined
+    const resume = 'sessionId' in target ? await this.sessionStart(target.sessionId) : null
+    const workspace = resume ? resume.workspace : newWorkspace
+    if (workspace === null) throw new RefusedError('invalid-input', 'Open a project folder first.')
     const { session, model } = await launchSession({
       workspace,
       registry,
@@ -178,10 +200,7 @@ export class SessionHost {
       },
       approvals: 'interactive',
       onEvent: (event) => this.enqueue(id as string, event),
-      from:
-        'task' in target
-          ? target
-          : { resume: await readSessionStart(this.opts.sessionsDir, target.sessionId) },
+      from: resume ? { resume: resume.start } : (target as { task: string }),
     })
     id = session.sessionId
     const done = go(session).finally(async () => {
@@ -193,6 +212,25 @@ export class SessionHost {
     this.live.set(session.sessionId, { session, model, done })
     this.opts.onListChanged()
     return session.sessionId
+  }
+
+  /**
+   * How an existing session started, and the folder it runs in: the one its log recorded, whichever folder
+   * the app has open now. A session or folder that is gone is refused with a message that says so.
+   */
+  private async sessionStart(sessionId: string): Promise<{ start: SessionStart; workspace: string }> {
+    let start: SessionStart
+    try {
+      start = await readSessionStart(this.opts.sessionsDir, sessionId)
+    } catch (e) {
+      if (e instanceof SessionLogError && e.code === 'not-found') {
+        throw new RefusedError('not-found', `There is no session ${sessionId}.`)
+      }
+      throw e
+    }
+    const recorded = await recordedWorkspace(start.created.workspace)
+    if (!recorded.ok) throw new RefusedError(recorded.code, recorded.error)
+    return { start, workspace: recorded.value.path }
   }
 
   private enqueue(sessionId: string, event: SessionEvent): void {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { createAppApi, resolveWorkspace } from '../app/app-api'
+import { createAppApi } from '../app/app-api'
+import { recordedWorkspace, resolveWorkspace } from '../app/folders'
 import type { RunOutcome } from '../agent/loop'
 import { runFakeModelCli } from '../agent/scripted-model'
 import {
@@ -13,6 +14,7 @@ import {
   type SessionStart,
 } from '../app/engine'
 import { defaultSessionsDir } from '../app/paths'
+import { rewindCommand } from './rewind-command'
 import { startWebHost } from '../app/web-host'
 
 /**
@@ -39,6 +41,13 @@ Usage:
   lanes web --workspace DIR [--port N] [--sessions-dir DIR]
       Browser mode: serves the app on 127.0.0.1 and prints its URL (with the access token) first.
       --port 0 (the default) picks a free port.
+
+  lanes rewind SESSION_ID --to CALL_ID [--files-only] [--sessions-dir DIR]
+      Puts every file the session's file tools changed back as it was just before CALL_ID (files created
+      later are removed) and, without --files-only, the conversation too: the next --continue starts from
+      the turn that held CALL_ID. A file changed since by someone else is skipped and reported. Prints
+      one JSON line per file. Exit code: 0 done, 1 refused (nothing changed). Changes made by bash
+      commands are not tracked and are not rewound.
 
   lanes --help
       Shows this help.
@@ -174,7 +183,10 @@ async function run(argv: string[]): Promise<number> {
     }
   }
   const saved = resume?.created.settings
-  const opened = await resolveWorkspace(resume?.created.workspace ?? (values.workspace as string))
+  // A continued session goes on in its own folder, or not at all.
+  const opened = resume
+    ? await recordedWorkspace(resume.created.workspace)
+    : await resolveWorkspace(values.workspace as string)
   if (!opened.ok) {
     process.stderr.write(`lanes run: ${opened.error}\n`)
     return 1
@@ -247,6 +259,8 @@ export async function main(argv: string[]): Promise<number> {
         return await run(rest)
       case 'fake-model':
         return await runFakeModelCli(rest)
+      case 'rewind':
+        return await rewindCommand(rest, (message) => new UsageError(message))
       case undefined:
       case '--help':
       case '-h':
