@@ -182,11 +182,35 @@ export const RunEndReason = z.enum([
   'stop_sequence',
   'refusal',
   'context_window_exceeded',
+  /** A stop reason newer than this version; `run.finished.stopReason` names it. */
+  'unknown_stop',
 ])
 export type RunEndReason = z.infer<typeof RunEndReason>
 
 export const RunFailureKind = z.enum(['model', 'network', 'auth', 'internal', 'workspace'])
 export type RunFailureKind = z.infer<typeof RunFailureKind>
+
+/** Why the model stopped with `refusal` (the API's `stop_details`); either field may be null. */
+export const StopDetails = z.object({
+  category: z.string().nullable(),
+  /** Written by the API for the user. */
+  explanation: z.string().nullable(),
+})
+export type StopDetails = z.infer<typeof StopDetails>
+
+/** Why a model request is tried again (DESIGN 9 retries). */
+export const RetryReason = z.enum(['overloaded', 'rate_limited', 'server_error', 'connection_lost'])
+export type RetryReason = z.infer<typeof RetryReason>
+
+/**
+ * A thinking block exactly as the API sent it and as it must go back: `thinking` text (empty when the model
+ * hides it) with its `signature`, or an opaque `redacted_thinking`.
+ */
+export const ThinkingBlock = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().min(1) }),
+  z.object({ type: z.literal('redacted_thinking'), data: z.string().min(1) }),
+])
+export type ThinkingBlock = z.infer<typeof ThinkingBlock>
 
 const base = { at: EpochMs, seq: Count }
 
@@ -222,6 +246,34 @@ export const AssistantDeltaEvent = z.object({
   /** Content block index in the model's message. */
   index: Count,
   text: z.string(),
+})
+
+/**
+ * A thinking block closed. Logged as it closes, before the calls after it are queued, so a turn whose
+ * assistant.message never reached the log is rebuilt with its thinking intact (the API refuses it otherwise).
+ */
+export const AssistantThinkingEvent = z.object({
+  type: z.literal('assistant.thinking'),
+  ...base,
+  turn: z.number().int().positive(),
+  index: Count,
+  block: ThinkingBlock,
+})
+
+/** A model request failed before any content and is tried again after `delayMs`. */
+export const ModelRetryingEvent = z.object({
+  type: z.literal('model.retrying'),
+  ...base,
+  runId: z.string().min(1),
+  turn: z.number().int().positive(),
+  /** The attempt about to be made: 2 for the first retry. */
+  attempt: z.number().int().min(2),
+  /** Attempts in all, the first included. */
+  of: z.number().int().positive(),
+  delayMs: Millis,
+  reason: RetryReason,
+  /** What the API said, for the curious. */
+  message: z.string(),
 })
 
 export const AssistantMessage = z.object({
@@ -413,6 +465,10 @@ export const RunFinishedEvent = z.object({
   runId: z.string().min(1),
   reason: RunEndReason,
   usage: Usage.optional(),
+  /** The model's stop reason as it came, when `reason` does not say it all (`unknown_stop`). */
+  stopReason: z.string().optional(),
+  /** With `refusal`: what the API said about it. */
+  stopDetails: StopDetails.optional(),
 })
 
 export const RunFailedEvent = z.object({
@@ -422,6 +478,8 @@ export const RunFailedEvent = z.object({
   /** Written for the user, not a stack trace. */
   error: z.string(),
   kind: RunFailureKind.optional(),
+  /** The API asked to wait until then (a long retry-after): the run can be continued after it. */
+  retryAt: EpochMs.optional(),
 })
 
 /** The user stopped the run. */
@@ -432,7 +490,9 @@ export const SessionEvent = z.discriminatedUnion('type', [
   RunStartedEvent,
   TurnStartedEvent,
   AssistantDeltaEvent,
+  AssistantThinkingEvent,
   AssistantMessageEvent,
+  ModelRetryingEvent,
   ToolQueuedEvent,
   ApprovalRequestedEvent,
   ApprovalDecidedEvent,
