@@ -1,5 +1,12 @@
 import { stat } from 'node:fs/promises'
-import type { EventOf, Lane, RunFailureKind, SessionEvent, SessionSettings } from '../../shared/events'
+import type {
+  EventOf,
+  HunkDecision,
+  Lane,
+  RunFailureKind,
+  SessionEvent,
+  SessionSettings,
+} from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { buildConversation, snapshotsFrom, turnContent } from '../session/conversation'
@@ -15,11 +22,13 @@ import {
   type RewindRequest,
 } from '../session/rewind'
 import { unfinishedRewind } from '../session/rewind-history'
+import { executeReviewed, isPartial } from './reviewed-change'
 import { newSessionId } from '../session/store'
 import { parseToolArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
 import type { ToolRegistry } from '../tools/registry'
 import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
+import { NOT_APPLIED_TEXT } from '../tools/file-change'
 import { SnapshotStore } from '../tools/snapshots'
 import type { Approved, ToolContext, ToolResult } from '../tools/tool'
 import { buildPreview, decidePolicy, type AlwaysAllowStore } from './approvals'
@@ -83,6 +92,8 @@ type Draft = {
 interface Decision {
   decision: 'approved' | 'rejected'
   note?: string
+  /** Per-hunk review of an approved write or edit. */
+  hunks?: HunkDecision[]
 }
 
 type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown }
@@ -277,6 +288,10 @@ export class AgentSession {
     call.decision = {
       decision: decision.decision,
       ...(decision.note?.trim() ? { note: decision.note.trim() } : {}),
+      // Per-hunk decisions only mean something for an approved write or edit.
+      ...(decision.decision === 'approved' && isPartial(decision.hunks)
+        ? { hunks: [...decision.hunks] }
+        : {}),
     }
     if (
       decision.always &&
@@ -294,6 +309,7 @@ export class AgentSession {
       by: 'user',
       ...(call.decision.note ? { note: call.decision.note } : {}),
       ...(decision.always ? { always: true } : {}),
+      ...(call.decision.hunks ? { hunks: call.decision.hunks } : {}),
     })
     const waiter = call.waiter
     call.waiter = undefined
@@ -834,6 +850,7 @@ class TurnContext {
         call.decision = {
           decision: state.approval.decision,
           ...(state.approval.note ? { note: state.approval.note } : {}),
+          ...(state.approval.hunks ? { hunks: state.approval.hunks } : {}),
         }
       }
       call.review = { preview: state.approval.preview }
@@ -992,6 +1009,20 @@ class TurnContext {
         if (!tool) return { output: `Unknown tool "${call.name}".`, isError: true }
         const { ctx, flush } = session.toolContext(call.callId, signal)
         this.flushers.set(call.callId, flush)
+        const hunks = call.decision?.hunks
+        if (call.needsApproval && isPartial(hunks)) {
+          // Approved in part: the whole change must still be the one reviewed, then only its accepted hunks land.
+          const check = await buildPreview(tool, call.input, ctx, { protected: false })
+          const reviewed = call.review?.preview
+          const approvedAfter = reviewed?.kind === 'write' ? reviewed.after : undefined
+          if (
+            !check.ok ||
+            check.preview.kind !== 'write' ||
+            (approvedAfter !== undefined && check.after !== approvedAfter)
+          )
+            return { output: NOT_APPLIED_TEXT, isError: true }
+          return executeReviewed(check.preview, hunks, ctx)
+        }
         // Only what the user saw may land: the tool carries out the plan its preview made.
         return tool.execute(call.input, ctx, call.needsApproval ? call.review : undefined)
       },
