@@ -4,12 +4,12 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { loadBashGrammar } from '../tools/bash/validate'
-import { SnapshotStore } from '../tools/snapshots'
 import { defineTool, ok, type PolicyOptions, type PreviewOptions, type ToolContext } from '../tools/tool'
 import { createToolRegistry } from '../tools'
 import { AlwaysAllowStore, buildPreview, decidePolicy } from './approvals'
 import { GIT_WORKSPACE_RULES, isSecretPath, STRICT_RULES } from '../tools/sensitive-paths'
 import { expectedProtected, SENSITIVE_PATH_TABLE } from '../tools/sensitive-paths.table'
+import { makeToolContext } from '../tools/test-fixtures/tool-context'
 
 const tools = createToolRegistry()
 const policy = (name: string, input: unknown, opts: PolicyOptions) =>
@@ -124,15 +124,7 @@ describe('the approval policy', () => {
   })
 
   it('previews an edit as a diff, and refuses to preview one that would not apply', async () => {
-    const ctx: ToolContext = {
-      workspace: root,
-      pathRules: STRICT_RULES,
-      signal: new AbortController().signal,
-      snapshots: new SnapshotStore(),
-      outputDir: root,
-      callId: 'c1',
-      onProgress: () => undefined,
-    }
+    const ctx = makeToolContext(root)
     const write = await preview('write_file', { path: 'new.ts', content: 'hello\n' }, ctx, {
       protected: false,
     })

@@ -5,8 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { editFileTool, type EditPlan } from './edit-file'
 import { NOT_APPLIED_TEXT } from './file-change'
 import { readFileTool } from './read-file'
-import { STRICT_RULES } from './sensitive-paths'
-import { SnapshotStore } from './snapshots'
+import { makeToolContext } from './test-fixtures/tool-context'
 import type { ToolContext } from './tool'
 import { writeFileTool } from './write-file'
 
@@ -18,15 +17,7 @@ beforeEach(async () => {
   base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-change-')))
   root = path.join(base, 'ws')
   await fs.mkdir(root)
-  ctx = {
-    workspace: root,
-    pathRules: STRICT_RULES,
-    signal: new AbortController().signal,
-    snapshots: new SnapshotStore(),
-    outputDir: base,
-    callId: 'call-1',
-    onProgress: () => undefined,
-  }
+  ctx = makeToolContext(root)
 })
 
 afterEach(async () => {
