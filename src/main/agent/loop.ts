@@ -30,6 +30,7 @@ import type { ToolRegistry } from '../tools/registry'
 import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
 import { NOT_APPLIED_TEXT } from '../tools/file-change'
 import { SnapshotStore } from '../tools/snapshots'
+import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import type { Approved, ToolContext, ToolResult } from '../tools/tool'
 import { buildPreview, decidePolicy, type AlwaysAllowStore } from './approvals'
 import type { ModelClient, TurnResult } from './model'
@@ -92,8 +93,20 @@ type Draft = {
 interface Decision {
   decision: 'approved' | 'rejected'
   note?: string
+  /** bash, approved: the review's "needs the internet" and "run outside the sandbox" switches. */
+  network?: boolean
+  outsideSandbox?: boolean
   /** Per-hunk review of an approved write or edit. */
   hunks?: HunkDecision[]
+}
+
+/** The review's sandbox switches as given, kept only for an approved bash call and only when on. */
+function sandboxSwitches(name: string, decision: Decision): Pick<Decision, 'network' | 'outsideSandbox'> {
+  if (name !== 'bash' || decision.decision !== 'approved') return {}
+  return {
+    ...(decision.network ? { network: true } : {}),
+    ...(decision.outsideSandbox ? { outsideSandbox: true } : {}),
+  }
 }
 
 type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown }
@@ -122,6 +135,8 @@ interface PendingCall {
   waiter?: (decision: Decision) => void
   /** What the user reviews (and, once approved, what the tool carries out: its plan, made once). */
   review?: Approved<unknown>
+  /** Allowed by the user's "always allow" rule for this command: it runs as an approved one. */
+  allowedByRule?: boolean
   /** Its approval events and its tool.started, as they are appended: a side effect waits for them. */
   logged?: Promise<unknown>[]
 }
@@ -288,6 +303,7 @@ export class AgentSession {
     call.decision = {
       decision: decision.decision,
       ...(decision.note?.trim() ? { note: decision.note.trim() } : {}),
+      ...sandboxSwitches(call.name, decision),
       // Per-hunk decisions only mean something for an approved write or edit.
       ...(decision.decision === 'approved' && isPartial(decision.hunks)
         ? { hunks: [...decision.hunks] }
@@ -309,6 +325,7 @@ export class AgentSession {
       by: 'user',
       ...(call.decision.note ? { note: call.decision.note } : {}),
       ...(decision.always ? { always: true } : {}),
+      ...sandboxSwitches(call.name, call.decision),
       ...(call.decision.hunks ? { hunks: call.decision.hunks } : {}),
     })
     const waiter = call.waiter
@@ -850,6 +867,7 @@ class TurnContext {
         call.decision = {
           decision: state.approval.decision,
           ...(state.approval.note ? { note: state.approval.note } : {}),
+          ...sandboxSwitches(call.name, state.approval as Decision),
           ...(state.approval.hunks ? { hunks: state.approval.hunks } : {}),
         }
       }
@@ -895,6 +913,7 @@ class TurnContext {
         pathRules: this.session.rules,
         alwaysAllow: rules,
         autoApproveEdits: options.autoApproveEdits,
+        sandbox: sandboxSupport().available,
       })
     })()
     const link = this.preparing.then(async () => {
@@ -935,6 +954,7 @@ class TurnContext {
     return verdictReady.then((verdict) => {
       if (verdict.kind === 'ask') return link
       if (verdict.kind === 'deny') call.prepared = { output: verdict.reason, isError: true }
+      if (verdict.kind === 'allow' && verdict.byRule) call.allowedByRule = true
     })
   }
 
@@ -1023,6 +1043,13 @@ class TurnContext {
             return { output: NOT_APPLIED_TEXT, isError: true }
           return executeReviewed(check.preview, hunks, ctx)
         }
+        // A person approved it (now, or earlier with "always allow"): bash runs in the writable sandbox, or
+        // as the review's switches say. Without that, the read-only sandbox.
+        if (call.decision?.decision === 'approved' || call.allowedByRule)
+          ctx.approval = {
+            network: call.decision?.network === true,
+            outsideSandbox: call.decision?.outsideSandbox === true,
+          }
         // Only what the user saw may land: the tool carries out the plan its preview made.
         return tool.execute(call.input, ctx, call.needsApproval ? call.review : undefined)
       },

@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import type { ApprovalPreview } from '../../shared/events'
+import type { CommandApproval } from './bash/sandbox/policy'
 import type { SensitivePathRules } from './sensitive-paths'
 import type { SnapshotStore } from './snapshots'
 
@@ -32,6 +33,11 @@ export interface ToolContext {
   onProgress: (chunk: string) => void
   /** Default bash timeout in seconds when the call gives none (settings). */
   bashTimeoutSec?: number
+  /**
+   * Set when a person approved this call. Without it a bash command runs in the read-only sandbox (the
+   * policy let it run unasked); with it, in the writable one, or outside as the approval says (DESIGN 2.3).
+   */
+  approval?: CommandApproval
   /** Keeps the contents around each file change so it can be undone; absent: changes are not kept. */
   changes?: ChangeKeeper
 }
@@ -67,6 +73,11 @@ export interface PolicyOptions {
   alwaysAllow: readonly AlwaysAllowRule[]
   /** Writes and edits outside protected paths run without asking. */
   autoApproveEdits: boolean
+  /**
+   * This machine has an OS sandbox (DESIGN 2.3). Read-only commands run without asking only inside it; without
+   * one every command asks.
+   */
+  sandbox: boolean
 }
 
 /**
@@ -75,7 +86,8 @@ export interface PolicyOptions {
  * never runs and tells the model why.
  */
 export type PolicyVerdict =
-  { kind: 'allow' } | { kind: 'ask'; protected: boolean } | { kind: 'deny'; reason: string }
+  /** `byRule`: a command the user marked "always allow": it runs as an approved one. */
+  { kind: 'allow'; byRule?: true } | { kind: 'ask'; protected: boolean } | { kind: 'deny'; reason: string }
 
 /** The content a call earlier in the same turn will leave at a path, not written yet (approval preview). */
 export interface PlanBase {

@@ -202,7 +202,13 @@ describe('planWrite', () => {
       before: 'A=1\n',
       after: 'A=2\n',
     })
-    const policy = { workspace: root, pathRules: STRICT_RULES, alwaysAllow: [], autoApproveEdits: true }
+    const policy = {
+      workspace: root,
+      pathRules: STRICT_RULES,
+      alwaysAllow: [],
+      autoApproveEdits: true,
+      sandbox: true,
+    }
     expect(writeFileTool.policy?.({ path: '.env', content: 'A=2\n' }, policy)).toEqual({
       kind: 'ask',
       protected: true,
