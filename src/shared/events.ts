@@ -321,6 +321,18 @@ export const ApprovalRequestedEvent = z.object({
 export const ApprovalDecision = z.enum(['approved', 'rejected'])
 export type ApprovalDecision = z.infer<typeof ApprovalDecision>
 
+/**
+ * The user's decision on one hunk of a write or edit (per-hunk review, issue 14), by the hunk's index in the
+ * preview. `edited`: the hunk's new side (its context and added lines) replaced by `text`.
+ */
+export const HunkDecision = z.object({
+  index: Count,
+  decision: z.enum(['accepted', 'rejected', 'edited']),
+  note: z.string().max(10_000).optional(),
+  text: z.string().max(1_000_000).optional(),
+})
+export type HunkDecision = z.infer<typeof HunkDecision>
+
 export const ApprovalDecidedEvent = z.object({
   type: z.literal('approval.decided'),
   ...base,
@@ -331,6 +343,8 @@ export const ApprovalDecidedEvent = z.object({
   /** "Always allow" for this workspace was ticked. */
   always: z.boolean().optional(),
   by: z.enum(['user', 'policy', 'cli']).optional(),
+  /** An approved write or edit reviewed hunk by hunk: what was decided for each hunk (absent: all accepted). */
+  hunks: z.array(HunkDecision).optional(),
 })
 
 export const RunPausedEvent = z.object({

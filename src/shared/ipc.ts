@@ -62,8 +62,15 @@ export const SettingsView = z.object({
     source: z.enum(['stored', 'environment', 'none']),
     /** e.g. "sk-ant-…f3Qa"; null when there is none. */
     masked: z.string().nullable(),
-    /** False where the OS offers no secret store (and in browser mode): keys are then never stored. */
+    /** Whether a key entered here can be kept (always, since a user-only file is the last resort). */
     canStore: z.boolean(),
+    /**
+     * Where a key entered here is (or would be) kept: the OS keychain, a file sealed with the OS secret
+     * store (the desktop app), or a file only this user can read.
+     */
+    storage: z.enum(['keychain', 'encrypted-file', 'file']),
+    /** That file, for the two file kinds. */
+    file: z.string().nullable(),
   }),
   /** No key and no base URL: the built-in demo model answers. */
   demo: z.boolean(),
