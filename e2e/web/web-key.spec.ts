@@ -2,7 +2,6 @@ import { expect, test } from '@playwright/test'
 import { stat } from 'node:fs/promises'
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
 import { startWebApp } from '../fixtures'
 import { screenshots, sendTask, startScriptedModel } from './ui-support'
 
@@ -54,9 +53,8 @@ test('a key set in Settings in browser mode is stored for the user only and reac
     const dialog = page.getByTestId('settings-dialog')
     await expect(dialog.getByTestId('settings-key-status')).toContainText('No key set')
     await expect(dialog.getByTestId('settings-key-storage')).toContainText('a file only you can read')
-    await expect(dialog.getByTestId('settings-key-storage')).toContainText(
-      join(app.sessionsDir, 'api-key.json'),
-    )
+    // The file is in Lanes' data folder (here the test's sessions folder).
+    await expect(dialog.getByTestId('settings-key-storage')).toContainText(app.sessionsDir + '/')
     await dialog.getByTestId('settings-api-key').fill(KEY)
     await dialog.getByTestId('settings-base-url').fill(proxy.url)
     await dialog.getByTestId('settings-save').click()
@@ -76,7 +74,10 @@ test('a key set in Settings in browser mode is stored for the user only and reac
     const stored = await page.evaluate(() => JSON.stringify({ ...sessionStorage, ...localStorage }))
     expect(stored).not.toContain(KEY)
     expect(await page.context().cookies()).toEqual([])
-    expect((await stat(join(app.sessionsDir, 'api-key.json'))).mode & 0o777).toBe(0o600)
+    const view = await page.evaluate(() => window.api.invoke('settings:get'))
+    const keyFile = (view as { value: { apiKey: { file: string } } }).value.apiKey.file
+    expect(keyFile.startsWith(app.sessionsDir)).toBe(true)
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600)
 
     // Pointing the stored key somewhere else from the page alone is refused.
     await page.getByTestId('settings-open').click()

@@ -1,6 +1,6 @@
 import { z } from 'zod'
+import { HunkDecision, SessionEvent, SessionId, SessionSummary } from './events'
 import { ThinkingSetting } from './models'
-import { SessionEvent, SessionId, SessionSummary } from './events'
 
 /**
  * The one contract between the UI and the app, whatever the transport (Electron IPC or the browser-mode
@@ -101,6 +101,8 @@ export const ApprovalReply = z
     note: z.string().max(10_000).optional(),
     /** bash only: always allow this exact command in this folder. */
     always: z.boolean().optional(),
+    /** An approved write or edit reviewed hunk by hunk: the decision per hunk (absent: the whole change). */
+    hunks: z.array(HunkDecision).max(10_000).optional(),
   })
   .strict()
 export type ApprovalReply = z.infer<typeof ApprovalReply>

@@ -1,7 +1,6 @@
-import { join } from 'node:path'
 import { SessionLogError } from '../session/log'
 import { listFolder, recentFolders, resolveWorkspace } from './folders'
-import { createKeyStore, osKeychainEntry, type KeychainEntry, type SecretBox } from './key-store'
+import { createKeyStore, keyFileOf, osKeychainEntry, type KeychainEntry, type SecretBox } from './key-store'
 import { RefusedError, SessionHost, type ConfirmBaseUrl } from './session-host'
 import {
   describeIssues,
@@ -86,7 +85,7 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
   const sessions = new SessionHost({
     sessionsDir: opts.sessionsDir,
     keys: createKeyStore({
-      file: join(opts.sessionsDir, 'api-key.json'),
+      file: keyFileOf(opts.sessionsDir),
       keychain: opts.keychain !== undefined ? opts.keychain : defaultKeychain(opts.sessionsDir),
       ...(opts.secrets ? { sealer: opts.secrets } : {}),
     }),

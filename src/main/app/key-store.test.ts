@@ -2,7 +2,7 @@ import { mkdtemp, readFile, realpath, rm, stat, writeFile, chmod } from 'node:fs
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createKeyStore, osKeychainEntry, type KeychainEntry } from './key-store'
+import { createKeyStore, keyFileOf, osKeychainEntry, type KeychainEntry } from './key-store'
 
 const KEY = 'sk-ant-api03-TEST-0123456789abcdefghij'
 
@@ -35,7 +35,7 @@ describe('the API key store', () => {
   let file: string
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(join(tmpdir(), 'lanes-keys-')))
-    file = join(dir, 'data', 'api-key.json')
+    file = keyFileOf(join(dir, 'data'))
   })
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true })

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { mkdir, readFile, rm, stat } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { dirname, join } from 'node:path'
 import { writeJsonAtomic } from '../tools/atomic-write'
 
 /**
@@ -43,6 +43,14 @@ export interface KeyStore {
 }
 
 const KEYCHAIN_SERVICE = 'Lanes'
+
+/**
+ * The key file of one data folder. Its `.key` extension makes it a secret by name for every tool
+ * (tools/sensitive-paths.ts), should someone open a folder that contains Lanes' data as a workspace.
+ */
+export function keyFileOf(dataDir: string): string {
+  return join(dataDir, 'anthropic-api.key')
+}
 
 /**
  * The OS keychain entry for the key of one Lanes data folder (so a test's or a second install's data folder

@@ -1,8 +1,10 @@
 import { mkdtemp, readFile, realpath, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { isSecretPath } from '../tools/sensitive-paths'
 import { createAppApi, dispatchRequest, type AppApiOptions } from './app-api'
+import { keyFileOf } from './key-store'
 
 /**
  * The key entered in Settings, as every host stores and guards it: kept in main (the view shows it masked),
@@ -53,12 +55,12 @@ describe('the API key in Settings', () => {
           source: 'stored',
           masked: 'sk-ant-…mnop',
           storage: 'file',
-          file: join(sessionsDir, 'api-key.json'),
+          file: keyFileOf(sessionsDir),
         },
       },
     })
     expect(JSON.stringify(after)).not.toContain(KEY)
-    expect((await stat(join(sessionsDir, 'api-key.json'))).mode & 0o777).toBe(0o600)
+    expect((await stat(keyFileOf(sessionsDir))).mode & 0o777).toBe(0o600)
     // The settings file, which other tools may read, holds no key.
     expect(await readFile(join(sessionsDir, 'settings.json'), 'utf8')).not.toContain(KEY)
     // A later start (another host on the same data folder) finds it.
@@ -68,7 +70,11 @@ describe('the API key in Settings', () => {
     expect(await dispatchRequest(api, 'settings:set', { apiKey: null })).toMatchObject({
       value: { apiKey: { source: 'none', masked: null } },
     })
-    await expect(stat(join(sessionsDir, 'api-key.json'))).rejects.toThrow()
+    await expect(stat(keyFileOf(sessionsDir))).rejects.toThrow()
+  })
+
+  it('keeps the key file a secret by name for every tool, should its folder be opened as a workspace', () => {
+    expect(isSecretPath(`.local/share/lanes/sessions/${basename(keyFileOf(sessionsDir))}`)).toBe(true)
   })
 
   it('in browser mode, refuses to point a stored key at a new base URL unless the key is typed with it', async () => {

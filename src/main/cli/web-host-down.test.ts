@@ -70,7 +70,12 @@ describe.skipIf(process.platform !== 'linux')('a browser-mode host that goes dow
         '--import',
         'tsx',
         '-e',
-        `const { main } = await import('./src/main/cli/cli.ts'); process.exitCode = await main(process.argv.slice(1))`,
+        // The host as `lanes web` runs it, plus a way for the test to make it throw an error nothing catches.
+        [
+          `process.stdin.on('data', (d) => { if (String(d).includes('crash')) setTimeout(() => { throw new Error('boom') }) })`,
+          `const { main } = await import('./src/main/cli/cli.ts')`,
+          `process.exitCode = await main(process.argv.slice(1))`,
+        ].join('\n'),
         'web',
         '--workspace',
         join(base, 'project'),
@@ -79,7 +84,7 @@ describe.skipIf(process.platform !== 'linux')('a browser-mode host that goes dow
       ],
       {
         cwd: repoRoot,
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['pipe', 'pipe', 'pipe'],
         env: { ...process.env, ANTHROPIC_API_KEY: 'test-key', LANES_NO_KEYCHAIN: '1' },
       },
     )
@@ -137,4 +142,16 @@ describe.skipIf(process.platform !== 'linux')('a browser-mode host that goes dow
       expect(left, `a sleep outlived the host (${signal})`).toBe(true)
     }, 60_000)
   }
+
+  it('kills the running command when an error nothing caught stops it, and exits with 1', async () => {
+    const child = await hostRunningSleep()
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+    let stderr = ''
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.stdin!.write('crash\n')
+    expect(await exited).toBe(1)
+    expect(stderr).toContain('stopping after an unexpected error')
+    const left = await until(async () => ((await sleepers()).length === 0 ? true : null), 5000)
+    expect(left, 'a sleep outlived the crashed host').toBe(true)
+  }, 60_000)
 })
