@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadBashGrammar } from '../tools/bash/validate'
-import { SnapshotStore } from '../tools/snapshots'
-import type { ToolContext } from '../tools/tool'
 import { AlwaysAllowStore, buildPreview, decidePolicy, type PolicyOptions } from './approvals'
 import { GIT_WORKSPACE_RULES, isSecretPath, STRICT_RULES } from '../tools/sensitive-paths'
 import { expectedProtected, SENSITIVE_PATH_TABLE } from '../tools/sensitive-paths.table'
+import { makeToolContext } from '../tools/test-fixtures/tool-context'
 
 describe('the approval policy', () => {
   let root: string
@@ -18,7 +17,13 @@ describe('the approval policy', () => {
     await mkdir(join(root, '.git'))
     await writeFile(join(root, 'a.ts'), 'one\ntwo\n')
     await writeFile(join(root, '.env'), 'TOKEN=x\n')
-    opts = { workspace: root, pathRules: GIT_WORKSPACE_RULES, alwaysAllow: [], autoApproveEdits: false }
+    opts = {
+      workspace: root,
+      pathRules: GIT_WORKSPACE_RULES,
+      alwaysAllow: [],
+      autoApproveEdits: false,
+      sandbox: true,
+    }
   })
   afterAll(async () => {
     await rm(root, { recursive: true, force: true })
@@ -62,11 +67,23 @@ describe('the approval policy', () => {
     expect(denied.kind).toBe('deny')
     expect((denied as { reason: string }).reason.length).toBeGreaterThan(10)
     const always = { ...opts, alwaysAllow: [{ tool: 'bash' as const, command: 'npm test' }] }
-    expect(await decidePolicy('bash', { command: 'npm test' }, always)).toEqual({ kind: 'allow' })
+    expect(await decidePolicy('bash', { command: 'npm test' }, always)).toEqual({
+      kind: 'allow',
+      byRule: true,
+    })
     expect(await decidePolicy('bash', { command: 'npm test -- --bail' }, always)).toEqual({
       kind: 'ask',
       protected: false,
     })
+  })
+
+  it('runs nothing without asking where there is no sandbox', () => {
+    const unsandboxed = { ...opts, sandbox: false }
+    for (const command of ['ls', 'git status', 'cat a.ts'])
+      expect(decidePolicy('bash', { command }, unsandboxed)).toEqual({ kind: 'ask', protected: false })
+    // What the user marked "always allow" was their decision, sandbox or not.
+    const always = { ...unsandboxed, alwaysAllow: [{ tool: 'bash' as const, command: 'npm test' }] }
+    expect(decidePolicy('bash', { command: 'npm test' }, always)).toEqual({ kind: 'allow', byRule: true })
   })
 
   it('judges paths by the name given, so deciding never waits for the disk', () => {
@@ -113,15 +130,7 @@ describe('the approval policy', () => {
   })
 
   it('previews an edit as a diff, and refuses to preview one that would not apply', async () => {
-    const ctx: ToolContext = {
-      workspace: root,
-      pathRules: STRICT_RULES,
-      signal: new AbortController().signal,
-      snapshots: new SnapshotStore(),
-      outputDir: root,
-      callId: 'c1',
-      onProgress: () => undefined,
-    }
+    const ctx = makeToolContext(root)
     const write = await buildPreview('write_file', { path: 'new.ts', content: 'hello\n' }, ctx, {
       protected: false,
     })

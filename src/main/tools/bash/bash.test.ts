@@ -4,11 +4,10 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { SnapshotStore } from '../snapshots'
 import type { ToolContext } from '../tool'
 import { bashTool } from './bash'
 import { MAX_MODEL_BYTES } from './rolling-buffer'
-import { STRICT_RULES } from '../sensitive-paths'
+import { makeToolContext } from '../test-fixtures/tool-context'
 
 let workspace: string
 let outputDir: string
@@ -28,15 +27,13 @@ afterEach(async () => {
 function context(overrides: Partial<ToolContext> = {}): ToolContext & { progress: string[] } {
   const progress: string[] = []
   return {
-    workspace,
-    pathRules: STRICT_RULES,
-    signal: new AbortController().signal,
-    snapshots: new SnapshotStore(),
-    outputDir,
-    callId: 'toolu_01',
-    onProgress: (chunk) => progress.push(chunk),
+    ...makeToolContext(workspace, {
+      outputDir,
+      callId: 'toolu_01',
+      onProgress: (chunk) => progress.push(chunk),
+      ...overrides,
+    }),
     progress,
-    ...overrides,
   }
 }
 
@@ -185,9 +182,13 @@ describe('bash', () => {
     expect(ctx.progress.join('').length).toBeLessThan(4 * 1024 * 1024)
   })
 
+  // Outside the sandbox the process tree is all there is to find what a command started (inside, the PID
+  // namespace ends with it too: sandbox.test.ts).
+  const outside = { approval: { network: false, outsideSandbox: true } }
+
   it('kills the command and everything it started at the timeout, and says so', async () => {
     await writeFile(join(workspace, 'stubborn.js'), STUBBORN_JS)
-    const result = await bashTool.execute({ command: 'node stubborn.js', timeout: 4 }, context())
+    const result = await bashTool.execute({ command: 'node stubborn.js', timeout: 4 }, context(outside))
     expect(result.isError).toBe(true)
     expect(result.output).toContain('ready')
     expect(result.output).toMatch(
@@ -215,6 +216,7 @@ describe('bash', () => {
     await writeFile(join(workspace, 'stubborn.js'), STUBBORN_JS)
     const controller = new AbortController()
     const ctx = context({
+      ...outside,
       signal: controller.signal,
       onProgress: (chunk) => {
         if (chunk.includes('ready')) controller.abort()

@@ -1,12 +1,13 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import type { ApprovalPreview } from '../../../../shared/events'
-import type { ApprovalReply } from '../../../../shared/ipc'
+import type { ApprovalReply, AppInfo } from '../../../../shared/ipc'
 import { getCall } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import { DiffView } from './DiffView'
+import { SANDBOX_DEFAULT, SandboxSwitches, type SandboxChoice } from './SandboxSwitches'
 
 /**
  * The review screen for a turn: every call waiting for approval, with its diff or command. Each decision is
@@ -18,14 +19,16 @@ interface Staged {
   decision: 'approved' | 'rejected'
   note: string
   always: boolean
+  sandbox: SandboxChoice
 }
 
 export function ApprovalPanel() {
-  const { head, busy, replyApprovals } = useAppStore(
+  const { head, busy, replyApprovals, sandbox } = useAppStore(
     useShallow((s) => ({
       head: s.timeline?.head,
       busy: s.busy,
       replyApprovals: s.replyApprovals,
+      sandbox: s.info?.sandbox,
       version: s.version,
     })),
   )
@@ -43,6 +46,7 @@ export function ApprovalPanel() {
       pending={pending}
       busy={busy}
       replyApprovals={replyApprovals}
+      sandbox={sandbox}
     />
   )
 }
@@ -51,12 +55,14 @@ interface ReviewProps {
   pending: ToolCallState[]
   busy: boolean
   replyApprovals(decisions: ApprovalReply[]): Promise<boolean>
+  sandbox: AppInfo['sandbox'] | undefined
 }
 
-function Review({ pending, busy, replyApprovals }: ReviewProps) {
+function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
   const [staged, setStaged] = useState<Record<string, Staged>>({})
   const [notes, setNotes] = useState<Record<string, string>>({})
   const [always, setAlways] = useState<Record<string, boolean>>({})
+  const [choices, setChoices] = useState<Record<string, SandboxChoice>>({})
   const [focus, setFocus] = useState(0)
   const panelRef = useRef<HTMLElement>(null)
   const sent = useRef(false)
@@ -71,6 +77,8 @@ function Review({ pending, busy, replyApprovals }: ReviewProps) {
         const reply: ApprovalReply = { callId: c.callId, decision: d.decision }
         if (d.note.trim() !== '') reply.note = d.note.trim()
         if (d.always && d.decision === 'approved') reply.always = true
+        if (d.decision === 'approved' && d.sandbox.network) reply.network = true
+        if (d.decision === 'approved' && d.sandbox.outsideSandbox) reply.outsideSandbox = true
         return reply
       })
       void replyApprovals(decisions).then((ok) => {
@@ -83,7 +91,13 @@ function Review({ pending, busy, replyApprovals }: ReviewProps) {
   const decide = useCallback(
     (callIds: string[], decision: 'approved' | 'rejected') => {
       const next = { ...staged }
-      for (const id of callIds) next[id] = { decision, note: notes[id] ?? '', always: always[id] ?? false }
+      for (const id of callIds)
+        next[id] = {
+          decision,
+          note: notes[id] ?? '',
+          always: always[id] ?? false,
+          sandbox: choices[id] ?? SANDBOX_DEFAULT,
+        }
       setStaged(next)
       submit(next)
       // Move on to the next call still waiting for a decision.
@@ -92,7 +106,7 @@ function Review({ pending, busy, replyApprovals }: ReviewProps) {
       )
       if (nextOpen >= 0) setFocus(nextOpen)
     },
-    [notes, always, submit, pending, focus, staged],
+    [notes, always, choices, submit, pending, focus, staged],
   )
 
   const undo = (callId: string): void => {
@@ -229,6 +243,11 @@ function Review({ pending, busy, replyApprovals }: ReviewProps) {
               {decision ? (
                 <div className="approval-staged" role="status">
                   {decision.decision === 'approved' ? 'Will approve' : 'Will reject'}
+                  {decision.decision === 'approved' && decision.sandbox.outsideSandbox
+                    ? ' (outside the sandbox)'
+                    : decision.decision === 'approved' && decision.sandbox.network
+                      ? ' (with the internet)'
+                      : ''}
                   {decision.note ? ` with note “${decision.note}”` : ''}
                   {remaining > 0
                     ? ` once the other ${remaining === 1 ? 'call is' : `${remaining} calls are`} decided`
@@ -266,6 +285,13 @@ function Review({ pending, busy, replyApprovals }: ReviewProps) {
                       />
                       Always allow this command in this folder
                     </label>
+                  )}
+                  {preview.kind === 'bash' && (
+                    <SandboxSwitches
+                      sandbox={sandbox}
+                      value={choices[call.callId] ?? SANDBOX_DEFAULT}
+                      onChange={(next) => setChoices((prev) => ({ ...prev, [call.callId]: next }))}
+                    />
                   )}
                   <div className="row">
                     <button

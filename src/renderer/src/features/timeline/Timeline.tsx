@@ -12,7 +12,14 @@ import {
 import { useShallow } from 'zustand/react/shallow'
 import type { SessionState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
-import { callTitle, formatDuration, formatOffset, shortCall, statusLabel } from '../../lib/format'
+import {
+  callTitle,
+  formatDuration,
+  formatOffset,
+  sandboxFlag,
+  shortCall,
+  statusLabel,
+} from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import { layoutTurn, LANE_GAP, ROW_HEIGHT, TURN_HEADER, type BarLayout, type TurnLayout } from './layout'
 
@@ -466,10 +473,12 @@ function Bar({
     bar.runStart === undefined ? width : Math.min(width, (bar.runStart - start) * scale.pxPerMs)
   const growing = live && bar.end === undefined
   const title = callTitle(call)
+  const flag = sandboxFlag(call)
   return (
     <button
       type="button"
       className={`tool-bar status-${call.status} ${selectedCallId === call.callId ? 'selected' : ''}`}
+      data-sandbox-flag={flag ?? undefined}
       data-testid="tool-bar"
       data-status={call.status}
       data-call-id={call.callId}
@@ -479,7 +488,7 @@ function Bar({
       data-row={bar.row}
       style={{ left: x, top: bar.row * ROW_HEIGHT + 3, width }}
       ref={(el) => registerRunning(el, growing ? start : undefined)}
-      aria-label={`${title}: ${statusLabel(call.status)}${call.durationMs !== undefined ? `, ${formatDuration(call.durationMs)}` : ''}`}
+      aria-label={`${title}${flag ? ` (${flag})` : ''}: ${statusLabel(call.status)}${call.durationMs !== undefined ? `, ${formatDuration(call.durationMs)}` : ''}`}
       onClick={() => onSelect(call.callId, 'timeline')}
       onMouseEnter={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
       onMouseLeave={() => onHover(null)}
@@ -489,6 +498,7 @@ function Bar({
       {waitWidth > 0 && bar.runStart !== undefined && (
         <span className="bar-wait" style={{ width: waitWidth }} />
       )}
+      {flag && <span className="bar-flag">{flag}</span>}
       <span className="bar-label">{title}</span>
     </button>
   )
