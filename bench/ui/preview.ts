@@ -34,7 +34,7 @@ export function mockData(events: ReturnType<typeof generateSession>, live = fals
       autoApproveEdits: false,
       bashTimeoutSec: 180,
       thinking: 'adaptive',
-      apiKey: { source: 'none', masked: null, canStore: true, storage: 'file', file: null },
+      apiKey: { source: 'none', masked: null, storage: 'file', file: null },
       demo: true,
     },
   }

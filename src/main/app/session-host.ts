@@ -2,7 +2,15 @@ import { readFile } from 'node:fs/promises'
 import type { ThinkingSetting } from '../../shared/models'
 import { join } from 'node:path'
 import type { SessionEvent, SessionSummary } from '../../shared/events'
-import type { ApprovalReply, ErrorCode, SettingsUpdate, SettingsView } from '../../shared/ipc'
+import type {
+  ApprovalReply,
+  ErrorCode,
+  RewindDone,
+  RewindPreview,
+  RewindTarget,
+  SettingsUpdate,
+  SettingsView,
+} from '../../shared/ipc'
 import type { AgentSession, RunOutcome } from '../agent/loop'
 import { DEFAULT_MODEL } from '../agent/model'
 import { DEFAULT_BASH_TIMEOUT_SEC } from '../tools/schemas'
@@ -17,6 +25,7 @@ import {
 import { writeJsonAtomic } from '../tools/atomic-write'
 import { readSession, SessionLogError, sessionPaths } from '../session/log'
 import { recordedWorkspace } from './folders'
+import { applyRewindFromApp, planRewindView } from './rewind-view'
 import type { KeyStore } from './key-store'
 import { listSessions } from '../session/store'
 
@@ -136,6 +145,30 @@ export class SessionHost {
     return null
   }
 
+  /** What an undo or rewind would change; refused while a run of the session is going on in this app. */
+  async planRewind(target: RewindTarget): Promise<RewindPreview> {
+    this.refuseWhileLive(target.sessionId)
+    const planned = await planRewindView(this.opts.sessionsDir, target)
+    if ('ok' in planned) throw new RefusedError('invalid-input', planned.reason)
+    return planned
+  }
+
+  async applyRewind(target: RewindTarget & { rewindConflicts?: string[] }): Promise<RewindDone> {
+    this.refuseWhileLive(target.sessionId)
+    const done = await applyRewindFromApp(this.opts.sessionsDir, target)
+    if ('ok' in done) throw new RefusedError('invalid-input', done.reason)
+    this.opts.onListChanged()
+    return done
+  }
+
+  private refuseWhileLive(sessionId: string): void {
+    if (this.live.has(sessionId))
+      throw new RefusedError(
+        'invalid-input',
+        'The agent is working in this session (or waiting for your review); stop it first, then undo or rewind.',
+      )
+  }
+
   async settings(): Promise<SettingsView> {
     const stored = await this.readSettings()
     const envKey = process.env.ANTHROPIC_API_KEY
@@ -154,7 +187,6 @@ export class SessionHost {
       apiKey: {
         source: storedKey ? 'stored' : envKey ? 'environment' : 'none',
         masked: key ? maskKey(key) : null,
-        canStore: true,
         storage: storage.kind,
         file: storage.file,
       },

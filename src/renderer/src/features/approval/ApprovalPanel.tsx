@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
-import type { ApprovalPreview } from '../../../../shared/events'
+import type { ApprovalPreview, HunkDecision } from '../../../../shared/events'
 import type { ApprovalReply, AppInfo } from '../../../../shared/ipc'
 import { getCall } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
+import { HunkReview } from '../rewind/HunkReview'
 import { DiffView } from './DiffView'
 import { SANDBOX_DEFAULT, SandboxSwitches, type SandboxChoice } from './SandboxSwitches'
 
@@ -63,6 +64,7 @@ function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
   const [notes, setNotes] = useState<Record<string, string>>({})
   const [always, setAlways] = useState<Record<string, boolean>>({})
   const [choices, setChoices] = useState<Record<string, SandboxChoice>>({})
+  const [hunks, setHunks] = useState<Record<string, HunkDecision[]>>({})
   const [focus, setFocus] = useState(0)
   const panelRef = useRef<HTMLElement>(null)
   const sent = useRef(false)
@@ -79,13 +81,15 @@ function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
         if (d.always && d.decision === 'approved') reply.always = true
         if (d.decision === 'approved' && d.sandbox.network) reply.network = true
         if (d.decision === 'approved' && d.sandbox.outsideSandbox) reply.outsideSandbox = true
+        const reviewed = hunks[c.callId]
+        if (d.decision === 'approved' && reviewed && reviewed.length > 0) reply.hunks = reviewed
         return reply
       })
       void replyApprovals(decisions).then((ok) => {
         if (!ok) sent.current = false
       })
     },
-    [pending, replyApprovals],
+    [pending, replyApprovals, hunks],
   )
 
   const decide = useCallback(
@@ -240,6 +244,12 @@ function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
                 )}
               </div>
               <PreviewBody preview={preview} />
+              {preview.kind === 'write' && !decision && (
+                <HunkReview
+                  preview={preview}
+                  onChange={(d) => setHunks((prev) => ({ ...prev, [call.callId]: d }))}
+                />
+              )}
               {decision ? (
                 <div className="approval-staged" role="status">
                   {decision.decision === 'approved' ? 'Will approve' : 'Will reject'}
@@ -248,6 +258,9 @@ function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
                     : decision.decision === 'approved' && decision.sandbox.network
                       ? ' (with the internet)'
                       : ''}
+                  {decision.decision === 'approved' && (hunks[call.callId]?.length ?? 0) > 0
+                    ? ' as reviewed by hunk'
+                    : ''}
                   {decision.note ? ` with note “${decision.note}”` : ''}
                   {remaining > 0
                     ? ` once the other ${remaining === 1 ? 'call is' : `${remaining} calls are`} decided`

@@ -21,6 +21,7 @@ import {
   statusLabel,
 } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
+import { canUndo, RewindToHereButton, UndoButton } from '../rewind/UndoButton'
 import { layoutTurn, LANE_GAP, ROW_HEIGHT, TURN_HEADER, type BarLayout, type TurnLayout } from './layout'
 
 /**
@@ -400,6 +401,10 @@ interface TurnRowProps {
 const TurnRow = memo(function TurnRow(props: TurnRowProps) {
   const { layout, top, scale } = props
   const calls = layout.parallel.length + layout.serial.length + layout.skipped.length
+  // Rewinding to a turn goes back to before its first call (the conversation to the turn itself).
+  const firstCall = [...layout.parallel, ...layout.serial, ...layout.skipped].sort(
+    (a, b) => a.call.index - b.call.index,
+  )[0]?.call.callId
   return (
     <div
       className="tl-turn"
@@ -415,6 +420,7 @@ const TurnRow = memo(function TurnRow(props: TurnRowProps) {
             · {calls === 0 ? 'no tool calls' : `${calls} ${calls === 1 ? 'call' : 'calls'}`}
           </span>
         </span>
+        {firstCall && <RewindToHereButton callId={firstCall} turn={layout.turn} />}
         <span className="tl-turn-tick" style={{ left: xOf(scale, layout.startedAt) }} aria-hidden="true" />
       </div>
       {layout.parallelRows > 0 && (
@@ -474,10 +480,10 @@ function Bar({
   const growing = live && bar.end === undefined
   const title = callTitle(call)
   const flag = sandboxFlag(call)
-  return (
+  const element = (
     <button
       type="button"
-      className={`tool-bar status-${call.status} ${selectedCallId === call.callId ? 'selected' : ''}`}
+      className={`tool-bar status-${call.status} ${selectedCallId === call.callId ? 'selected' : ''} ${call.rewoundBy ? 'rewound' : ''}`}
       data-sandbox-flag={flag ?? undefined}
       data-testid="tool-bar"
       data-status={call.status}
@@ -501,6 +507,16 @@ function Bar({
       {flag && <span className="bar-flag">{flag}</span>}
       <span className="bar-label">{title}</span>
     </button>
+  )
+  // The selected write or edit can be undone from its bar: the button sits just past the bar's end.
+  if (selectedCallId !== call.callId || !canUndo(call)) return element
+  return (
+    <>
+      {element}
+      <span className="bar-undo" style={{ left: x + width + 4, top: bar.row * ROW_HEIGHT + 1 }}>
+        <UndoButton call={call} />
+      </span>
+    </>
   )
 }
 
