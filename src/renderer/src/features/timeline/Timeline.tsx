@@ -1,20 +1,23 @@
 import { useVirtualizer } from '@tanstack/react-virtual'
-import {
-  memo,
-  useCallback,
-  useEffect,
-  useLayoutEffect,
-  useMemo,
-  useRef,
-  useState,
-  type RefObject,
-} from 'react'
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import type { SessionState } from '../../../../shared/reducer'
-import type { ToolCallState } from '../../../../shared/tool-call'
-import { callTitle, formatDuration, formatOffset, shortCall, statusLabel } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
-import { layoutTurn, LANE_GAP, ROW_HEIGHT, TURN_HEADER, type BarLayout, type TurnLayout } from './layout'
+import { BarTooltip, findCall } from './BarTooltip'
+import { layoutTurn, type BarLayout, type TurnLayout } from './layout'
+import { Legend } from './Legend'
+import { Ruler } from './Ruler'
+import {
+  fitRange,
+  LABEL_WIDTH,
+  MAX_PX_PER_MS,
+  MIN_BAR,
+  MIN_PX_PER_MS,
+  PAD_RIGHT,
+  xOf,
+  type Scale,
+} from './scale'
+import { TurnRow } from './TurnRow'
 
 /**
  * The timeline of lanes: per turn, the parallel lane (calls that ran together, one row each while they overlap)
@@ -22,27 +25,6 @@ import { layoutTurn, LANE_GAP, ROW_HEIGHT, TURN_HEADER, type BarLayout, type Tur
  * shared by the whole session. Running bars grow in a requestAnimationFrame loop that writes their width
  * straight to the DOM, so a long command costs no React render per frame.
  */
-
-const LABEL_WIDTH = 76
-const PAD_RIGHT = 48
-const MIN_BAR = 4
-const MIN_PX_PER_MS = 0.00005
-const MAX_PX_PER_MS = 4
-
-interface Scale {
-  origin: number
-  pxPerMs: number
-}
-
-const xOf = (scale: Scale, t: number): number => LABEL_WIDTH + (t - scale.origin) * scale.pxPerMs
-
-/** The run the "fit" button frames: the last one (the one going on, or the one just replayed). */
-function fitRange(view: SessionState, now: number): { start: number; end: number } {
-  const run = view.runs[view.runs.length - 1]
-  const start = run?.startedAt ?? view.firstEventAt ?? now
-  const end = run?.endedAt ?? now
-  return { start, end: Math.max(end, start + 1000) }
-}
 
 export function Timeline() {
   const { view, head, replay, selectedCallId, selectedFrom, selectCall } = useAppStore(
@@ -295,310 +277,8 @@ export function Timeline() {
   )
 }
 
-function findCall(view: SessionState, callId: string): ToolCallState | undefined {
-  for (let i = view.turns.length - 1; i >= 0; i--) {
-    const call = view.turns[i]?.calls[callId]
-    if (call) return call
-  }
-  return undefined
-}
-
 function selectedIn(layout: TurnLayout, callId: string | null): string | null {
   if (callId === null) return null
   const has = (bars: BarLayout[]): boolean => bars.some((b) => b.call.callId === callId)
   return has(layout.parallel) || has(layout.serial) || has(layout.skipped) ? callId : null
-}
-
-function Legend() {
-  return (
-    <ul className="timeline-legend" aria-label="Colours">
-      {(['running', 'ok', 'error', 'awaiting-approval', 'skipped'] as const).map((s) => (
-        <li key={s}>
-          <span className={`legend-swatch status-${s}`} aria-hidden="true" />
-          {statusLabel(s)}
-        </li>
-      ))}
-    </ul>
-  )
-}
-
-const TICK_STEPS = [
-  50, 100, 250, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000,
-  3_600_000,
-]
-
-/** The time axis, drawn only for the part in view (a long session zoomed in would otherwise need thousands). */
-function Ruler({
-  scale,
-  scrollRef,
-  width,
-}: {
-  scale: Scale
-  scrollRef: RefObject<HTMLDivElement | null>
-  width: number
-}) {
-  const [range, setRange] = useState({ left: 0, width: 1000 })
-  useEffect(() => {
-    const el = scrollRef.current
-    if (!el) return
-    let frame: number | null = null
-    const update = (): void => {
-      frame = null
-      setRange({ left: el.scrollLeft, width: el.clientWidth })
-    }
-    const onScroll = (): void => {
-      frame ??= requestAnimationFrame(update)
-    }
-    update()
-    el.addEventListener('scroll', onScroll, { passive: true })
-    return () => {
-      el.removeEventListener('scroll', onScroll)
-      if (frame !== null) cancelAnimationFrame(frame)
-    }
-  }, [scrollRef])
-  const step = TICK_STEPS.find((s) => s * scale.pxPerMs >= 80) ?? 3_600_000
-  const fromT = scale.origin + (range.left - LABEL_WIDTH) / scale.pxPerMs
-  const toT = scale.origin + (range.left + range.width) / scale.pxPerMs
-  const ticks: number[] = []
-  for (
-    let t = Math.max(0, Math.floor((fromT - scale.origin) / step)) * step;
-    t <= toT - scale.origin && ticks.length < 400;
-    t += step
-  ) {
-    ticks.push(t)
-  }
-  return (
-    <div className="timeline-ruler" style={{ width }} aria-hidden="true">
-      {ticks.map((t) => (
-        <span key={t} className="tick" style={{ left: LABEL_WIDTH + t * scale.pxPerMs }}>
-          {formatOffset(t)}
-        </span>
-      ))}
-    </div>
-  )
-}
-
-interface TurnRowProps {
-  layout: TurnLayout
-  top: number
-  scale: Scale
-  now: number
-  live: boolean
-  selectedCallId: string | null
-  onSelect(callId: string, from: 'timeline'): void
-  onHover(callId: string | null, rect?: DOMRect): void
-  registerRunning(el: HTMLElement | null, start: number | undefined): void
-}
-
-const TurnRow = memo(function TurnRow(props: TurnRowProps) {
-  const { layout, top, scale } = props
-  const calls = layout.parallel.length + layout.serial.length + layout.skipped.length
-  return (
-    <div
-      className="tl-turn"
-      style={{ top, height: layout.height }}
-      data-testid="timeline-turn"
-      data-turn={layout.turn}
-    >
-      <div className="tl-turn-header" style={{ height: TURN_HEADER }}>
-        <span className="tl-turn-title">
-          Turn {layout.turn}
-          <span className="muted">
-            {' '}
-            · {calls === 0 ? 'no tool calls' : `${calls} ${calls === 1 ? 'call' : 'calls'}`}
-          </span>
-        </span>
-        <span className="tl-turn-tick" style={{ left: xOf(scale, layout.startedAt) }} aria-hidden="true" />
-      </div>
-      {layout.parallelRows > 0 && (
-        <div
-          className="tl-lane parallel"
-          data-testid="lane-parallel"
-          style={{ height: layout.parallelRows * ROW_HEIGHT, marginBottom: LANE_GAP }}
-        >
-          <div className="tl-lane-label" title="Reads and searches that ran at the same time">
-            Parallel
-          </div>
-          {layout.parallel.map((bar) => (
-            <Bar key={bar.call.callId} bar={bar} {...props} />
-          ))}
-        </div>
-      )}
-      {layout.serialRows > 0 && (
-        <div
-          className="tl-lane serial"
-          data-testid="lane-serial"
-          style={{ height: layout.serialRows * ROW_HEIGHT }}
-        >
-          <div className="tl-lane-label" title="Writes and commands, one at a time in order">
-            Serial
-          </div>
-          {layout.serial.map((bar) => (
-            <Bar key={bar.call.callId} bar={bar} {...props} />
-          ))}
-          {layout.skipped.map((bar) => (
-            <SkipMarker key={bar.call.callId} bar={bar} {...props} />
-          ))}
-        </div>
-      )}
-      {calls === 0 && <div className="tl-lane empty" style={{ height: ROW_HEIGHT }} />}
-    </div>
-  )
-})
-
-function Bar({
-  bar,
-  scale,
-  now,
-  live,
-  selectedCallId,
-  onSelect,
-  onHover,
-  registerRunning,
-}: TurnRowProps & { bar: BarLayout }) {
-  const { call } = bar
-  const start = bar.start
-  const x = xOf(scale, start)
-  const end = bar.end ?? now
-  const width = Math.max(MIN_BAR, (end - start) * scale.pxPerMs)
-  // The part spent waiting (queue, approval) is drawn lighter than the part spent running.
-  const waitWidth =
-    bar.runStart === undefined ? width : Math.min(width, (bar.runStart - start) * scale.pxPerMs)
-  const growing = live && bar.end === undefined
-  const title = callTitle(call)
-  return (
-    <button
-      type="button"
-      className={`tool-bar status-${call.status} ${selectedCallId === call.callId ? 'selected' : ''}`}
-      data-testid="tool-bar"
-      data-status={call.status}
-      data-call-id={call.callId}
-      data-start={start}
-      data-run-start={bar.runStart ?? ''}
-      data-end={bar.end ?? ''}
-      data-row={bar.row}
-      style={{ left: x, top: bar.row * ROW_HEIGHT + 3, width }}
-      ref={(el) => registerRunning(el, growing ? start : undefined)}
-      aria-label={`${title}: ${statusLabel(call.status)}${call.durationMs !== undefined ? `, ${formatDuration(call.durationMs)}` : ''}`}
-      onClick={() => onSelect(call.callId, 'timeline')}
-      onMouseEnter={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
-      onMouseLeave={() => onHover(null)}
-      onFocus={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
-      onBlur={() => onHover(null)}
-    >
-      {waitWidth > 0 && bar.runStart !== undefined && (
-        <span className="bar-wait" style={{ width: waitWidth }} />
-      )}
-      <span className="bar-label">{title}</span>
-    </button>
-  )
-}
-
-function SkipMarker({ bar, scale, selectedCallId, onSelect, onHover }: TurnRowProps & { bar: BarLayout }) {
-  const { call, cause } = bar
-  // Hung under the failed call (from where it started to run), so the markers stay inside the run's span on
-  // screen instead of trailing off past its end.
-  const anchor = cause ? (cause.startedAt ?? cause.queuedAt) : bar.start
-  const linkX = xOf(scale, anchor) + 6
-  const x = linkX
-  const text = `skipped because ${shortCall(cause)} failed`
-  return (
-    <>
-      <span
-        className="skip-connector"
-        aria-hidden="true"
-        style={{
-          left: Math.min(linkX, x) - 1,
-          top: 14,
-          height: bar.row * ROW_HEIGHT - 2,
-          width: Math.max(8, x - linkX + 8),
-        }}
-      />
-      <div
-        className={`tool-bar skip-marker status-skipped ${selectedCallId === call.callId ? 'selected' : ''}`}
-        data-testid="tool-bar"
-        data-status="skipped"
-        data-call-id={call.callId}
-        data-cause-call-id={call.causeCallId}
-        style={{ left: x + 8, top: bar.row * ROW_HEIGHT + 3 }}
-        onMouseEnter={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
-        onMouseLeave={() => onHover(null)}
-      >
-        <button
-          type="button"
-          className="skip-self"
-          onClick={() => onSelect(call.callId, 'timeline')}
-          aria-label={`${callTitle(call)}: ${text}`}
-        >
-          <span className="skip-title">{callTitle(call)}</span>
-          <span className="skip-text">{text}</span>
-        </button>
-        {call.causeCallId && (
-          <button
-            type="button"
-            className="skip-link"
-            data-testid="skip-link"
-            onClick={() => onSelect(call.causeCallId as string, 'timeline')}
-            title="Show the call that failed"
-            aria-label={`Show the failed call: ${cause ? callTitle(cause) : call.causeCallId}`}
-          >
-            ↖ show failed call
-          </button>
-        )}
-      </div>
-    </>
-  )
-}
-
-function BarTooltip({
-  call,
-  x,
-  y,
-  origin,
-  view,
-}: {
-  call: ToolCallState
-  x: number
-  y: number
-  origin: number
-  view: SessionState
-}) {
-  const cause = call.causeCallId ? findCall(view, call.causeCallId) : undefined
-  const left = Math.min(Math.max(8, x - 160), window.innerWidth - 328)
-  return (
-    <div className="tooltip" role="tooltip" data-testid="timeline-tooltip" style={{ left, top: y + 6 }}>
-      <div className="tooltip-title">{callTitle(call)}</div>
-      <dl>
-        <dt>Status</dt>
-        <dd>
-          <span className={`status-dot status-${call.status}`} aria-hidden="true" />{' '}
-          {statusLabel(call.status)}
-        </dd>
-        <dt>Tool</dt>
-        <dd>
-          {call.name} · {call.lane.kind === 'parallel' ? `parallel group ${call.lane.group + 1}` : 'serial'}
-        </dd>
-        <dt>Queued</dt>
-        <dd>+{formatOffset(call.queuedAt - origin)}</dd>
-        {call.startedAt !== undefined && (
-          <>
-            <dt>Started</dt>
-            <dd>+{formatOffset(call.startedAt - origin)}</dd>
-          </>
-        )}
-        {call.durationMs !== undefined && (
-          <>
-            <dt>Took</dt>
-            <dd>{formatDuration(call.durationMs)}</dd>
-          </>
-        )}
-        {cause && (
-          <>
-            <dt>Because</dt>
-            <dd>{callTitle(cause)} failed</dd>
-          </>
-        )}
-      </dl>
-    </div>
-  )
 }
