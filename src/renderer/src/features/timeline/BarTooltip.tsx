@@ -42,20 +42,28 @@ export function BarTooltip({
         <dd>+{formatOffset(call.queuedAt - origin)}</dd>
         {call.startedAt !== undefined && (
           <>
+            <dt>Waited</dt>
+            <dd>{formatDuration(call.startedAt - call.queuedAt)}</dd>
             <dt>Started</dt>
             <dd>+{formatOffset(call.startedAt - origin)}</dd>
           </>
         )}
-        {call.durationMs !== undefined && (
+        {call.startedAt === undefined && call.approval?.decidedAt !== undefined && (
           <>
-            <dt>Took</dt>
+            <dt>Waited</dt>
+            <dd>{formatDuration(call.approval.decidedAt - call.queuedAt)} (never ran)</dd>
+          </>
+        )}
+        {call.durationMs !== undefined && call.startedAt !== undefined && (
+          <>
+            <dt>Ran</dt>
             <dd>{formatDuration(call.durationMs)}</dd>
           </>
         )}
         {cause && (
           <>
             <dt>Because</dt>
-            <dd>{callTitle(cause)} failed</dd>
+            <dd>'{callTitle(cause)}' failed</dd>
           </>
         )}
       </dl>

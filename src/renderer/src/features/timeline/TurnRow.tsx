@@ -1,153 +1,199 @@
 import { memo } from 'react'
-import { callTitle, formatDuration, shortCall, statusLabel } from '../../lib/format'
-import { LANE_GAP, ROW_HEIGHT, TURN_HEADER, type BarLayout, type TurnLayout } from './layout'
+import { callTitle, formatDuration, skipReason, statusLabel, waitLabel } from '../../lib/format'
+import { LANE_GAP, ROW_HEIGHT, TURN_HEADER, type BarGeometry, type TurnGeometry } from './geometry'
+import { callCount } from './layout'
 import { MIN_BAR, xOf, type Scale } from './scale'
 
 /** One turn of the timeline: its header, the parallel lane, the serial lane and the skip markers under it. */
 
+/** What a live view moves every frame without React: a running bar's width, a waiting call's bar and wait. */
+export type Growth = 'run' | 'waiting-bar' | 'wait'
+
 export interface TurnRowProps {
-  layout: TurnLayout
+  geometry: TurnGeometry
   top: number
   scale: Scale
   now: number
   live: boolean
+  contentWidth: number
+  /** "Run 2: <task>" on the first turn of each run, when the session has more than one. */
+  runLabel?: string
   selectedCallId: string | null
   onSelect(callId: string, from: 'timeline'): void
   onHover(callId: string | null, rect?: DOMRect): void
-  registerRunning(el: HTMLElement | null, start: number | undefined): void
+  registerGrowing(el: HTMLElement | null, from: number | undefined, growth: Growth): void
 }
 
 export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
-  const { layout, top, scale } = props
-  const calls = layout.parallel.length + layout.serial.length + layout.skipped.length
+  const { geometry, top, scale, runLabel } = props
+  const { layout } = geometry
+  const calls = callCount(layout)
   return (
     <div
       className="tl-turn"
-      style={{ top, height: layout.height }}
+      style={{ top, height: geometry.height }}
       data-testid="timeline-turn"
       data-turn={layout.turn}
     >
       <div className="tl-turn-header" style={{ height: TURN_HEADER }}>
         <span className="tl-turn-title">
+          {runLabel && (
+            <span className="tl-run-label" data-testid="run-marker">
+              {runLabel} ·{' '}
+            </span>
+          )}
           Turn {layout.turn}
           <span className="muted">
             {' '}
-            · {calls === 0 ? 'no tool calls' : `${calls} ${calls === 1 ? 'call' : 'calls'}`}
+            · {calls} {calls === 1 ? 'call' : 'calls'}
           </span>
         </span>
         <span className="tl-turn-tick" style={{ left: xOf(scale, layout.startedAt) }} aria-hidden="true" />
       </div>
-      {layout.parallelRows > 0 && (
+      {geometry.parallelRows > 0 && (
         <div
           className="tl-lane parallel"
           data-testid="lane-parallel"
-          style={{ height: layout.parallelRows * ROW_HEIGHT, marginBottom: LANE_GAP }}
+          style={{ height: geometry.parallelRows * ROW_HEIGHT, marginBottom: LANE_GAP }}
         >
           <div className="tl-lane-label" title="Reads and searches that ran at the same time">
             Parallel
           </div>
-          {layout.parallel.map((bar) => (
-            <Bar key={bar.call.callId} bar={bar} {...props} />
+          {geometry.parallel.map((g) => (
+            <Bar key={g.bar.call.callId} g={g} {...props} />
           ))}
         </div>
       )}
-      {layout.serialRows > 0 && (
+      {geometry.serialRows > 0 && (
         <div
           className="tl-lane serial"
           data-testid="lane-serial"
-          style={{ height: layout.serialRows * ROW_HEIGHT }}
+          style={{ height: geometry.serialRows * ROW_HEIGHT }}
         >
           <div className="tl-lane-label" title="Writes and commands, one at a time in order">
             Serial
           </div>
-          {layout.serial.map((bar) => (
-            <Bar key={bar.call.callId} bar={bar} {...props} />
+          {geometry.serial.map((g) => (
+            <Bar key={g.bar.call.callId} g={g} {...props} />
           ))}
-          {layout.skipped.map((bar) => (
-            <SkipMarker key={bar.call.callId} bar={bar} {...props} />
+          {geometry.skipped.map((s) => (
+            <SkipMarker key={s.bar.call.callId} skip={s} {...props} />
           ))}
         </div>
       )}
-      {calls === 0 && <div className="tl-lane empty" style={{ height: ROW_HEIGHT }} />}
     </div>
   )
 })
 
 function Bar({
-  bar,
+  g,
   scale,
   now,
   live,
   selectedCallId,
   onSelect,
   onHover,
-  registerRunning,
-}: TurnRowProps & { bar: BarLayout }) {
+  registerGrowing,
+}: TurnRowProps & { g: BarGeometry }) {
+  const { bar } = g
   const { call } = bar
-  const start = bar.start
-  const x = xOf(scale, start)
-  const end = bar.end ?? now
-  const width = Math.max(MIN_BAR, (end - start) * scale.pxPerMs)
-  // The part spent waiting (queue, approval) is drawn lighter than the part spent running.
-  const waitWidth =
-    bar.runStart === undefined ? width : Math.min(width, (bar.runStart - start) * scale.pxPerMs)
-  const growing = live && bar.end === undefined
+  const waiting = bar.runStart === undefined
+  const running = !waiting && bar.end === undefined
+  const nowX = xOf(scale, now)
+  // A call still waiting has no run yet: its bar stands at "now", at the end of its wait.
+  const x = waiting ? Math.max(g.waitX, nowX) : g.x
+  const width = running ? Math.max(MIN_BAR, nowX - g.x) : g.width
+  const waitEnd = waiting ? x : g.x
+  const waitWidth = waitEnd - g.waitX
   const title = callTitle(call)
+  const top = g.row * ROW_HEIGHT + 3
   return (
-    <button
-      type="button"
-      className={`tool-bar status-${call.status} ${selectedCallId === call.callId ? 'selected' : ''}`}
-      data-testid="tool-bar"
-      data-status={call.status}
-      data-call-id={call.callId}
-      data-start={start}
-      data-run-start={bar.runStart ?? ''}
-      data-end={bar.end ?? ''}
-      data-row={bar.row}
-      style={{ left: x, top: bar.row * ROW_HEIGHT + 3, width }}
-      ref={(el) => registerRunning(el, growing ? start : undefined)}
-      aria-label={`${title}: ${statusLabel(call.status)}${call.durationMs !== undefined ? `, ${formatDuration(call.durationMs)}` : ''}`}
-      onClick={() => onSelect(call.callId, 'timeline')}
-      onMouseEnter={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
-      onMouseLeave={() => onHover(null)}
-      onFocus={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
-      onBlur={() => onHover(null)}
-    >
-      {waitWidth > 0 && bar.runStart !== undefined && (
-        <span className="bar-wait" style={{ width: waitWidth }} />
+    <>
+      {waitWidth >= 2 && (
+        <span
+          // Coloured by what it waited for: the user (it asked for approval) or its turn in the queue.
+          className={`tool-wait ${call.approval?.requestedAt !== undefined ? 'status-awaiting-approval' : 'status-queued'}`}
+          data-testid="tool-wait"
+          data-call-id={call.callId}
+          style={{ left: g.waitX, top: top + 6, width: waitWidth }}
+          ref={(el) => registerGrowing(el, live && waiting ? bar.waitStart : undefined, 'wait')}
+          aria-hidden="true"
+        />
       )}
-      <span className="bar-label">{title}</span>
-    </button>
+      <button
+        type="button"
+        className={`tool-bar status-${call.status} label-${g.label} ${selectedCallId === call.callId ? 'selected' : ''}`}
+        data-testid="tool-bar"
+        data-status={call.status}
+        data-call-id={call.callId}
+        data-start={bar.waitStart}
+        data-run-start={bar.runStart ?? ''}
+        data-end={bar.end ?? ''}
+        data-row={g.row}
+        style={{ left: x, top, width }}
+        ref={(el) =>
+          registerGrowing(
+            el,
+            live && (waiting || running) ? (waiting ? bar.waitStart : bar.runStart) : undefined,
+            waiting ? 'waiting-bar' : 'run',
+          )
+        }
+        aria-label={`${title}: ${statusLabel(call.status)}${call.durationMs !== undefined ? `, ran ${formatDuration(call.durationMs)}` : ''}`}
+        onClick={() => onSelect(call.callId, 'timeline')}
+        onMouseEnter={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
+        onMouseLeave={() => onHover(null)}
+        onFocus={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
+        onBlur={() => onHover(null)}
+      >
+        {g.label !== 'none' && (
+          <span
+            className="bar-label"
+            style={
+              g.label === 'beside' && Number.isFinite(g.labelRoom) ? { maxWidth: g.labelRoom } : undefined
+            }
+          >
+            {title}
+          </span>
+        )}
+        {waiting && call.status === 'awaiting-approval' && <span className="sr-only">{waitLabel(call)}</span>}
+      </button>
+    </>
   )
 }
 
-function SkipMarker({ bar, scale, selectedCallId, onSelect, onHover }: TurnRowProps & { bar: BarLayout }) {
+/** Estimated width of a skip marker, to open it to the left when it would run past the content's right edge. */
+const SKIP_MARKER_PX = (text: string): number => text.length * 6.2 + 140
+
+function SkipMarker({
+  skip,
+  contentWidth,
+  selectedCallId,
+  onSelect,
+  onHover,
+}: TurnRowProps & { skip: TurnGeometry['skipped'][number] }) {
+  const { bar, row, x } = skip
   const { call, cause } = bar
-  // Hung under the failed call (from where it started to run), so the markers stay inside the run's span on
-  // screen instead of trailing off past its end.
-  const anchor = cause ? (cause.startedAt ?? cause.queuedAt) : bar.start
-  const linkX = xOf(scale, anchor) + 6
-  const x = linkX
-  const text = `skipped because ${shortCall(cause)} failed`
+  const text = skipReason(cause)
+  const title = callTitle(call)
+  const flip = x + 8 + SKIP_MARKER_PX(title + text) > contentWidth
   return (
     <>
       <span
         className="skip-connector"
         aria-hidden="true"
-        style={{
-          left: Math.min(linkX, x) - 1,
-          top: 14,
-          height: bar.row * ROW_HEIGHT - 2,
-          width: Math.max(8, x - linkX + 8),
-        }}
+        style={{ left: x - 1, top: 14, height: row * ROW_HEIGHT - 2, width: 8 }}
       />
       <div
-        className={`tool-bar skip-marker status-skipped ${selectedCallId === call.callId ? 'selected' : ''}`}
+        className={`tool-bar skip-marker status-skipped ${flip ? 'flipped' : ''} ${selectedCallId === call.callId ? 'selected' : ''}`}
         data-testid="tool-bar"
         data-status="skipped"
         data-call-id={call.callId}
         data-cause-call-id={call.causeCallId}
-        style={{ left: x + 8, top: bar.row * ROW_HEIGHT + 3 }}
+        style={
+          flip
+            ? { right: contentWidth - x - 8, top: row * ROW_HEIGHT + 3 }
+            : { left: x + 8, top: row * ROW_HEIGHT + 3 }
+        }
         onMouseEnter={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
         onMouseLeave={() => onHover(null)}
       >
@@ -155,9 +201,9 @@ function SkipMarker({ bar, scale, selectedCallId, onSelect, onHover }: TurnRowPr
           type="button"
           className="skip-self"
           onClick={() => onSelect(call.callId, 'timeline')}
-          aria-label={`${callTitle(call)}: ${text}`}
+          aria-label={`${title}: ${text}`}
         >
-          <span className="skip-title">{callTitle(call)}</span>
+          <span className="skip-title">{title}</span>
           <span className="skip-text">{text}</span>
         </button>
         {call.causeCallId && (

@@ -1,7 +1,7 @@
 import { memo, useState } from 'react'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { AnsiText } from '../../components/AnsiText'
-import { callTitle, formatDuration, shortCall, statusLabel } from '../../lib/format'
+import { callTitle, formatDuration, skipReason, statusLabel } from '../../lib/format'
 import { DiffView } from '../approval/DiffView'
 
 /** Output longer than this is cut in the card until the user asks for all of it (rendering 1 MB of text stalls). */
@@ -86,7 +86,7 @@ export const ToolCard = memo(function ToolCard({
       )}
       {call.status === 'skipped' && (
         <p className="skip-note">
-          Not run: skipped because {shortCall(cause)} failed.{' '}
+          Not run: {skipReason(cause)}.{' '}
           {call.causeCallId && (
             <button
               type="button"
