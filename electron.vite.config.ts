@@ -10,8 +10,10 @@ export default defineConfig({
       externalizeDeps: true,
       rollupOptions: {
         input: {
-          index: resolve('src/main/index.ts'),
-          cli: resolve('src/main/cli.ts'),
+          // The entry names fix the output files (out/main/index.js, out/main/cli.js) that package.json's
+          // `main`, bin/lanes.js and the hosts' paths to ../renderer and ../preload rely on.
+          index: resolve('src/main/electron/index.ts'),
+          cli: resolve('src/main/cli/cli.ts'),
         },
       },
     },

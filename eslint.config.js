@@ -8,11 +8,15 @@ import tseslint from 'typescript-eslint'
  * Layers by runtime, enforced here (VS Code's habit): what a file may import depends on where it runs.
  * - src/shared: zod and itself only (runs in main, preload and renderer alike).
  * - src/renderer: never src/main, never electron or node:*.
- * - the engine (src/main except the Electron shell files) knows nothing of Electron.
+ * - src/main is layered by folder: the engine (tools/, agent/, session/) below the app (app/: the API both
+ *   windows share, sessions, settings), below the hosts (electron/, cli/). Nothing imports a layer above it.
+ * - only src/main/electron/ knows Electron; the rest of main runs under plain Node (CLI, browser mode, tests).
  * - tools never import the agent.
- * - only src/main/ipc.ts touches ipcMain and only src/preload/index.ts touches ipcRenderer.
+ * - only src/main/electron/ipc.ts touches ipcMain and only src/preload/index.ts touches ipcRenderer.
  */
-const ELECTRON_SHELL = ['src/main/index.ts', 'src/main/window.ts', 'src/main/ipc.ts', 'src/main/ipc.test.ts']
+const ENGINE = ['src/main/tools/', 'src/main/agent/', 'src/main/session/']
+const HOSTS = ['src/main/electron/', 'src/main/cli/']
+const IPC_MAIN = ['src/main/electron/ipc.ts', 'src/main/electron/ipc.test.ts']
 
 const layers = {
   meta: { type: 'problem', schema: [] },
@@ -46,8 +50,16 @@ const layers = {
           report(`The renderer must not import "${source}": talk to main through window.api.`)
         }
       }
-      if (rel.startsWith('src/main/') && !ELECTRON_SHELL.includes(rel) && source === 'electron') {
-        report('The engine knows nothing of Electron: only index.ts, window.ts and ipc.ts import it.')
+      if (rel.startsWith('src/main/') && !rel.startsWith('src/main/electron/') && source === 'electron') {
+        report(
+          'Only src/main/electron/ knows Electron: the engine, the app and the CLI run under plain Node.',
+        )
+      }
+      if (ENGINE.some((dir) => rel.startsWith(dir)) && [...HOSTS, 'src/main/app/'].some(resolvesInto)) {
+        report(`The engine (tools, agent, session) never imports the app or a host (found "${source}").`)
+      }
+      if (rel.startsWith('src/main/app/') && HOSTS.some(resolvesInto)) {
+        report(`The app never imports a host (electron/, cli/): hosts import the app (found "${source}").`)
       }
       if (rel.startsWith('src/main/tools/') && resolvesInto('src/main/agent')) {
         report('Tools never import the agent.')
@@ -57,8 +69,8 @@ const layers = {
       if (node.source.value !== 'electron') return
       for (const spec of node.specifiers) {
         const name = spec.imported?.name
-        if (name === 'ipcMain' && !rel.endsWith('src/main/ipc.ts') && !rel.endsWith('src/main/ipc.test.ts')) {
-          context.report({ node, message: 'Only src/main/ipc.ts may use ipcMain.' })
+        if (name === 'ipcMain' && !IPC_MAIN.includes(rel)) {
+          context.report({ node, message: 'Only src/main/electron/ipc.ts may use ipcMain.' })
         }
         if (name === 'ipcRenderer' && rel !== 'src/preload/index.ts') {
           context.report({ node, message: 'Only src/preload/index.ts may use ipcRenderer.' })

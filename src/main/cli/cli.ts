@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { createAppApi, resolveWorkspace } from './app-api'
-import type { RunOutcome } from './agent/loop'
-import { runFakeModelCli } from './agent/scripted-model'
+import { createAppApi, resolveWorkspace } from '../app/app-api'
+import type { RunOutcome } from '../agent/loop'
+import { runFakeModelCli } from '../agent/scripted-model'
 import {
   AgentSession,
   agentOptions,
@@ -12,10 +12,10 @@ import {
   DEFAULT_ENGINE_SETTINGS,
   prepareEngine,
   type EngineSettings,
-} from './engine'
-import { defaultSessionsDir } from './paths'
-import { readSession } from './session/log'
-import { startWebHost } from './web-host'
+} from '../app/engine'
+import { defaultSessionsDir } from '../app/paths'
+import { readSession } from '../session/log'
+import { startWebHost } from '../app/web-host'
 
 /**
  * The `lanes` command: the same engine as the app, without a window. Every subcommand returns its exit code;

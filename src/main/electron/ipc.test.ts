@@ -14,7 +14,7 @@ vi.mock('electron', () => ({
 }))
 
 const { registerIpc, INVOKE_CHANNEL } = await import('./ipc')
-const { createAppApi } = await import('./app-api')
+const { createAppApi } = await import('../app/app-api')
 
 describe('the Electron IPC wrapper', () => {
   let dir: string

@@ -1,12 +1,12 @@
 import { join } from 'node:path'
-import { AlwaysAllowStore } from './agent/approvals'
-import { buildDemoScenario } from './agent/demo-model'
-import { AgentSession, type AgentOptions, type ApprovalMode } from './agent/loop'
-import { createModelClient, DEFAULT_MODEL, type ModelClient } from './agent/model'
-import type { SchedulerMode } from './agent/scheduler'
-import { startScriptedModel } from './agent/scripted-model'
-import { loadBashGrammar } from './tools/bash/validate'
-import { createToolRegistry } from './tools/index'
+import { AlwaysAllowStore } from '../agent/approvals'
+import { buildDemoScenario } from '../agent/demo-model'
+import { AgentSession, type AgentOptions, type ApprovalMode } from '../agent/loop'
+import { createModelClient, DEFAULT_MODEL, type ModelClient } from '../agent/model'
+import type { SchedulerMode } from '../agent/scheduler'
+import { startScriptedModel } from '../agent/scripted-model'
+import { loadBashGrammar } from '../tools/bash/validate'
+import { createToolRegistry } from '../tools/index'
 
 /**
  * Puts the engine together for the app, `lanes web` and `lanes run`: the model (Claude, a base URL, or the

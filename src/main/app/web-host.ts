@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net'
 import { extname, join, normalize, sep } from 'node:path'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { WireRequest, type WireMessage } from '../shared/ipc'
+import { WireRequest, type WireMessage } from '../../shared/ipc'
 import { dispatchRequest, err, type AppApi } from './app-api'
 
 /**

@@ -1,5 +1,5 @@
 import { ipcMain, type IpcMainInvokeEvent, type WebContents } from 'electron'
-import { dispatchRequest, err, type AppApi } from './app-api'
+import { dispatchRequest, err, type AppApi } from '../app/app-api'
 
 /**
  * The only file that touches `ipcMain` (lint enforces it). Requests travel on one channel as

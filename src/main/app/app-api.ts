@@ -12,7 +12,7 @@ import {
   type RequestOutput,
   type Result,
   type WorkspaceInfo,
-} from '../shared/ipc'
+} from '../../shared/ipc'
 
 /**
  * The app's API, independent of any transport: Electron's IPC wrapper (ipc.ts) and the browser-mode host

@@ -1,9 +1,9 @@
 import { app, BrowserWindow, dialog, Menu, safeStorage, type MenuItemConstructorOptions } from 'electron'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createAppApi } from './app-api'
-import { defaultSessionsDir } from './paths'
-import type { SecretBox } from './session-host'
+import { createAppApi } from '../app/app-api'
+import { defaultSessionsDir } from '../app/paths'
+import type { SecretBox } from '../app/session-host'
 import { forwardEvents, registerIpc } from './ipc'
 import { createMainWindow, denyAllPermissions, isTrustedSender } from './window'
 

@@ -1,9 +1,9 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { SessionEvent, SessionSummary } from '../shared/events'
-import type { ApprovalReply, SettingsUpdate, SettingsView } from '../shared/ipc'
-import type { AgentSession, RunOutcome } from './agent/loop'
-import { DEFAULT_MODEL } from './agent/model'
+import type { SessionEvent, SessionSummary } from '../../shared/events'
+import type { ApprovalReply, SettingsUpdate, SettingsView } from '../../shared/ipc'
+import type { AgentSession, RunOutcome } from '../agent/loop'
+import { DEFAULT_MODEL } from '../agent/model'
 import {
   agentOptions,
   AgentSession as Session,
@@ -12,8 +12,8 @@ import {
   prepareEngine,
   type ConnectedModel,
 } from './engine'
-import { readSession } from './session/log'
-import { listSessions } from './session/store'
+import { readSession } from '../session/log'
+import { listSessions } from '../session/store'
 
 /**
  * The app's side of sessions, shared by the Electron window and browser mode: runs in the background,
