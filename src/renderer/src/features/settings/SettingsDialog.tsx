@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
 import { useAppStore } from '../../store/app-store'
+import { trapTab } from '../../lib/focus-trap'
 
 /** Settings: the API key (kept in main, shown masked), the model and how the agent runs. */
 export function SettingsDialog() {
@@ -22,6 +23,7 @@ export function SettingsDialog() {
     dialogRef.current?.querySelector<HTMLElement>('input, button')?.focus()
     const onKey = (event: KeyboardEvent): void => {
       if (event.key === 'Escape') setOpen(false)
+      else if (dialogRef.current) trapTab(event, dialogRef.current)
     }
     window.addEventListener('keydown', onKey)
     return () => {
