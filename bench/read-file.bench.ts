@@ -7,6 +7,7 @@ import { readFileTool } from '../src/main/tools/read-file'
 import { SnapshotStore } from '../src/main/tools/snapshots'
 import type { ToolContext } from '../src/main/tools/tool'
 import { median, result, timeRuns, type Benchmark, type BenchResult } from './harness'
+import { STRICT_RULES } from '../src/main/tools/sensitive-paths'
 
 /**
  * read_file on a 1 GiB text file (DESIGN 2: a line range of a 1 GB file must not load the file).
@@ -78,6 +79,7 @@ async function ensureBigFile(dir: string): Promise<string> {
 function context(workspace: string, snapshots: SnapshotStore): ToolContext {
   return {
     workspace,
+    pathRules: STRICT_RULES,
     signal: new AbortController().signal,
     snapshots,
     outputDir: workspace,
@@ -117,7 +119,7 @@ const timer = setInterval(() => {
 }, 2)
 if (mode === 'tool') {
   const snapshots = new SnapshotStore()
-  const ctx = { workspace: dirname(file), signal: new AbortController().signal, snapshots, outputDir: dirname(file), callId: 'm', onProgress: () => {} }
+  const ctx = { workspace: dirname(file), pathRules: STRICT_RULES, signal: new AbortController().signal, snapshots, outputDir: dirname(file), callId: 'm', onProgress: () => {} }
   const first = await tool.execute({ path: basename(file), limit: 200 }, ctx)
   await snapshots.settled(file)
   const again = await tool.execute({ path: basename(file), limit: 1 }, ctx)

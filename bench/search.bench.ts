@@ -2,10 +2,12 @@ import { spawn } from 'node:child_process'
 import type { Readable } from 'node:stream'
 import fg from 'fast-glob'
 import { globTool } from '../src/main/tools/glob'
-import { grepTool, ripgrepArgs } from '../src/main/tools/grep'
+import { grepTool } from '../src/main/tools/grep'
+import { ripgrepArgs } from '../src/main/tools/grep/ripgrep'
 import type { ToolContext, ToolResult } from '../src/main/tools/tool'
 import { ensureTree, MODERATE_PATTERN, RARE_PATTERN } from './gen-tree'
 import { median, result, type Benchmark, type BenchResult } from './harness'
+import { STRICT_RULES } from '../src/main/tools/sensitive-paths'
 
 /**
  * grep and glob on a 100k-file tree, each against the library or binary it wraps, called directly with the
@@ -22,6 +24,7 @@ const GLOB_CAP = 1000
 function context(workspace: string): ToolContext {
   return {
     workspace,
+    pathRules: STRICT_RULES,
     signal: new AbortController().signal,
     snapshots: {} as ToolContext['snapshots'],
     outputDir: workspace,

@@ -1,4 +1,9 @@
 import {
+  WEB_ACCESS_PATH,
+  WEB_API_PATH,
+  WEB_API_PROTOCOL,
+  WEB_TOKEN_CHECK_PATH,
+  WEB_TOKEN_PROTOCOL_PREFIX,
   isEventChannel,
   isRequestChannel,
   type LanesApi,
@@ -11,12 +16,49 @@ import {
  * Browser mode's `window.api`: the same interface as the Electron preload, over the host's WebSocket.
  * Requests made before the socket opens wait for it; if the socket drops (host stopped), pending requests
  * resolve to an error value and a reconnect is attempted so a restarted host is picked up.
+ *
+ * The access token arrives once in the URL `lanes web` printed. It moves to session storage (this tab only,
+ * never a cookie: cookies go to every local port) and leaves the address bar, so it is not bookmarked,
+ * shared or kept in history; the socket handshake carries it from there (see WEB_TOKEN_PROTOCOL_PREFIX).
  */
 
 type Pending = (result: Result<unknown>) => void
 
-const token = new URLSearchParams(location.search).get('token') ?? ''
-const socketUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api?token=${encodeURIComponent(token)}`
+const TOKEN_STORAGE_KEY = 'lanes.token'
+
+function takeToken(): string | null {
+  const url = new URL(location.href)
+  const fromUrl = url.searchParams.get('token')
+  if (fromUrl !== null) {
+    sessionStorage.setItem(TOKEN_STORAGE_KEY, fromUrl)
+    url.searchParams.delete('token')
+    history.replaceState(history.state, '', `${url.pathname}${url.search}${url.hash}`)
+  }
+  return sessionStorage.getItem(TOKEN_STORAGE_KEY)
+}
+
+/** Sends the page to the one that says how to get in; the stored token is of no further use. */
+function leaveForAccessPage(): void {
+  sessionStorage.removeItem(TOKEN_STORAGE_KEY)
+  location.replace(WEB_ACCESS_PATH)
+}
+
+/** A refused handshake is a stale token if the host says so; a host that does not answer is down. */
+async function tokenRefused(): Promise<boolean> {
+  try {
+    const res = await fetch(WEB_TOKEN_CHECK_PATH, {
+      headers: { 'X-Lanes-Token': token ?? '' },
+      cache: 'no-store',
+    })
+    return res.status === 401
+  } catch {
+    return false
+  }
+}
+
+const token = takeToken()
+if (token === null) leaveForAccessPage()
+const socketUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${WEB_API_PATH}`
 
 let socket: WebSocket | null = null
 let opened: Promise<WebSocket> | null = null
@@ -27,8 +69,10 @@ const listeners = new Map<string, Set<(payload: unknown) => void>>()
 function connect(): Promise<WebSocket> {
   if (opened) return opened
   opened = new Promise<WebSocket>((resolve, reject) => {
-    const ws = new WebSocket(socketUrl)
+    const ws = new WebSocket(socketUrl, [WEB_API_PROTOCOL, `${WEB_TOKEN_PROTOCOL_PREFIX}${token ?? ''}`])
+    let everOpen = false
     ws.onopen = () => {
+      everOpen = true
       socket = ws
       resolve(ws)
     }
@@ -54,6 +98,11 @@ function connect(): Promise<WebSocket> {
         pending.delete(id)
       }
       reject(new Error('closed'))
+      if (!everOpen) {
+        void tokenRefused().then((refused) => {
+          if (refused) leaveForAccessPage()
+        })
+      }
       if (listeners.size > 0) setTimeout(() => void connect().catch(() => undefined), 1000)
     }
   })

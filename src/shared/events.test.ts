@@ -170,6 +170,44 @@ const samples: Record<SessionEventType, unknown[]> = {
       durationMs: 1200,
     },
   ],
+  'file.preimage': [
+    {
+      type: 'file.preimage',
+      ...base,
+      callId: 'toolu_3',
+      path: '/w/a.ts',
+      relPath: 'a.ts',
+      hash: 'ab'.repeat(32),
+    },
+    { type: 'file.preimage', ...base, callId: 'toolu_4', path: '/w/new.ts', relPath: 'new.ts', hash: null },
+  ],
+  'rewind.started': [
+    {
+      type: 'rewind.started',
+      ...base,
+      rewindId: 'rw1',
+      mode: 'rewind',
+      callId: 'toolu_3',
+      callIds: ['toolu_3', 'toolu_4'],
+      changes: [
+        { path: '/w/a.ts', relPath: 'a.ts', from: 'cd'.repeat(32), to: 'ab'.repeat(32) },
+        { path: '/w/new.ts', relPath: 'new.ts', from: 'ef'.repeat(32), to: null },
+      ],
+      skipped: [{ relPath: 'b.ts', reason: 'changed since by someone else' }],
+      turn: 2,
+    },
+  ],
+  'rewind.finished': [
+    { type: 'rewind.finished', ...base, rewindId: 'rw1', outcome: 'done' },
+    {
+      type: 'rewind.finished',
+      ...base,
+      rewindId: 'rw1',
+      outcome: 'rolled-back',
+      recovered: true,
+      error: 'x',
+    },
+  ],
   'file.snapshot': [
     {
       type: 'file.snapshot',

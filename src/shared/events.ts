@@ -345,6 +345,68 @@ export const FileSnapshotEvent = z.object({
   hash: z.string().min(1),
 })
 
+/** SHA-256, hex: the name of a content in the session's store of file contents. */
+const ContentHash = z.string().regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 in hex')
+
+/**
+ * A file tool kept the file's content just before changing it (issue 14: undo and rewind). Logged before the
+ * change is written, so every change in the log can be undone.
+ */
+export const FilePreimageEvent = z.object({
+  type: z.literal('file.preimage'),
+  ...base,
+  callId: z.string().min(1),
+  /** Absolute real path. */
+  path: z.string().min(1),
+  /** Workspace-relative, for the user. */
+  relPath: z.string(),
+  /** The content before the change, in the session's store; null when the file did not exist. */
+  hash: ContentHash.nullable(),
+})
+
+/** One file a rewind changes: from its content now to its content at the rewind's point (null: absent). */
+export const RewindChange = z.object({
+  path: z.string().min(1),
+  relPath: z.string(),
+  from: ContentHash.nullable(),
+  to: ContentHash.nullable(),
+})
+export type RewindChange = z.infer<typeof RewindChange>
+
+/** A file a rewind leaves as it is, and why (changed since by someone else, and the user kept it). */
+export const RewindSkip = z.object({ relPath: z.string(), reason: z.string() })
+export type RewindSkip = z.infer<typeof RewindSkip>
+
+/**
+ * The intent of a rewind, logged (and synced) before any file is touched: a rewind cut short by a crash is
+ * resumed or rolled back from this on the next start, never left half done.
+ */
+export const RewindStartedEvent = z.object({
+  type: z.literal('rewind.started'),
+  ...base,
+  rewindId: z.string().min(1),
+  /** undo: the files of one call; rewind: every file changed from this call on. */
+  mode: z.enum(['undo', 'rewind']),
+  callId: z.string().min(1),
+  /** The calls whose file changes are undone. */
+  callIds: z.array(z.string()),
+  changes: z.array(RewindChange),
+  skipped: z.array(RewindSkip),
+  /** Set when the conversation goes back too: the next continue starts from this turn. */
+  turn: z.number().int().positive().optional(),
+})
+
+export const RewindFinishedEvent = z.object({
+  type: z.literal('rewind.finished'),
+  ...base,
+  rewindId: z.string().min(1),
+  /** done: every change applied. rolled-back: none is (a failure, or a crash it could not be resumed from). */
+  outcome: z.enum(['done', 'rolled-back']),
+  /** Finished on a later start, after a crash. */
+  recovered: z.boolean().optional(),
+  error: z.string().optional(),
+})
+
 export const RunFinishedEvent = z.object({
   type: z.literal('run.finished'),
   ...base,
@@ -382,6 +444,9 @@ export const SessionEvent = z.discriminatedUnion('type', [
   ToolSkippedEvent,
   ToolCancelledEvent,
   FileSnapshotEvent,
+  FilePreimageEvent,
+  RewindStartedEvent,
+  RewindFinishedEvent,
   RunFinishedEvent,
   RunFailedEvent,
   RunStoppedEvent,

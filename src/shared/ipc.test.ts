@@ -23,6 +23,17 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
       { path: 'x'.repeat(5000) },
     ],
   },
+  'folder:list': {
+    valid: [undefined, {}, { path: '/home' }],
+    invalid: [
+      null,
+      'x',
+      { path: '' },
+      { path: 1 },
+      { path: '/tmp', hidden: true },
+      { path: 'x'.repeat(5000) },
+    ],
+  },
   'session:list': { valid: [undefined], invalid: [null, {}, 'x'] },
   'session:start': {
     valid: [{ task: 'fix the tests' }, { task: 'again', sessionId: SID }],

@@ -27,6 +27,23 @@ export const WorkspaceInfo = z.object({
 })
 export type WorkspaceInfo = z.infer<typeof WorkspaceInfo>
 
+/** One directory as browser mode's folder browser shows it: where it is, the way up, its subfolders. */
+export const FolderListing = z.object({
+  path: z.string(),
+  name: z.string(),
+  /** Null at the file system's root. */
+  parent: z.string().nullable(),
+  /** From the root down to this folder, this folder last. */
+  crumbs: z.array(WorkspaceInfo),
+  folders: z.array(WorkspaceInfo),
+  /** More subfolders exist than were listed. */
+  truncated: z.boolean(),
+  home: z.string(),
+  /** Folders opened lately, newest first (only those that still exist). */
+  recent: z.array(WorkspaceInfo),
+})
+export type FolderListing = z.infer<typeof FolderListing>
+
 const NoInput = z.undefined()
 
 /** What the settings screen shows. The API key itself never leaves main: only whether one is set, masked. */
@@ -97,6 +114,14 @@ export const requestChannels = {
     output: WorkspaceInfo,
   },
   'workspace:current': { input: NoInput, output: WorkspaceInfo.nullable() },
+  /** The folder browser: a folder's subfolders (the home folder without a path), breadcrumbs, recent folders. */
+  'folder:list': {
+    input: z
+      .object({ path: z.string().min(1).max(4096).optional() })
+      .strict()
+      .optional(),
+    output: FolderListing,
+  },
 
   /** The open workspace's sessions, newest first. */
   'session:list': { input: NoInput, output: z.array(SessionSummary) },
@@ -109,13 +134,16 @@ export const requestChannels = {
   },
   /** Every event of a session so far; live ones keep coming on `session:events`. */
   'session:load': { input: z.object({ sessionId: SessionId }).strict(), output: SessionLoaded },
-  /** Continues a paused or interrupted run (after a restart, say). */
+  /** Continues a paused or interrupted run (after a restart, say), in the folder the session recorded. */
   'session:continue': {
     input: z.object({ sessionId: SessionId }).strict(),
     output: z.object({ sessionId: SessionId }),
   },
   'session:stop': { input: z.object({ sessionId: SessionId }).strict(), output: z.null() },
-  /** Decisions for calls waiting for approval; any subset of the turn's calls, in one go. */
+  /**
+   * Decisions for calls waiting for approval; any subset of the turn's calls, in one go. They apply in the
+   * session's own folder, whichever folder is open now.
+   */
   'approval:reply': {
     input: z.object({ sessionId: SessionId, decisions: z.array(ApprovalReply).min(1).max(1000) }).strict(),
     output: z.null(),
@@ -166,6 +194,19 @@ export interface LanesApi {
   /** Returns the function that removes the listener. */
   on<E extends EventChannel>(channel: E, listener: (payload: EventPayload<E>) => void): () => void
 }
+
+/**
+ * Browser mode's handshake. The page asks for the `lanes` subprotocol and presents its token as a second one,
+ * `lanes.token.<token>` (a browser lets a page set no other header on a WebSocket); the host echoes only
+ * `lanes`. A page with no valid token goes to ACCESS_PATH, which says how to get in; TOKEN_CHECK_PATH answers
+ * 204 or 401 to an `X-Lanes-Token` header, so a page whose socket is refused can tell a stale token from a
+ * host that is down.
+ */
+export const WEB_API_PATH = '/api'
+export const WEB_API_PROTOCOL = 'lanes'
+export const WEB_TOKEN_PROTOCOL_PREFIX = 'lanes.token.'
+export const WEB_ACCESS_PATH = '/access'
+export const WEB_TOKEN_CHECK_PATH = '/api/token'
 
 /** Messages of the browser-mode socket. Requests carry an id; answers and events come back on the same socket. */
 export const WireRequest = z

@@ -2,6 +2,8 @@ import type {
   AssistantMessage,
   EventOf,
   RunEndReason,
+  RewindChange,
+  RewindSkip,
   RunFailureKind,
   SessionEvent,
   SessionSettings,
@@ -67,6 +69,27 @@ export interface TurnState {
   message?: AssistantMessage
   stopReason?: string | null
   usage?: Usage
+  /** A rewind took the conversation back to before this turn: the model no longer sees it. */
+  rewoundBy?: string
+}
+
+/** A rewind or undo (issue 14), from its intent to its outcome. */
+export interface RewindState {
+  rewindId: string
+  mode: 'undo' | 'rewind'
+  /** The call it goes back to (rewind) or undoes (undo). */
+  callId: string
+  callIds: readonly string[]
+  changes: readonly RewindChange[]
+  skipped: readonly RewindSkip[]
+  /** Set when the conversation went back too. */
+  turn?: number
+  /** applying: intent logged, outcome not yet (or a crash came first: resumed on the next start). */
+  status: 'applying' | 'done' | 'rolled-back'
+  startedAt: number
+  finishedAt?: number
+  recovered?: boolean
+  error?: string
 }
 
 export interface FileSnapshotState {
@@ -95,6 +118,8 @@ export interface SessionState {
   snapshots: Readonly<Record<string, FileSnapshotState>>
   /** Model tokens over the whole session. */
   usage: Usage
+  /** Undos and rewinds, in order. */
+  rewinds: readonly RewindState[]
   counts: SessionCounts
   /** -1 before the first event. */
   lastSeq: number
@@ -126,6 +151,7 @@ export function initialSessionState(): SessionState {
     pendingApprovals: [],
     snapshots: {},
     usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 },
+    rewinds: [],
     counts: { events: 0, calls: 0, anomalies: 0, byStatus: emptyByStatus },
     lastSeq: -1,
     firstEventAt: undefined,
@@ -478,6 +504,33 @@ function apply(r: Reduction, event: SessionEvent): void {
       return
     }
 
+    case 'file.preimage': {
+      const call = editCall(r, event, () => true)
+      if (call) call.undoable = true
+      return
+    }
+
+    case 'rewind.started': {
+      const rewinds = (s.rewinds = edit(r, s.rewinds))
+      rewinds.push(
+        made(r, {
+          rewindId: event.rewindId,
+          mode: event.mode,
+          callId: event.callId,
+          callIds: event.callIds,
+          changes: event.changes,
+          skipped: event.skipped,
+          turn: event.turn,
+          status: 'applying',
+          startedAt: event.at,
+        }),
+      )
+      return
+    }
+
+    case 'rewind.finished':
+      return finishRewind(r, event)
+
     default: {
       const unknown: never = event
       return anomaly(r, `unknown event type ${JSON.stringify((unknown as { type?: unknown })?.type)}`)
@@ -621,6 +674,7 @@ function editCall(
     | 'tool.finished'
     | 'tool.skipped'
     | 'tool.cancelled'
+    | 'file.preimage'
   >,
   fits: (call: ToolCallState) => boolean,
 ): CallDraft | undefined {
@@ -687,6 +741,56 @@ function appendLive(r: Reduction, call: CallDraft, chunk: string): void {
     live.tail = live.tail.slice(cut)
     live.droppedChars += cut
   }
+}
+
+/**
+ * A rewind's outcome. Done: its calls are marked rewound (the timeline strikes them through) and, when the
+ * conversation went back too, so are the turns from its turn on, and the session can be continued from there.
+ */
+function finishRewind(r: Reduction, event: EventOf<'rewind.finished'>): void {
+  const s = r.state
+  const at = s.rewinds.findLastIndex((w) => w.rewindId === event.rewindId)
+  if (at < 0) return anomaly(r, `${describe(event)}: rewind ${event.rewindId} never started`)
+  const rewinds = (s.rewinds = edit(r, s.rewinds))
+  const rewind = edit(r, rewinds[at] as RewindState)
+  rewinds[at] = rewind
+  rewind.status = event.outcome
+  rewind.finishedAt = event.at
+  if (event.recovered) rewind.recovered = true
+  if (event.error !== undefined) rewind.error = event.error
+  if (event.outcome !== 'done') return
+  for (const callId of rewind.callIds) {
+    const pos = callTurn(s, callId)
+    if (pos < 0) continue
+    const turn = editTurn(r, pos)
+    const calls = (turn.calls = edit(r, turn.calls))
+    const call = edit(r, calls[callId] as ToolCallState) as CallDraft
+    call.rewoundBy = rewind.rewindId
+    calls[callId] = call as ToolCallState
+  }
+  if (rewind.turn === undefined) return
+  s.turns.forEach((turn, pos) => {
+    if (turn.turn >= (rewind.turn as number) && turn.rewoundBy === undefined)
+      editTurn(r, pos).rewoundBy = rewind.rewindId
+  })
+  // The conversation now ends before that turn: the session waits to be continued from there, and what the
+  // rewound turns were waiting for is no longer asked. (The engine never rewinds while a run works: a run
+  // still "running" here is one a crash cut short.)
+  s.status = 'paused'
+  const runAt = s.runs.length - 1
+  const run = s.runs[runAt]
+  if (run) {
+    const runs = (s.runs = edit(r, s.runs))
+    const paused = edit(r, run)
+    paused.status = 'paused'
+    paused.pausedFor = undefined
+    runs[runAt] = paused
+  }
+  const stillAsked = s.pendingApprovals.filter((callId) => {
+    const pos = callTurn(s, callId)
+    return pos < 0 || (s.turns[pos] as TurnState).rewoundBy === undefined
+  })
+  if (stillAsked.length !== s.pendingApprovals.length) s.pendingApprovals = stillAsked
 }
 
 function addUsage(total: Usage, usage: Usage): Usage {

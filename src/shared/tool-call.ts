@@ -78,6 +78,10 @@ const ToolCallBase = z.object({
   /** For a skipped call: the failed call that caused it. */
   causeCallId: z.string().optional(),
   live: LiveOutput.optional(),
+  /** A write or edit whose previous content was kept: it can be undone. */
+  undoable: z.boolean().optional(),
+  /** The rewind (or undo) that took this call's file changes back. */
+  rewoundBy: z.string().optional(),
 })
 
 export const ToolCallState = z.discriminatedUnion('status', [

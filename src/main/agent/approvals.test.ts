@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadBashGrammar } from '../tools/bash/validate'
 import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext } from '../tools/tool'
-import { AlwaysAllowStore, buildPreview, decidePolicy, isSecretPath, type PolicyOptions } from './approvals'
+import { AlwaysAllowStore, buildPreview, decidePolicy, type PolicyOptions } from './approvals'
+import { GIT_WORKSPACE_RULES, isSecretPath, STRICT_RULES } from '../tools/sensitive-paths'
+import { expectedProtected, SENSITIVE_PATH_TABLE } from '../tools/sensitive-paths.table'
 
 describe('the approval policy', () => {
   let root: string
@@ -16,7 +18,7 @@ describe('the approval policy', () => {
     await mkdir(join(root, '.git'))
     await writeFile(join(root, 'a.ts'), 'one\ntwo\n')
     await writeFile(join(root, '.env'), 'TOKEN=x\n')
-    opts = { workspace: root, alwaysAllow: [], autoApproveEdits: false }
+    opts = { workspace: root, pathRules: GIT_WORKSPACE_RULES, alwaysAllow: [], autoApproveEdits: false }
   })
   afterAll(async () => {
     await rm(root, { recursive: true, force: true })
@@ -87,6 +89,22 @@ describe('the approval policy', () => {
     })
   })
 
+  it.each([
+    ['with', GIT_WORKSPACE_RULES, true],
+    ['without', STRICT_RULES, false],
+  ] as const)('judges every path of the shared table (a workspace %s .git)', (_label, pathRules, hasGit) => {
+    const auto = { ...opts, pathRules, autoApproveEdits: true }
+    for (const row of SENSITIVE_PATH_TABLE) {
+      const read = decidePolicy('read_file', { path: row.path }, auto)
+      expect(read, row.path).toEqual(row.secret ? { kind: 'ask', protected: true } : { kind: 'allow' })
+      const isProtected = expectedProtected(row, hasGit)
+      const expected = isProtected ? { kind: 'ask', protected: true } : { kind: 'allow' }
+      expect(decidePolicy('write_file', { path: row.path, content: '' }, auto), row.path).toEqual(expected)
+      const edit = { path: row.path, old_string: 'a', new_string: 'b' }
+      expect(decidePolicy('edit_file', edit, auto), row.path).toEqual(expected)
+    }
+  })
+
   it('knows which files hold secrets', () => {
     for (const p of ['.env', 'app/.env.local', '.ssh/config', 'certs/server.pem', 'id_ed25519', '.npmrc'])
       expect(isSecretPath(p), p).toBe(true)
@@ -97,6 +115,7 @@ describe('the approval policy', () => {
   it('previews an edit as a diff, and refuses to preview one that would not apply', async () => {
     const ctx: ToolContext = {
       workspace: root,
+      pathRules: STRICT_RULES,
       signal: new AbortController().signal,
       snapshots: new SnapshotStore(),
       outputDir: root,

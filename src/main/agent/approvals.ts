@@ -1,12 +1,13 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { readFile } from 'node:fs/promises'
 import { capWritePreview, type ApprovalPreview } from '../../shared/events'
+import { writeJsonAtomic } from '../tools/atomic-write'
 import { isReadOnlyCommand, validateBashCommand } from '../tools/bash/validate'
 import { planEdit } from '../tools/edit-file'
 import { fileDiff } from '../tools/file-diff'
 import type { BashInput, EditFileInput, ReadFileInput, WriteFileInput } from '../tools/schemas'
 import type { ToolContext } from '../tools/tool'
-import { isProtectedRelative, isSecretRelative, nameInWorkspace } from '../tools/workspace'
+import { isProtectedPath, isSecretPath, type SensitivePathRules } from '../tools/sensitive-paths'
+import { nameInWorkspace } from '../tools/workspace'
 import { planWrite } from '../tools/write-file'
 
 /**
@@ -23,6 +24,8 @@ export interface AlwaysAllowRule {
 
 export interface PolicyOptions {
   workspace: string
+  /** The workspace's sensitive-path rules (computed once when the session opened it). */
+  pathRules: SensitivePathRules
   alwaysAllow: readonly AlwaysAllowRule[]
   /** Writes and edits outside protected paths run without asking. */
   autoApproveEdits: boolean
@@ -43,12 +46,12 @@ export function decidePolicy(name: string, input: unknown, opts: PolicyOptions):
       // Reading a secret sends it to the model provider: the user decides. Other protected files (.git/,
       // editor settings) are protected against writes only; reading them is what an agent needs to do.
       const name = nameInWorkspace(opts.workspace, (input as ReadFileInput).path)
-      return name !== null && isSecretRelative(name) ? { kind: 'ask', protected: true } : { kind: 'allow' }
+      return name !== null && isSecretPath(name) ? { kind: 'ask', protected: true } : { kind: 'allow' }
     }
     case 'write_file':
     case 'edit_file': {
       const name = nameInWorkspace(opts.workspace, (input as WriteFileInput).path)
-      if (name !== null && isProtectedRelative(name)) return { kind: 'ask', protected: true }
+      if (name !== null && isProtectedPath(name, opts.pathRules)) return { kind: 'ask', protected: true }
       return opts.autoApproveEdits ? { kind: 'allow' } : { kind: 'ask', protected: false }
     }
     case 'bash': {
@@ -65,9 +68,6 @@ export function decidePolicy(name: string, input: unknown, opts: PolicyOptions):
       return { kind: 'ask', protected: false }
   }
 }
-
-/** Files whose content is a credential (moved to the tool layer, which enforces it on links). */
-export const isSecretPath = isSecretRelative
 
 export type PreviewResult =
   | {
@@ -148,10 +148,7 @@ export class AlwaysAllowStore {
     const rules = all[workspace] ?? []
     if (!rules.some((r) => r.tool === rule.tool && r.command === rule.command)) rules.push(rule)
     all[workspace] = rules
-    await mkdir(dirname(this.file), { recursive: true })
-    const temp = `${this.file}.${process.pid}.tmp`
-    await writeFile(temp, JSON.stringify(all, null, 2))
-    await rename(temp, this.file)
+    await writeJsonAtomic(this.file, all)
     this.cache = Promise.resolve(all)
   }
 

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 import { afterAll, describe, expect, it } from 'vitest'
-import { readSession } from '../session/log'
+import { readSession, sessionPaths } from '../session/log'
 
 // Real runs of the real loop in child processes, killed with SIGKILL at random points: every log must load,
 // with every event of every fsynced turn present and at most the last (torn) line lost. The child is the real
@@ -63,7 +63,7 @@ describe('session logs under SIGKILL during runs', () => {
     const files = (await readdir(sessionsDir)).filter((f) => f.endsWith('.jsonl'))
     expect(files.length).toBeGreaterThan(KILLS / 2)
     for (const [sessionId, seq] of synced) {
-      const { events, warnings } = await readSession(join(sessionsDir, `${sessionId}.jsonl`))
+      const { events, warnings } = await readSession(sessionPaths(sessionsDir, sessionId).log)
       // Only a torn last line may be lost, and it is reported.
       expect(warnings.length, `${sessionId}: ${warnings.join('; ')}`).toBeLessThanOrEqual(1)
       const seqs = events.map((e) => e.seq)

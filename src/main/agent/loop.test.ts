@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import type { EventOf, SessionEvent } from '../../shared/events'
-import { readSession } from '../session/log'
+import { readSession, sessionPaths } from '../session/log'
 import { loadBashGrammar } from '../tools/bash/validate'
 import { createToolRegistry } from '../tools/index'
 import { ToolRegistry } from '../tools/registry'
@@ -339,7 +339,7 @@ describe('the agent loop', () => {
     const outcome = await first.run('write it')
     expect(outcome).toMatchObject({ status: 'paused' })
     await first.close()
-    const { events } = await readSession(join(s.sessionsDir, `${first.sessionId}.jsonl`))
+    const { events } = await readSession(sessionPaths(s.sessionsDir, first.sessionId).log)
     expect(events.at(-1)?.type).toBe('run.paused')
 
     const { session } = await AgentSession.open(first.sessionId, { ...s.options, approvals: 'all' })
@@ -385,7 +385,7 @@ describe('the agent loop', () => {
     const outcome = await session.run('go')
     await session.close()
     expect(outcome.status).toBe('failed')
-    const { events, warnings } = await readSession(join(s.sessionsDir, `${session.sessionId}.jsonl`))
+    const { events, warnings } = await readSession(sessionPaths(s.sessionsDir, session.sessionId).log)
     expect(warnings).toEqual([])
     expect(events.map((e) => e.type)).toEqual(s.events.map((e) => e.type))
     expect(events.at(-1)).toMatchObject({ type: 'run.failed' })
@@ -420,11 +420,11 @@ describe('the agent loop', () => {
     expect(plain(second!.messages)).toEqual(expected)
 
     // The same conversation is rebuilt from the log after a restart.
-    const { events } = await readSession(join(s.sessionsDir, `${session.sessionId}.jsonl`))
+    const { events } = await readSession(sessionPaths(s.sessionsDir, session.sessionId).log)
     const cut = events.findIndex((e) => e.type === 'run.failed')
     const { writeFile: write } = await import('node:fs/promises')
     await write(
-      join(s.sessionsDir, `${session.sessionId}.jsonl`),
+      sessionPaths(s.sessionsDir, session.sessionId).log,
       events
         .slice(0, cut + 1)
         .map((e) => JSON.stringify(e) + '\n')

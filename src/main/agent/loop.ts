@@ -1,14 +1,25 @@
 import { stat } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { EventOf, Lane, RunFailureKind, SessionEvent, SessionSettings } from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
-import { buildConversation, turnContent } from '../session/conversation'
-import { openSessionWriter, readSession, type SessionWriter } from '../session/log'
+import { buildConversation, snapshotsFrom, turnContent } from '../session/conversation'
+import { openSessionWriter, readSession, sessionPaths, type SessionWriter } from '../session/log'
+import { changeKeeper, preimagesDir, PreimageStore } from '../session/preimages'
+import {
+  applyRewind,
+  planRewind,
+  recoverRewind,
+  type Refusal,
+  type RewindApplied,
+  type RewindPlan,
+  type RewindRequest,
+} from '../session/rewind'
+import { unfinishedRewind } from '../session/rewind-history'
 import { newSessionId } from '../session/store'
 import { parseToolArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
 import type { ToolRegistry } from '../tools/registry'
+import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
 import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext, ToolResult } from '../tools/tool'
 import { buildPreview, decidePolicy, type AlwaysAllowStore } from './approvals'
@@ -123,6 +134,10 @@ export class AgentSession {
   private readonly pending = new Map<string, PendingCall>()
   private state: SessionState
   private emitChain: Promise<void> = Promise.resolve()
+  /** A run is being driven in this process (it may be paused, waiting for a review). */
+  private driving = false
+  /** The session's store of file contents (undo, rewind), opened at the first change. */
+  private preimages: Promise<PreimageStore> | undefined
   /** Decisions given with a continue (the review screen answered after a restart), used as the calls resume. */
   private readonly preDecisions = new Map<string, Decision & { always?: boolean }>()
 
@@ -131,6 +146,7 @@ export class AgentSession {
     writer: SessionWriter,
     state: SessionState,
     messages: MessageParam[],
+    private readonly pathRules: SensitivePathRules,
   ) {
     this.opts = opts
     this.writer = writer
@@ -156,8 +172,9 @@ export class AgentSession {
 
   static async create(opts: AgentOptions, title?: string): Promise<AgentSession> {
     const sessionId = newSessionId()
+    const pathRules = await loadSensitivePathRules(opts.workspace)
     const writer = await openSessionWriter(opts.sessionsDir, sessionId, { create: true })
-    const session = new AgentSession(opts, writer, reduceEvents([]), [])
+    const session = new AgentSession(opts, writer, reduceEvents([]), [], pathRules)
     const settings: SessionSettings = {
       model: opts.modelName,
       scheduler: opts.scheduler,
@@ -181,11 +198,23 @@ export class AgentSession {
     sessionId: string,
     opts: AgentOptions,
   ): Promise<{ session: AgentSession; warnings: string[] }> {
-    const { events, warnings } = await readSession(join(opts.sessionsDir, `${sessionId}.jsonl`))
+    const { events, warnings } = await readSession(sessionPaths(opts.sessionsDir, sessionId).log)
     const writer = await openSessionWriter(opts.sessionsDir, sessionId, { create: false })
+    let preimages: Promise<PreimageStore> | undefined
+    if (unfinishedRewind(events)) {
+      // A rewind a crash cut short is finished (or rolled back) before anything else happens in the session.
+      preimages = PreimageStore.open(preimagesDir(writer.outputDir))
+      await recoverRewind(events, await preimages, {
+        append: async (draft) => events.push(await writer.append(draft)),
+        sync: () => writer.sync(),
+      })
+    }
     const state = reduceEvents(events)
     const { messages } = buildConversation(events)
-    return { session: new AgentSession(opts, writer, state, messages as MessageParam[]), warnings }
+    const pathRules = await loadSensitivePathRules(opts.workspace)
+    const session = new AgentSession(opts, writer, state, messages as MessageParam[], pathRules)
+    session.preimages = preimages
+    return { session, warnings }
   }
 
   /** Starts a run with a new task (a first task, or a follow-up in a session whose last run ended). */
@@ -209,7 +238,8 @@ export class AgentSession {
     if (!run) return { status: 'failed', error: 'This session has no run to continue.', kind: 'internal' }
     if (run.status === 'finished') return { status: 'finished' }
     await this.emit({ type: 'run.resumed', runId: run.runId })
-    const last = this.state.turns.at(-1)
+    // A rewind may have taken the latest turns back: the conversation goes on from the last one it kept.
+    const last = this.state.turns.findLast((t) => t.rewoundBy === undefined)
     const unanswered = last
       ? last.callIds.map((id) => last.calls[id] as ToolCallState).filter((c) => c.finishedAt === undefined)
       : []
@@ -272,6 +302,45 @@ export class AgentSession {
     return { ok: true }
   }
 
+  /** What undoing a call, or rewinding to it, would change (nothing is touched). */
+  async planRewind(request: RewindRequest): Promise<RewindPlan | Refusal> {
+    const { events } = await readSession(this.writer.file)
+    return planRewind(events, await this.preimageStore(), this.opts.workspace, request)
+  }
+
+  /**
+   * Undoes a call or rewinds to it (issue 14), between runs only. Conflicting files are skipped unless listed
+   * in `rewindConflicts`. A rewind of the conversation makes the next `continue` start from the call's turn.
+   */
+  async rewind(
+    request: RewindRequest,
+    rewindConflicts: readonly string[] = [],
+  ): Promise<RewindApplied | Refusal> {
+    if (this.driving)
+      return {
+        ok: false,
+        reason: 'The agent is working or waiting for your review; stop the run first, then rewind.',
+      }
+    const plan = await this.planRewind(request)
+    if (!plan.ok) return plan
+    const store = await this.preimageStore()
+    const applied = await applyRewind(
+      plan,
+      store,
+      { append: (draft) => this.emit(draft), sync: () => this.writer.sync() },
+      { rewindConflicts },
+    )
+    const { events } = await readSession(this.writer.file)
+    this.snapshots.restore(snapshotsFrom(events))
+    if (applied.ok && plan.turn !== undefined)
+      this.messages = buildConversation(events).messages as MessageParam[]
+    return applied
+  }
+
+  private preimageStore(): Promise<PreimageStore> {
+    return (this.preimages ??= PreimageStore.open(preimagesDir(this.writer.outputDir)))
+  }
+
   /** Calls asking for a decision right now. */
   waitingForDecision(): string[] {
     return [...this.pending.values()].filter((c) => c.needsApproval && !c.decision).map((c) => c.callId)
@@ -283,12 +352,14 @@ export class AgentSession {
   }
 
   async close(): Promise<void> {
+    await this.preimages?.then((store) => store.close()).catch(() => undefined)
     await this.writer.close()
   }
 
   private async drive(runId: string): Promise<RunOutcome> {
     this.stopController = new AbortController()
     let turnsThisRun = 0
+    this.driving = true
     try {
       for (;;) {
         if (this.stopController.signal.aborted) return await this.endStopped(runId)
@@ -317,6 +388,7 @@ export class AgentSession {
         'internal',
       )
     } finally {
+      this.driving = false
       await this.emitChain
       await this.writer.sync().catch(() => undefined)
     }
@@ -556,11 +628,17 @@ export class AgentSession {
     }
     const ctx: ToolContext = {
       workspace: this.opts.workspace,
+      pathRules: this.pathRules,
       signal,
       snapshots: this.snapshots,
       outputDir: this.writer.outputDir,
       callId,
       bashTimeoutSec: this.opts.bashTimeoutSec,
+      changes: changeKeeper(
+        () => this.preimageStore(),
+        callId,
+        (draft) => this.emit(draft),
+      ),
       onProgress: (chunk) => {
         // At most one output event per call every 100 ms, however chatty the command; the full output is in
         // the session folder, so what the live view drops in a flood is only the middle of a burst.
@@ -587,6 +665,11 @@ export class AgentSession {
   /** @internal */
   registerPending(call: PendingCall): void {
     this.pending.set(call.callId, call)
+  }
+
+  /** @internal */
+  get rules(): SensitivePathRules {
+    return this.pathRules
   }
 
   /** @internal */
@@ -743,6 +826,7 @@ class TurnContext {
         options.alwaysAllow && call.name === 'bash' ? await options.alwaysAllow.rules(options.workspace) : []
       return decidePolicy(call.name, call.input, {
         workspace: options.workspace,
+        pathRules: this.session.rules,
         alwaysAllow: rules,
         autoApproveEdits: options.autoApproveEdits,
       })

@@ -1,6 +1,7 @@
-import { realpath, stat } from 'node:fs/promises'
-import { basename } from 'node:path'
-import { SessionHost, type SecretBox } from './session-host'
+import { join } from 'node:path'
+import { SessionLogError } from '../session/log'
+import { listFolder, RecentFolders, resolveWorkspace } from './folders'
+import { RefusedError, SessionHost, type SecretBox } from './session-host'
 import {
   describeIssues,
   isRequestChannel,
@@ -56,22 +57,7 @@ export function err<T = never>(code: Extract<Result<T>, { ok: false }>['code'], 
   return { ok: false, error, code }
 }
 
-/** Resolves a folder the user asked for; a missing path or a file is an error value, never an exception. */
-export async function resolveWorkspace(input: string): Promise<Result<WorkspaceInfo>> {
-  let real: string
-  try {
-    real = await realpath(input)
-  } catch {
-    return err('not-found', `The folder "${input}" does not exist.`)
-  }
-  try {
-    const info = await stat(real)
-    if (!info.isDirectory()) return err('invalid-input', `"${input}" is a file, not a folder.`)
-  } catch (e) {
-    return err('failed', `Cannot open "${input}": ${(e as Error).message}`)
-  }
-  return ok({ path: real, name: basename(real) || real })
-}
+export { resolveWorkspace }
 
 export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
   const listeners = new Set<EventListener>()
@@ -79,6 +65,7 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
     for (const listener of listeners) listener(channel, payload)
   }
 
+  const recent = new RecentFolders(join(opts.sessionsDir, 'recent-folders.json'))
   let current: WorkspaceInfo | null = null
   if (opts.workspace !== undefined) {
     // A remembered folder that was deleted since simply leaves no folder open.
@@ -92,9 +79,10 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
     onEvents: (sessionId, events) => emit('session:events', { sessionId, events }),
     onListChanged: () => emit('session:list-changed', {}),
   })
-  const needWorkspace = (): Result<WorkspaceInfo> =>
-    current ? ok(current) : err('invalid-input', 'Open a project folder first.')
-  const failed = (e: unknown) => err<never>('failed', e instanceof Error ? e.message : String(e))
+  const failed = (e: unknown) =>
+    e instanceof RefusedError
+      ? err<never>(e.code, e.message)
+      : err<never>('failed', e instanceof Error ? e.message : String(e))
 
   const handlers: Handlers = {
     'app:info': async () =>
@@ -114,41 +102,42 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
       if (!opened.ok) return opened
       current = opened.value
       opts.onWorkspaceChanged?.(current)
+      // Remembering it for the folder browser is not worth failing the open over.
+      await recent.add(current).catch(() => undefined)
       emit('workspace:changed', current)
       return opened
     },
 
+    'folder:list': async (input) => listFolder(input?.path, await recent.list()),
+
     'session:list': async () => (current ? ok(await sessions.list(current.path)) : ok([])),
 
     'session:start': async ({ task, sessionId }) => {
-      const ws = needWorkspace()
-      if (!ws.ok) return ws
-      return sessions.start(ws.value.path, task, sessionId).then((id) => ok({ sessionId: id }), failed)
+      // A follow-up runs in its session's own folder; only a new session needs an open one.
+      if (sessionId === undefined && !current) return err('invalid-input', 'Open a project folder first.')
+      return sessions
+        .start(current?.path ?? null, task, sessionId)
+        .then((id) => ok({ sessionId: id }), failed)
     },
 
     'session:load': async ({ sessionId }) =>
       sessions
         .load(sessionId)
         .then(ok, (e: unknown) =>
-          (e as { code?: string }).code === 'ENOENT'
+          e instanceof SessionLogError && e.code === 'not-found'
             ? err('not-found', `There is no session ${sessionId}.`)
             : failed(e),
         ),
 
-    'session:continue': async ({ sessionId }) => {
-      const ws = needWorkspace()
-      if (!ws.ok) return ws
-      return sessions.continue(ws.value.path, sessionId).then((id) => ok({ sessionId: id }), failed)
-    },
+    'session:continue': async ({ sessionId }) =>
+      sessions.continue(sessionId).then((id) => ok({ sessionId: id }), failed),
 
     'session:stop': async ({ sessionId }) =>
       sessions.stop(sessionId) ? ok(null) : err('not-found', 'That session is not running.'),
 
     'approval:reply': async ({ sessionId, decisions }) => {
-      const ws = needWorkspace()
-      if (!ws.ok) return ws
       try {
-        const problem = await sessions.reply(ws.value.path, sessionId, decisions)
+        const problem = await sessions.reply(sessionId, decisions)
         return problem === null ? ok(null) : err('invalid-input', problem)
       } catch (e) {
         return failed(e)

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import type { EventOf } from '../../shared/events'
 import { AlwaysAllowStore } from '../agent/approvals'
 import { buildDemoScenario } from '../agent/demo-model'
 import { AgentSession, type AgentOptions, type ApprovalMode } from '../agent/loop'
@@ -7,6 +8,8 @@ import type { SchedulerMode } from '../agent/scheduler'
 import { startScriptedModel } from '../agent/scripted-model'
 import { loadBashGrammar } from '../tools/bash/validate'
 import { createToolRegistry } from '../tools/index'
+import type { ToolRegistry } from '../tools/registry'
+import { readSession, sessionPaths, SessionLogError } from '../session/log'
 
 /**
  * Puts the engine together for the app, `lanes web` and `lanes run`: the model (Claude, a base URL, or the
@@ -79,7 +82,7 @@ export const DEFAULT_ENGINE_SETTINGS: Omit<EngineSettings, 'sessionsDir'> = {
 }
 
 /** Loads what every session needs once (the bash grammar) and returns the shared pieces. */
-export async function prepareEngine(): Promise<{ registry: ReturnType<typeof createToolRegistry> }> {
+export async function prepareEngine(): Promise<{ registry: ToolRegistry }> {
   await loadBashGrammar()
   return { registry: createToolRegistry() }
 }
@@ -112,6 +115,70 @@ export function agentOptions(
     // Kept beside the sessions, so a --sessions-dir keeps its own rules too.
     alwaysAllow: new AlwaysAllowStore(join(settings.sessionsDir, 'always-allow.json')),
     ...(onEvent ? { onEvent } : {}),
+  }
+}
+
+/** How a session started and how far it got, read from its log once: what a host needs to continue it. */
+export interface SessionStart {
+  sessionId: string
+  created: EventOf<'session.created'>
+  /** Model answers already in the log: the demo model's script resumes after them. */
+  turnsDone: number
+}
+
+/** Throws a SessionLogError (`not-found`, `invalid-id`, `io`) when there is no readable session `sessionId`. */
+export async function readSessionStart(sessionsDir: string, sessionId: string): Promise<SessionStart> {
+  const { log } = sessionPaths(sessionsDir, sessionId)
+  const { events } = await readSession(log)
+  const created = events.find((e) => e.type === 'session.created')
+  if (created?.type !== 'session.created') {
+    throw new SessionLogError('not-found', `The session log ${log} does not say how the session started.`)
+  }
+  return { sessionId, created, turnsDone: events.filter((e) => e.type === 'assistant.message').length }
+}
+
+/** A session's title is the first line of its first task, cut to fit a list row. */
+const TITLE_MAX = 120
+
+export interface LaunchOptions {
+  workspace: string
+  registry: ToolRegistry
+  model: ModelChoice
+  settings: EngineSettings
+  approvals: ApprovalMode
+  onEvent?: AgentOptions['onEvent']
+  /** A new session titled after its task, or one continued from its log. */
+  from: { task: string } | { resume: SessionStart }
+}
+
+export interface LaunchedSession {
+  session: AgentSession
+  /** Close it once the session is closed. */
+  model: ConnectedModel
+  /** Lines of a continued session's log that could not be read. */
+  warnings: string[]
+}
+
+/**
+ * Connects the model and creates or opens the session: the one way the app and `lanes run` start a session.
+ * On failure nothing is left open.
+ */
+export async function launchSession(opts: LaunchOptions): Promise<LaunchedSession> {
+  const { from } = opts
+  const turnsDone = 'resume' in from ? from.resume.turnsDone : 0
+  const model = await connectModel(opts.model, opts.workspace, { turnsDone })
+  const options = agentOptions(
+    { workspace: opts.workspace, registry: opts.registry, model, approvals: opts.approvals },
+    opts.settings,
+    opts.onEvent,
+  )
+  try {
+    if ('resume' in from) return { ...(await AgentSession.open(from.resume.sessionId, options)), model }
+    const session = await AgentSession.create(options, from.task.split('\n')[0]?.slice(0, TITLE_MAX))
+    return { session, model, warnings: [] }
+  } catch (e) {
+    await model.close()
+    throw e
   }
 }
 

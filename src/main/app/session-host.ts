@@ -1,24 +1,37 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionEvent, SessionSummary } from '../../shared/events'
-import type { ApprovalReply, SettingsUpdate, SettingsView } from '../../shared/ipc'
+import type { ApprovalReply, ErrorCode, SettingsUpdate, SettingsView } from '../../shared/ipc'
 import type { AgentSession, RunOutcome } from '../agent/loop'
 import { DEFAULT_MODEL } from '../agent/model'
+import { DEFAULT_BASH_TIMEOUT_SEC } from '../tools/schemas'
 import {
-  agentOptions,
-  AgentSession as Session,
-  connectModel,
   DEFAULT_ENGINE_SETTINGS,
+  launchSession,
   prepareEngine,
+  readSessionStart,
   type ConnectedModel,
+  type SessionStart,
 } from './engine'
-import { readSession } from '../session/log'
+import { writeJsonAtomic } from '../tools/atomic-write'
+import { readSession, SessionLogError, sessionPaths } from '../session/log'
+import { recordedWorkspace } from './folders'
 import { listSessions } from '../session/store'
 
 /**
  * The app's side of sessions, shared by the Electron window and browser mode: runs in the background,
  * events batched to the UI, approvals from the review screen, settings with the API key kept in main.
  */
+
+/** A request refused for a reason the user can act on; the app API answers it with `code`, not 'failed'. */
+export class RefusedError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message)
+  }
+}
 
 /** Electron's safeStorage, where the OS has a secret store; absent in browser mode. */
 export interface SecretBox {
@@ -74,22 +87,28 @@ export class SessionHost {
   }
 
   async load(sessionId: string): Promise<{ events: SessionEvent[]; warnings: string[]; live: boolean }> {
-    const { events, warnings } = await readSession(join(this.opts.sessionsDir, `${sessionId}.jsonl`))
+    const { events, warnings } = await readSession(sessionPaths(this.opts.sessionsDir, sessionId).log)
     return { events, warnings, live: this.live.has(sessionId) }
   }
 
-  /** A new session for `task`, or a follow-up task in an existing session whose run has ended. */
-  async start(workspace: string, task: string, sessionId?: string): Promise<string> {
+  /**
+   * A new session for `task` in `workspace`, or a follow-up task in an existing session whose run has ended
+   * (in the session's own folder: `workspace` is then not used).
+   */
+  async start(workspace: string | null, task: string, sessionId?: string): Promise<string> {
     if (sessionId !== undefined && this.live.has(sessionId)) {
       throw new Error('This session is still running: stop it or wait for it to finish.')
     }
-    return this.launch(workspace, sessionId, (s) => s.run(task), task)
+    return this.launch(workspace, sessionId === undefined ? { task } : { sessionId }, (s) => s.run(task))
   }
 
-  /** Continues a paused or interrupted run; decisions given here apply to the calls that wait for one. */
-  async continue(workspace: string, sessionId: string, decisions: ApprovalReply[] = []): Promise<string> {
+  /**
+   * Continues a paused or interrupted run in the folder its log recorded; decisions given here apply to the
+   * calls that wait for one.
+   */
+  async continue(sessionId: string, decisions: ApprovalReply[] = []): Promise<string> {
     if (this.live.has(sessionId)) return sessionId
-    return this.launch(workspace, sessionId, (s) => s.continue(decisions))
+    return this.launch(null, { sessionId }, (s) => s.continue(decisions))
   }
 
   stop(sessionId: string): boolean {
@@ -98,11 +117,11 @@ export class SessionHost {
     return live !== undefined
   }
 
-  async reply(workspace: string, sessionId: string, decisions: ApprovalReply[]): Promise<string | null> {
+  async reply(sessionId: string, decisions: ApprovalReply[]): Promise<string | null> {
     const live = this.live.get(sessionId)
     if (!live) {
       // Paused in an earlier process (the app was restarted): continue it with these decisions.
-      await this.continue(workspace, sessionId, decisions)
+      await this.continue(sessionId, decisions)
       return null
     }
     for (const d of decisions) {
@@ -124,7 +143,7 @@ export class SessionHost {
       scheduler: stored.scheduler ?? DEFAULT_ENGINE_SETTINGS.scheduler,
       siblingSkip: stored.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
       autoApproveEdits: stored.autoApproveEdits ?? DEFAULT_ENGINE_SETTINGS.autoApproveEdits,
-      bashTimeoutSec: stored.bashTimeoutSec ?? 180,
+      bashTimeoutSec: stored.bashTimeoutSec ?? DEFAULT_BASH_TIMEOUT_SEC,
       apiKey: {
         source: storedKey ? 'stored' : envKey ? 'environment' : 'none',
         masked: key ? maskKey(key) : null,
@@ -150,53 +169,39 @@ export class SessionHost {
     return this.settings()
   }
 
+  /** `newWorkspace` is the folder of a new session; an existing session runs in the folder it recorded. */
   private async launch(
-    workspace: string,
-    sessionId: string | undefined,
+    newWorkspace: string | null,
+    target: { task: string } | { sessionId: string },
     go: (session: AgentSession) => Promise<RunOutcome>,
-    title?: string,
   ): Promise<string> {
     this.engine ??= prepareEngine()
     const { registry } = await this.engine
     const stored = await this.readSettings()
-    let turnsDone = 0
-    if (sessionId !== undefined) {
-      const { events } = await readSession(join(this.opts.sessionsDir, `${sessionId}.jsonl`))
-      turnsDone = events.filter((e) => e.type === 'assistant.message').length
-    }
-    const model = await connectModel(
-      {
+    let id = 'sessionId' in target ? target.sessionId : undefined
+    const resume = 'sessionId' in target ? await this.sessionStart(target.sessionId) : null
+    const workspace = resume ? resume.workspace : newWorkspace
+    if (workspace === null) throw new RefusedError('invalid-input', 'Open a project folder first.')
+    const { session, model } = await launchSession({
+      workspace,
+      registry,
+      model: {
         apiKey: this.storedKey(stored) ?? undefined,
         ...(stored.baseUrl ? { baseUrl: stored.baseUrl } : {}),
         ...(stored.model ? { model: stored.model } : {}),
       },
-      workspace,
-      { turnsDone },
-    )
-    const settings = {
-      ...DEFAULT_ENGINE_SETTINGS,
-      sessionsDir: this.opts.sessionsDir,
-      scheduler: stored.scheduler ?? DEFAULT_ENGINE_SETTINGS.scheduler,
-      siblingSkip: stored.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
-      autoApproveEdits: stored.autoApproveEdits ?? DEFAULT_ENGINE_SETTINGS.autoApproveEdits,
-      ...(stored.bashTimeoutSec !== undefined ? { bashTimeoutSec: stored.bashTimeoutSec } : {}),
-    }
-    let id = sessionId
-    const options = agentOptions(
-      { workspace, registry, model, approvals: 'interactive' },
-      settings,
-      (event) => this.enqueue(id as string, event),
-    )
-    let session: AgentSession
-    try {
-      session =
-        sessionId === undefined
-          ? await Session.create(options, title?.split('\n')[0]?.slice(0, 120))
-          : (await Session.open(sessionId, options)).session
-    } catch (e) {
-      await model.close()
-      throw e
-    }
+      settings: {
+        ...DEFAULT_ENGINE_SETTINGS,
+        sessionsDir: this.opts.sessionsDir,
+        scheduler: stored.scheduler ?? DEFAULT_ENGINE_SETTINGS.scheduler,
+        siblingSkip: stored.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
+        autoApproveEdits: stored.autoApproveEdits ?? DEFAULT_ENGINE_SETTINGS.autoApproveEdits,
+        ...(stored.bashTimeoutSec !== undefined ? { bashTimeoutSec: stored.bashTimeoutSec } : {}),
+      },
+      approvals: 'interactive',
+      onEvent: (event) => this.enqueue(id as string, event),
+      from: resume ? { resume: resume.start } : (target as { task: string }),
+    })
     id = session.sessionId
     const done = go(session).finally(async () => {
       this.live.delete(session.sessionId)
@@ -207,6 +212,25 @@ export class SessionHost {
     this.live.set(session.sessionId, { session, model, done })
     this.opts.onListChanged()
     return session.sessionId
+  }
+
+  /**
+   * How an existing session started, and the folder it runs in: the one its log recorded, whichever folder
+   * the app has open now. A session or folder that is gone is refused with a message that says so.
+   */
+  private async sessionStart(sessionId: string): Promise<{ start: SessionStart; workspace: string }> {
+    let start: SessionStart
+    try {
+      start = await readSessionStart(this.opts.sessionsDir, sessionId)
+    } catch (e) {
+      if (e instanceof SessionLogError && e.code === 'not-found') {
+        throw new RefusedError('not-found', `There is no session ${sessionId}.`)
+      }
+      throw e
+    }
+    const recorded = await recordedWorkspace(start.created.workspace)
+    if (!recorded.ok) throw new RefusedError(recorded.code, recorded.error)
+    return { start, workspace: recorded.value.path }
   }
 
   private enqueue(sessionId: string, event: SessionEvent): void {
@@ -255,10 +279,8 @@ export class SessionHost {
   }
 
   private async writeSettings(settings: StoredSettings): Promise<void> {
-    await mkdir(this.opts.sessionsDir, { recursive: true })
-    const temp = `${this.settingsFile}.${process.pid}.tmp`
-    await writeFile(temp, JSON.stringify(settings, null, 2), { mode: 0o600 })
-    await rename(temp, this.settingsFile)
+    // Owner-only: it holds the sealed API key.
+    await writeJsonAtomic(this.settingsFile, settings, { mode: 0o600 })
   }
 }
 

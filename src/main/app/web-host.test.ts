@@ -21,9 +21,10 @@ function get(port: number, path: string, headers: Record<string, string> = {}) {
   )
 }
 
-function connect(url: string, origin: string) {
+function connect(url: string, origin: string, token?: string) {
   return new Promise<{ ws?: WebSocket; status?: number }>((resolve) => {
-    const ws = new WebSocket(url, { headers: { Origin: origin } })
+    const protocols = token === undefined ? ['lanes'] : ['lanes', `lanes.token.${token}`]
+    const ws = new WebSocket(url, protocols, { headers: { Origin: origin } })
     ws.on('open', () => resolve({ ws }))
     ws.on('unexpected-response', (_req, res) => resolve({ status: res.statusCode }))
     ws.on('error', () => resolve({}))
@@ -66,17 +67,39 @@ describe('the browser-mode host', () => {
     expect(host.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{32}$/)
   })
 
-  it('serves the renderer with the web preload in front of its script, and a cookie for later requests', async () => {
+  it('serves the renderer with the web preload in front of its script, and never sets a cookie', async () => {
     const res = await get(host.port, `/?token=${host.token}`)
     expect(res.status).toBe(200)
     expect(res.body.indexOf('web-preload.js')).toBeLessThan(res.body.indexOf('assets/a.js'))
     expect(String(res.headers['content-security-policy'])).toContain("script-src 'self'")
-    const cookie = String(res.headers['set-cookie']).split(';')[0]!
-    expect((await get(host.port, '/assets/a.js', { Cookie: cookie })).status).toBe(200)
+    // A 127.0.0.1 cookie would reach every other local port too.
+    expect(res.headers['set-cookie']).toBeUndefined()
+    // The page's own files load after the token has left the address bar (a reload).
+    expect((await get(host.port, '/')).status).toBe(200)
+    expect((await get(host.port, '/assets/a.js')).status).toBe(200)
   })
 
-  it('refuses requests without the token, with a wrong token, or for another Host', async () => {
-    expect((await get(host.port, '/')).status).toBe(401)
+  it('answers a link with a stale token, and the access path, with a page that says how to get in', async () => {
+    for (const [path, status] of [
+      ['/?token=from-an-earlier-start', 401],
+      ['/access', 200],
+    ] as const) {
+      const res = await get(host.port, path)
+      expect(res.status, path).toBe(status)
+      expect(String(res.headers['content-type'])).toContain('text/html')
+      expect(res.body).toContain('Open Lanes from the link in your terminal')
+      expect(res.body).toContain('lanes web')
+      expect(res.body).not.toContain(host.token)
+    }
+  })
+
+  it('tells a page whether its token is the current one', async () => {
+    expect((await get(host.port, '/api/token', { 'X-Lanes-Token': host.token })).status).toBe(204)
+    expect((await get(host.port, '/api/token', { 'X-Lanes-Token': 'stale' })).status).toBe(401)
+    expect((await get(host.port, '/api/token')).status).toBe(401)
+  })
+
+  it('refuses requests with a wrong token, or for another Host or Origin', async () => {
     expect((await get(host.port, '/assets/a.js?token=wrong')).status).toBe(401)
     expect((await get(host.port, `/?token=${host.token}`, { Host: 'evil.example' })).status).toBe(403)
     expect((await get(host.port, `/?token=${host.token}`, { Origin: 'http://evil.example' })).status).toBe(
@@ -98,16 +121,22 @@ describe('the browser-mode host', () => {
     }
   })
 
-  it('refuses a socket without the token or from a foreign origin', async () => {
-    expect((await connect(`${origin.replace('http', 'ws')}/api`, origin)).status).toBe(401)
-    expect(
-      (await connect(`${origin.replace('http', 'ws')}/api?token=${host.token}`, 'http://evil.example'))
-        .status,
-    ).toBe(403)
+  it('refuses a socket without the token, with the token only in the URL, or from a foreign origin', async () => {
+    const api = `${origin.replace('http', 'ws')}/api`
+    expect((await connect(api, origin)).status).toBe(401)
+    expect((await connect(api, origin, 'wrong')).status).toBe(401)
+    expect((await connect(`${api}?token=${host.token}`, origin)).status).toBe(401)
+    expect((await connect(api, 'http://evil.example', host.token)).status).toBe(403)
+  })
+
+  it('takes the token from the handshake and never echoes it', async () => {
+    const { ws } = await connect(`${origin.replace('http', 'ws')}/api`, origin, host.token)
+    expect(ws?.protocol).toBe('lanes')
+    ws!.close()
   })
 
   it('answers requests over the socket and pushes events', async () => {
-    const { ws } = await connect(`${origin.replace('http', 'ws')}/api?token=${host.token}`, origin)
+    const { ws } = await connect(`${origin.replace('http', 'ws')}/api`, origin, host.token)
     expect(ws).toBeDefined()
     const messages: unknown[] = []
     ws!.on('message', (data) => messages.push(JSON.parse(String(data))))

@@ -4,14 +4,32 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net'
 import { extname, join, normalize, sep } from 'node:path'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { WireRequest, type WireMessage } from '../../shared/ipc'
+import {
+  WEB_ACCESS_PATH,
+  WEB_API_PATH,
+  WEB_API_PROTOCOL,
+  WEB_TOKEN_CHECK_PATH,
+  WEB_TOKEN_PROTOCOL_PREFIX,
+  WireRequest,
+  type WireMessage,
+} from '../../shared/ipc'
 import { dispatchRequest, err, type AppApi } from './app-api'
 
 /**
  * Browser mode: serves the built renderer and the app API over a WebSocket, on 127.0.0.1 only.
  * Anyone on the machine can reach a loopback port, and any web page can make the browser send requests to
- * one, so every HTTP request and every socket needs the per-start token (query or cookie), and the Host and
- * Origin headers must name this server (DNS rebinding and cross-site pages are refused).
+ * one, so the API socket needs the per-start token and the Host and Origin headers must name this server
+ * (DNS rebinding and cross-site pages are refused).
+ *
+ * The token never rides a cookie: a browser sends a 127.0.0.1 cookie to every other local port too (cookies
+ * ignore ports), so any local server could read it. The page takes it from the printed URL into session
+ * storage, removes it from the address bar, and presents it in the socket handshake (`Sec-WebSocket-Protocol`,
+ * the one header a browser lets a page set there). The page's files are the app's public build, so they are
+ * served without a token (a reload after the token left the address bar must still load); what they can
+ * reach is the socket.
+ *
+ * Nothing a client sends may stop the host: malformed requests, upgrades and frames get a refusal and the
+ * connection is closed; the host keeps serving everyone else.
  */
 
 export interface WebHostOptions {
@@ -58,14 +76,21 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join('; ')
 
+const PAGE_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': CSP,
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+}
+
 /** Frames a message up to this size; a larger one is refused rather than parsed. */
-const MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 
 export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
   const token = opts.token ?? randomBytes(24).toString('base64url')
   const tokenBytes = Buffer.from(token)
   let port = 0
-  const cookieName = (): string => `lanes_token_${port}`
 
   const tokenMatches = (candidate: string | null | undefined): boolean => {
     if (!candidate) return false
@@ -79,9 +104,13 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
   const originAllowed = (origin: string | undefined): boolean =>
     origin === `http://127.0.0.1:${port}` || origin === `http://localhost:${port}`
 
-  const authorized = (req: IncomingMessage, url: URL): boolean => {
-    if (tokenMatches(url.searchParams.get('token'))) return true
-    return tokenMatches(readCookie(req.headers.cookie, cookieName()))
+  /** The token offered in a socket handshake, among the client's subprotocols. */
+  const handshakeToken = (req: IncomingMessage): string | null => {
+    for (const offered of String(req.headers['sec-websocket-protocol'] ?? '').split(',')) {
+      const name = offered.trim()
+      if (name.startsWith(WEB_TOKEN_PROTOCOL_PREFIX)) return name.slice(WEB_TOKEN_PROTOCOL_PREFIX.length)
+    }
+    return null
   }
 
   const server = createServer((req, res) => {
@@ -91,26 +120,24 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
   })
 
   async function serveHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`)
+    const url = parseRequestUrl(req.url)
+    if (url === null) return deny(res, 400, 'Bad request.')
     if (!hostAllowed(req.headers.host)) return deny(res, 403, 'Forbidden: unexpected Host header.')
     // A browser sends Origin on cross-site requests; ours are same-origin or none.
     if (req.headers.origin !== undefined && !originAllowed(req.headers.origin)) {
       return deny(res, 403, 'Forbidden: cross-origin request.')
     }
-    if (!authorized(req, url)) return deny(res, 401, 'Unauthorized: open the URL that `lanes web` printed.')
     if (req.method !== 'GET' && req.method !== 'HEAD') return deny(res, 405, 'Method not allowed.')
-
-    const headers: Record<string, string> = {
-      'Content-Security-Policy': CSP,
-      'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'no-referrer',
-      'Cache-Control': 'no-store',
-      'Cross-Origin-Opener-Policy': 'same-origin',
+    if (url.pathname === WEB_TOKEN_CHECK_PATH) {
+      const valid = tokenMatches(headerValue(req.headers['x-lanes-token']))
+      res.writeHead(valid ? 204 : 401, { 'Cache-Control': 'no-store' }).end()
+      return
     }
-    if (url.searchParams.has('token')) {
-      // Later requests (assets, reloads without the query) authenticate with the cookie.
-      headers['Set-Cookie'] = `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`
+    // A link printed by an earlier start (or mistyped) gets the page that says how to get in.
+    if (url.searchParams.has('token') && !tokenMatches(url.searchParams.get('token'))) {
+      return sendPage(res, 401, accessPage(true), req.method)
     }
+    if (url.pathname === WEB_ACCESS_PATH) return sendPage(res, 200, accessPage(false), req.method)
 
     const file = resolveAsset(opts.rendererDir, url.pathname)
     if (file === null) return deny(res, 404, 'Not found.')
@@ -121,21 +148,37 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
       return deny(res, 404, 'Not found.')
     }
     if (file.endsWith('index.html')) body = Buffer.from(injectWebPreload(body.toString('utf8')))
-    headers['Content-Type'] = CONTENT_TYPES[extname(file)] ?? 'application/octet-stream'
-    res.writeHead(200, headers)
+    res.writeHead(200, {
+      ...PAGE_HEADERS,
+      'Content-Type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
+    })
     res.end(req.method === 'HEAD' ? undefined : body)
   }
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES })
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_MESSAGE_BYTES,
+    // Echo only the API protocol: the token is never sent back.
+    handleProtocols: (offered) => (offered.has(WEB_API_PROTOCOL) ? WEB_API_PROTOCOL : false),
+  })
   server.on('upgrade', (req, socket: Socket, head) => {
-    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`)
+    // A client that resets mid-handshake must not surface as an unhandled 'error'.
+    socket.on('error', () => socket.destroy())
     const refuse = (status: number, text: string): void => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
     }
-    if (url.pathname !== '/api') return refuse(404, 'Not Found')
-    if (!hostAllowed(req.headers.host) || !originAllowed(req.headers.origin)) return refuse(403, 'Forbidden')
-    if (!authorized(req, url)) return refuse(401, 'Unauthorized')
-    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws))
+    try {
+      const url = parseRequestUrl(req.url)
+      if (url === null) return refuse(400, 'Bad Request')
+      if (url.pathname !== WEB_API_PATH) return refuse(404, 'Not Found')
+      if (!hostAllowed(req.headers.host) || !originAllowed(req.headers.origin))
+        return refuse(403, 'Forbidden')
+      if (!tokenMatches(handshakeToken(req))) return refuse(401, 'Unauthorized')
+      wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws))
+    } catch {
+      // ws rejects some handshakes by throwing (e.g. a header it cannot parse): refuse, keep serving.
+      if (!socket.destroyed) refuse(400, 'Bad Request')
+    }
   })
 
   function serveSocket(ws: WebSocket): void {
@@ -144,6 +187,9 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
     }
     const unsubscribe = opts.api.subscribe((channel, payload) => send({ kind: 'event', channel, payload }))
     ws.on('close', unsubscribe)
+    // A frame over the size limit, invalid UTF-8 or a protocol violation: ws has already sent the close
+    // frame with the reason (1009, 1007, 1002); without this listener the error would stop the process.
+    ws.on('error', () => ws.terminate())
     ws.on('message', (data, isBinary) => {
       let request: WireRequest
       try {
@@ -165,6 +211,13 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
       )
     })
   }
+
+  // Bytes that are not HTTP at all: answer 400 and drop that connection only.
+  server.on('clientError', (_error, socket: Socket) => {
+    if (socket.writable)
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n')
+    else socket.destroy()
+  })
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -194,13 +247,47 @@ function deny(res: ServerResponse, status: number, text: string): void {
   res.end(text)
 }
 
-function readCookie(header: string | undefined, name: string): string | null {
-  if (!header) return null
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=')
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
+function sendPage(res: ServerResponse, status: number, html: string, method: string | undefined): void {
+  res.writeHead(status, { ...PAGE_HEADERS, 'Content-Type': CONTENT_TYPES['.html']! })
+  res.end(method === 'HEAD' ? undefined : html)
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  return typeof value === 'string' ? value : null
+}
+
+/** Null for a request target no URL can be made of (`http://[`): refused, never thrown. */
+function parseRequestUrl(target: string | undefined): URL | null {
+  try {
+    return new URL(target ?? '/', 'http://127.0.0.1')
+  } catch {
+    return null
   }
-  return null
+}
+
+/**
+ * The page for an address without its token (a bookmark, a link from an earlier start). It explains where
+ * the token comes from, since the address bar no longer shows it once the app has loaded.
+ */
+function accessPage(stale: boolean): string {
+  const why = stale
+    ? 'This link carries an access key from an earlier start of Lanes, which no longer works.'
+    : 'This address has no access key, so Lanes cannot let this page in.'
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Lanes: open the link from your terminal</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:38rem;margin:4rem auto;padding:0 1.5rem;color:#1b1d22;background:#fff}
+code{background:#eef0f3;padding:.1rem .3rem;border-radius:4px}h1{font-size:1.4rem}
+@media (prefers-color-scheme:dark){body{color:#e6e8eb;background:#1b1d22}code{background:#2c3038}}</style>
+</head><body><main data-testid="access-page">
+<h1>Open Lanes from the link in your terminal</h1>
+<p>${why}</p>
+<p>Each time Lanes starts in browser mode (<code>npm run web</code> or <code>lanes web</code>), it prints a
+link with a new access key in the terminal where it runs, and opens it for you when it can. Open that link.</p>
+<p>The key is not part of bookmarks on purpose: it keeps other programs on this computer from using Lanes
+in your name. If Lanes is no longer running, start it again.</p>
+</main></body></html>
+`
 }
 
 /** Maps a URL path to a file inside the renderer folder, or null if it would leave it. */

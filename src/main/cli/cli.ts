@@ -1,20 +1,20 @@
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { createAppApi, resolveWorkspace } from '../app/app-api'
+import { createAppApi } from '../app/app-api'
+import { recordedWorkspace, resolveWorkspace } from '../app/folders'
 import type { RunOutcome } from '../agent/loop'
 import { runFakeModelCli } from '../agent/scripted-model'
 import {
-  AgentSession,
-  agentOptions,
-  connectModel,
   DEFAULT_ENGINE_SETTINGS,
+  launchSession,
   prepareEngine,
-  type EngineSettings,
+  readSessionStart,
+  type LaunchedSession,
+  type SessionStart,
 } from '../app/engine'
 import { defaultSessionsDir } from '../app/paths'
-import { readSession } from '../session/log'
+import { rewindCommand } from './rewind-command'
 import { startWebHost } from '../app/web-host'
 
 /**
@@ -41,6 +41,13 @@ Usage:
   lanes web --workspace DIR [--port N] [--sessions-dir DIR]
       Browser mode: serves the app on 127.0.0.1 and prints its URL (with the access token) first.
       --port 0 (the default) picks a free port.
+
+  lanes rewind SESSION_ID --to CALL_ID [--files-only] [--sessions-dir DIR]
+      Puts every file the session's file tools changed back as it was just before CALL_ID (files created
+      later are removed) and, without --files-only, the conversation too: the next --continue starts from
+      the turn that held CALL_ID. A file changed since by someone else is skipped and reported. Prints
+      one JSON line per file. Exit code: 0 done, 1 refused (nothing changed). Changes made by bash
+      commands are not tracked and are not rewound.
 
   lanes --help
       Shows this help.
@@ -167,79 +174,58 @@ async function run(argv: string[]): Promise<number> {
     throw new UsageError('--task must not be empty.')
 
   // What the session was started with, when continuing: its folder, scheduler and model.
-  let workspacePath = values.workspace
-  let saved: {
-    scheduler?: 'streaming' | 'batch'
-    siblingSkip?: boolean
-    model?: string
-    baseUrl?: string
-    turns: number
-  } = { turns: 0 }
+  let resume: SessionStart | undefined
   if (continuing !== undefined) {
-    const { events } = await readSession(join(sessionsDir, `${continuing}.jsonl`)).catch(() => ({
-      events: [],
-    }))
-    const created = events.find((e) => e.type === 'session.created')
-    if (!created || created.type !== 'session.created') {
+    resume = await readSessionStart(sessionsDir, continuing).catch(() => undefined)
+    if (!resume) {
       process.stderr.write(`lanes run: no session "${continuing}" in ${sessionsDir}.\n`)
       return 1
     }
-    workspacePath = created.workspace
-    saved = {
-      scheduler: created.settings.scheduler,
-      siblingSkip: created.settings.siblingSkip,
-      model: created.settings.demo ? undefined : created.settings.model,
-      baseUrl: created.settings.baseUrl,
-      turns: events.filter((e) => e.type === 'assistant.message').length,
-    }
   }
-  const opened = await resolveWorkspace(workspacePath as string)
+  const saved = resume?.created.settings
+  // A continued session goes on in its own folder, or not at all.
+  const opened = resume
+    ? await recordedWorkspace(resume.created.workspace)
+    : await resolveWorkspace(values.workspace as string)
   if (!opened.ok) {
     process.stderr.write(`lanes run: ${opened.error}\n`)
     return 1
   }
-  const workspace = opened.value.path
 
   const { registry } = await prepareEngine()
-  const model = await connectModel(
-    { baseUrl: values['base-url'] ?? saved.baseUrl, model: values.model ?? saved.model },
-    workspace,
-    { turnsDone: saved.turns },
-  )
+  let launched: LaunchedSession
+  try {
+    launched = await launchSession({
+      workspace: opened.value.path,
+      registry,
+      model: {
+        baseUrl: values['base-url'] ?? saved?.baseUrl,
+        model: values.model ?? (saved?.demo ? undefined : saved?.model),
+      },
+      settings: {
+        ...DEFAULT_ENGINE_SETTINGS,
+        sessionsDir,
+        maxTurns,
+        scheduler: scheduler ?? saved?.scheduler ?? DEFAULT_ENGINE_SETTINGS.scheduler,
+        siblingSkip: saved?.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
+      },
+      approvals: approve ?? 'pause',
+      onEvent: (event) => {
+        process.stdout.write(JSON.stringify(event) + '\n')
+      },
+      from: resume ? { resume } : { task: values.task as string },
+    })
+  } catch (e) {
+    process.stderr.write(`lanes run: ${(e as Error).message}\n`)
+    return 1
+  }
+  const { session, model } = launched
   if (model.demo) {
     process.stderr.write(
       'lanes: no ANTHROPIC_API_KEY or base URL set, so the built-in demo model is answering (offline, scripted).\n',
     )
   }
-  const settings: EngineSettings = {
-    ...DEFAULT_ENGINE_SETTINGS,
-    sessionsDir,
-    maxTurns,
-    scheduler: scheduler ?? saved.scheduler ?? DEFAULT_ENGINE_SETTINGS.scheduler,
-    siblingSkip: saved.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
-  }
-  const options = agentOptions(
-    { workspace, registry, model, approvals: approve ?? 'pause' },
-    settings,
-    (event) => {
-      process.stdout.write(JSON.stringify(event) + '\n')
-    },
-  )
-
-  let session: AgentSession
-  try {
-    if (continuing !== undefined) {
-      const result = await AgentSession.open(continuing, options)
-      for (const warning of result.warnings) process.stderr.write(`lanes: ${warning}\n`)
-      session = result.session
-    } else {
-      session = await AgentSession.create(options, (values.task as string).split('\n')[0]?.slice(0, 120))
-    }
-  } catch (e) {
-    await model.close()
-    process.stderr.write(`lanes run: ${(e as Error).message}\n`)
-    return 1
-  }
+  for (const warning of launched.warnings) process.stderr.write(`lanes: ${warning}\n`)
 
   const stop = (): void => session.stop()
   process.once('SIGINT', stop)
@@ -273,6 +259,8 @@ export async function main(argv: string[]): Promise<number> {
         return await run(rest)
       case 'fake-model':
         return await runFakeModelCli(rest)
+      case 'rewind':
+        return await rewindCommand(rest, (message) => new UsageError(message))
       case undefined:
       case '--help':
       case '-h':

@@ -1,9 +1,10 @@
 import { app, BrowserWindow, dialog, Menu, safeStorage, type MenuItemConstructorOptions } from 'electron'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createAppApi } from '../app/app-api'
 import { defaultSessionsDir } from '../app/paths'
 import type { SecretBox } from '../app/session-host'
+import { writeJsonAtomic } from '../tools/atomic-write'
 import { forwardEvents, registerIpc } from './ipc'
 import { createMainWindow, denyAllPermissions, isTrustedSender } from './window'
 
@@ -78,11 +79,8 @@ async function main(): Promise<void> {
       return picked.canceled ? null : (picked.filePaths[0] ?? null)
     },
     onWorkspaceChanged: (ws) => {
-      try {
-        writeFileSync(settingsFile, JSON.stringify({ lastWorkspace: ws.path }))
-      } catch {
-        // Not remembering the folder is not worth an error.
-      }
+      // Not remembering the folder is not worth an error.
+      writeJsonAtomic(settingsFile, { lastWorkspace: ws.path }).catch(() => undefined)
     },
   })
 

@@ -70,6 +70,8 @@ export function createMainWindow(stateFile: string): BrowserWindow {
     const bounds = win.getNormalBounds()
     const next: WindowState = { ...bounds, maximized: win.isMaximized() }
     try {
+      // Synchronous, unlike writeJsonAtomic: the window closing may be the app quitting, which would not wait
+      // for an async write. A torn file only costs the saved size (the reader falls back to defaults).
       writeFileSync(stateFile, JSON.stringify(next))
     } catch {
       // Losing the window size is not worth an error dialog.

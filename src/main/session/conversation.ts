@@ -6,6 +6,7 @@ import type {
 import type { EventOf, SessionEvent } from '../../shared/events'
 import { reduceEvents, type TurnState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
+import { withoutRewoundTurns } from './rewind-history'
 
 /**
  * Rebuilds, from a session's events, what the model is sent to continue it (DESIGN 6: a paused session
@@ -47,7 +48,9 @@ const LOST_RESULT =
   'This call has no recorded result: the session was interrupted before it finished. ' +
   'Check its effect before issuing it again.'
 
-export function buildConversation(events: readonly SessionEvent[]): Conversation {
+export function buildConversation(allEvents: readonly SessionEvent[]): Conversation {
+  // Turns a rewind took back are not part of the conversation (issue 14).
+  const events = withoutRewoundTurns(allEvents)
   const state = reduceEvents(events)
   const turnsByNumber = new Map<number, TurnState>()
   for (const turn of state.turns) turnsByNumber.set(turn.turn, turn)

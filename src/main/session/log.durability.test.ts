@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readSession } from './log'
+import { readSession, sessionPaths } from './log'
 import { payloadFor } from './test-fixtures/log-writer-child'
 
 /**
@@ -156,7 +156,7 @@ describe('session log durability', () => {
         }
 
         for (const id of SESSIONS) {
-          const file = join(dir, `${id}.jsonl`)
+          const file = sessionPaths(dir, id).log
           const terminated = await endsWithNewline(file)
           if (terminated === undefined) continue // killed before this session's log was created
           if (!terminated) tornLines.set(id, (tornLines.get(id) ?? 0) + 1)

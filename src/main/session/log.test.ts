@@ -6,7 +6,14 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SessionEvent } from '../../shared/events'
-import { isSessionLocked, openSessionWriter, readSession, SessionLogError, type SessionWriter } from './log'
+import {
+  isSessionLocked,
+  openSessionWriter,
+  readSession,
+  SessionLogError,
+  sessionPaths,
+  type SessionWriter,
+} from './log'
 
 let dir: string
 const open: SessionWriter[] = []
@@ -37,7 +44,7 @@ const created = (sessionId = 's1') =>
 const output = (chunk: string) => ({ type: 'tool.output', callId: 'c1', chunk }) as const
 
 async function lines(id = 's1'): Promise<string[]> {
-  return (await readFile(join(dir, `${id}.jsonl`), 'utf8')).split('\n')
+  return (await readFile(sessionPaths(dir, id).log, 'utf8')).split('\n')
 }
 
 async function rejection(promise: Promise<unknown>): Promise<SessionLogError> {
@@ -140,7 +147,7 @@ describe('SessionWriter', () => {
     const w = await writer()
     const first = await w.append(created())
     await w.close()
-    await appendFile(join(dir, 's1.jsonl'), '{"type":"tool.output","at":1,"seq":1,"callId":"c1","chu')
+    await appendFile(sessionPaths(dir, 's1').log, '{"type":"tool.output","at":1,"seq":1,"callId":"c1","chu')
     const reopened = await writer('s1', false)
     expect(reopened.nextSeq).toBe(1)
     const next = await reopened.append(output('after the crash'))
@@ -156,7 +163,7 @@ describe('SessionWriter', () => {
     await w.append(created())
     await w.close()
     const complete = { type: 'tool.output', at: 5, seq: 1, callId: 'c1', chunk: 'whole' }
-    await appendFile(join(dir, 's1.jsonl'), JSON.stringify(complete))
+    await appendFile(sessionPaths(dir, 's1').log, JSON.stringify(complete))
     const reopened = await writer('s1', false)
     expect(reopened.nextSeq).toBe(2)
     await reopened.append(output('next'))

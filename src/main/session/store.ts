@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { open, readdir, realpath } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { SessionId, type EventOf, type SessionEvent, type SessionSummary } from '../../shared/events'
-import { isSessionLocked, parseLine, scanLinesBackward, sessionPaths } from './log'
+import { isSessionLocked, LOG_SUFFIX, parseLine, scanLinesBackward, sessionPaths } from './log'
 
 /**
  * The folder of sessions: ids, and the list the app and `lanes run --continue` choose from.
@@ -49,8 +49,8 @@ export async function listSessions(sessionsDir: string, workspace?: string): Pro
     return []
   }
   const ids = names
-    .filter((name) => name.endsWith('.jsonl'))
-    .map((name) => name.slice(0, -'.jsonl'.length))
+    .filter((name) => name.endsWith(LOG_SUFFIX))
+    .map((name) => name.slice(0, -LOG_SUFFIX.length))
     .filter((id) => SessionId.safeParse(id).success)
   const wanted = workspace === undefined ? undefined : await canonical(workspace)
 

@@ -6,7 +6,7 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import ts from 'typescript'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { cleanStrayTempFiles, writeFileAtomic } from './atomic-write'
+import { cleanStrayTempFiles, writeFileAtomic, writeJsonAtomic } from './atomic-write'
 
 const TEMP = /\.lanes-[0-9a-f]{12}\.tmp$/
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
@@ -305,4 +305,29 @@ describe('writeFileAtomic under SIGKILL', () => {
     // ~15-25 s on two idle cores (node's own start-up dominates); the margin is for a machine shared with
     // other test runs.
   }, 180_000)
+})
+
+describe('writeJsonAtomic', () => {
+  it('writes the value as indented JSON, a new file with the mode asked for, an existing one keeping its own', async () => {
+    const file = path.join(dir, 'nested', 'settings.json')
+    await writeJsonAtomic(file, { a: 1, list: ['x'] }, { mode: 0o600 })
+    expect(JSON.parse(await fs.readFile(file, 'utf8'))).toEqual({ a: 1, list: ['x'] })
+    expect(await fs.readFile(file, 'utf8')).toContain('\n  "a": 1')
+    expect((await fs.stat(file)).mode & 0o777).toBe(0o600)
+    await fs.chmod(file, 0o640)
+    await writeJsonAtomic(file, { a: 2 }, { mode: 0o600 })
+    expect(JSON.parse(await fs.readFile(file, 'utf8'))).toEqual({ a: 2 })
+    expect((await fs.stat(file)).mode & 0o777).toBe(0o640)
+    expect(await tempFilesIn(path.dirname(file))).toEqual([])
+  })
+
+  it('throws, naming the file, when it cannot write, and leaves the old content whole', async () => {
+    const file = path.join(dir, 'rules.json')
+    await writeJsonAtomic(file, { keep: true })
+    await fs.chmod(file, 0o444)
+    await expect(writeJsonAtomic(file, { keep: false })).rejects.toThrow(`${file} is read-only`)
+    expect(JSON.parse(await fs.readFile(file, 'utf8'))).toEqual({ keep: true })
+    const underAFile = path.join(file, 'inside.json')
+    await expect(writeJsonAtomic(underAFile, {})).rejects.toThrow(underAFile)
+  })
 })

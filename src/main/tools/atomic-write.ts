@@ -23,6 +23,8 @@ export interface AtomicWriteOptions {
    * else between our read and our write would be overwritten.
    */
   expect?: { mtimeMs: number; size: number } | null
+  /** The mode of a new file (default: 0o666 less the umask, as any editor would); an existing file keeps its own. */
+  mode?: number
 }
 
 // `.<base>.lanes-<12 hex>.tmp`; the base is shortened so the temp name stays under NAME_MAX (255 bytes).
@@ -69,7 +71,7 @@ export async function writeFileAtomic(
       }
 
     // 0o666 lets the umask pick a new file's mode (0o644 usually), as any editor would.
-    fh = await fs.open(tmp, 'wx', existing === null ? 0o666 : existing.mode & 0o7777)
+    fh = await fs.open(tmp, 'wx', existing === null ? (opts.mode ?? 0o666) : existing.mode & 0o7777)
     tmpCreated = true
     if (existing !== null) {
       // The umask also applied to the mode given to open: set the old mode exactly.
@@ -117,6 +119,19 @@ export async function writeFileAtomic(
     if (tmpCreated) await fs.unlink(tmp).catch(() => undefined)
     return { ok: false, reason: `could not be written (${(error as Error).message})` }
   }
+}
+
+/**
+ * Replaces a JSON file (settings, rules) in one step, so a crash never leaves half a file that would lose
+ * everything in it. Throws with the file's name on failure: these files belong to the app, not the user.
+ */
+export async function writeJsonAtomic(
+  path: string,
+  value: unknown,
+  opts: { mode?: number } = {},
+): Promise<void> {
+  const written = await writeFileAtomic(path, JSON.stringify(value, null, 2), opts)
+  if (!written.ok) throw new Error(`${path} ${written.reason}`)
 }
 
 async function syncDirectory(dir: string): Promise<void> {

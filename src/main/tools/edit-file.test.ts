@@ -6,6 +6,7 @@ import { editFileTool, planEdit } from './edit-file'
 import { readFileTool } from './read-file'
 import { SnapshotStore } from './snapshots'
 import type { ToolContext } from './tool'
+import { STRICT_RULES } from './sensitive-paths'
 
 let base: string
 let root: string
@@ -17,6 +18,7 @@ beforeEach(async () => {
   await fs.mkdir(root)
   ctx = {
     workspace: root,
+    pathRules: STRICT_RULES,
     signal: new AbortController().signal,
     snapshots: new SnapshotStore(),
     outputDir: base,

@@ -1,4 +1,4 @@
-import { cutLongLine, MAX_LINE_CHARS, numberedLine } from './read-file'
+import { cutLongLine, MAX_LINE_CHARS, numberedLine } from './read-file/line-collector'
 import { EditFileInput } from './schemas'
 import { defineTool, fail, ok } from './tool'
 import type { ToolContext } from './tool'

@@ -5,6 +5,7 @@ import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { braceExpansions, globTool, insideChecker } from './glob'
 import type { ToolContext, ToolResult } from './tool'
+import { STRICT_RULES } from './sensitive-paths'
 
 const tempDirs: string[] = []
 
@@ -23,6 +24,7 @@ async function makeWorkspace(files: string[]): Promise<string> {
 function context(workspace: string, signal = new AbortController().signal): ToolContext {
   return {
     workspace,
+    pathRules: STRICT_RULES,
     signal,
     snapshots: {} as ToolContext['snapshots'],
     outputDir: workspace,

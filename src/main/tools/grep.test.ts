@@ -3,8 +3,11 @@ import { existsSync, promises as fs, readFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { globToRegExp, grepTool, translateRegex } from './grep'
+import { grepTool } from './grep'
+import { globToRegExp } from './grep/gitignore'
+import { translateRegex } from './grep/rust-regex'
 import type { ToolContext, ToolResult } from './tool'
+import { STRICT_RULES } from './sensitive-paths'
 
 const tempDirs: string[] = []
 
@@ -23,6 +26,7 @@ async function makeWorkspace(files: Record<string, string | Buffer>): Promise<st
 function context(workspace: string, signal = new AbortController().signal): ToolContext {
   return {
     workspace,
+    pathRules: STRICT_RULES,
     signal,
     snapshots: {} as ToolContext['snapshots'],
     outputDir: workspace,

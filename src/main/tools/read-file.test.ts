@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readFileTool } from './read-file'
 import { SnapshotStore } from './snapshots'
 import type { ToolContext } from './tool'
+import { STRICT_RULES } from './sensitive-paths'
 
 let base: string
 let root: string
@@ -18,6 +19,7 @@ beforeEach(async () => {
   await fs.mkdir(path.join(base, 'out'))
   ctx = {
     workspace: root,
+    pathRules: STRICT_RULES,
     signal: new AbortController().signal,
     snapshots: new SnapshotStore(),
     outputDir: path.join(base, 'out'),

@@ -111,6 +111,9 @@ export const GlobInput = z
   .describe('Find files by name pattern.')
 export type GlobInput = z.infer<typeof GlobInput>
 
+/** A bash call's timeout when neither the call nor the user's settings give one. */
+export const DEFAULT_BASH_TIMEOUT_SEC = 180
+
 export const BashInput = z
   .object({
     command: z
@@ -123,7 +126,7 @@ export const BashInput = z
       .min(1)
       .max(600)
       .optional()
-      .describe('Timeout in seconds, 1 to 600. Omit for the default (180 seconds).'),
+      .describe(`Timeout in seconds, 1 to 600. Omit for the default (${DEFAULT_BASH_TIMEOUT_SEC} seconds).`),
     description: z
       .string()
       .max(1000)

@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import type { SensitivePathRules } from './sensitive-paths'
 import type { SnapshotStore } from './snapshots'
 
 /**
@@ -16,6 +17,8 @@ export interface ToolResult {
 export interface ToolContext {
   /** Real path of the workspace root (already resolved with realpath). */
   workspace: string
+  /** The workspace's sensitive-path rules, computed once when it was opened (`loadSensitivePathRules`). */
+  pathRules: SensitivePathRules
   /** Aborted when the user stops the run or a sibling's infrastructure failure cancels the group. */
   signal: AbortSignal
   /** The session's read/write snapshots for optimistic-concurrency checks. */
@@ -28,6 +31,24 @@ export interface ToolContext {
   onProgress: (chunk: string) => void
   /** Default bash timeout in seconds when the call gives none (settings). */
   bashTimeoutSec?: number
+  /** Keeps the contents around each file change so it can be undone; absent: changes are not kept. */
+  changes?: ChangeKeeper
+}
+
+/**
+ * Where write_file and edit_file keep a file's content before they change it and after (issue 14: undo and
+ * rewind). `before` is awaited before the write: a change whose previous content could not be kept is not
+ * made.
+ */
+export interface ChangeKeeper {
+  /** `content` null: the file does not exist yet. */
+  before(change: {
+    path: string
+    relPath: string
+    content: Buffer | null
+  }): Promise<{ ok: true } | { ok: false; error: string }>
+  /** What the change left on disk (its SHA-256 already computed): what a later rewind compares against. */
+  after(change: { path: string; content: Buffer; hash: string }): Promise<void>
 }
 
 export interface Tool<S extends z.ZodType = z.ZodType> {

@@ -4,7 +4,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { isInside, isProtectedRelative, resolveInWorkspace, toWorkspaceRelative } from './workspace'
+import { GIT_WORKSPACE_RULES, isProtectedPath } from './sensitive-paths'
+import { isInside, resolveInWorkspace, toWorkspaceRelative } from './workspace'
 import type { WorkspaceOp, WorkspaceResolution } from './workspace'
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
@@ -539,9 +540,9 @@ describe('resolveInWorkspace: protected paths', () => {
   })
 
   it('matches protected names segment by segment', () => {
-    expect(isProtectedRelative('a/.git')).toBe(true)
-    expect(isProtectedRelative('a/.gitx/y')).toBe(false)
-    expect(isProtectedRelative('.')).toBe(false)
+    expect(isProtectedPath('a/.git', GIT_WORKSPACE_RULES)).toBe(true)
+    expect(isProtectedPath('a/.gitx/y', GIT_WORKSPACE_RULES)).toBe(false)
+    expect(isProtectedPath('.', GIT_WORKSPACE_RULES)).toBe(false)
   })
 })
 

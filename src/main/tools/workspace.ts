@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs'
 import type { Stats } from 'node:fs'
 import path from 'node:path'
 import { UNSAFE_CHARS } from './schemas'
+import { isProtectedPath, isSecretPath, STRICT_RULES, type SensitivePathRules } from './sensitive-paths'
 
 /**
  * Workspace confinement (DESIGN 2.2). Every path a tool touches goes through `resolveInWorkspace`, which
@@ -43,87 +44,6 @@ const DOLLAR_NAME = /\$([A-Za-z_][A-Za-z0-9_]*)/g
 const WINDOWS_DEVICE = /^(?:con|prn|aux|nul|com[0-9]|lpt[0-9]|conin\$|conout\$)[. ]*$/i
 
 /**
- * Paths inside the workspace that always go to human approval on write (and are flagged on read: secrets
- * such as `.env` are sent to the model provider when read). Compared case-insensitively because macOS and
- * Windows file systems are: `.GIT/config` is `.git/config` there.
- *
- * Directories, at any depth: VCS internals (hooks run code), editor/agent settings that run tasks or grant
- * permissions when a folder is opened, CI definitions that run with repository secrets, credential stores.
- */
-const PROTECTED_DIRS = new Set([
-  '.git',
-  '.hg',
-  '.svn',
-  '.ssh',
-  '.gnupg',
-  '.aws',
-  '.vscode',
-  '.idea',
-  '.devcontainer',
-  '.husky',
-  '.github',
-  '.circleci',
-  '.claude',
-  '.cursor',
-  '.lanes',
-])
-/** File names, at any depth: shell start-up files, package-manager and VCS config, credentials. */
-const PROTECTED_FILES = new Set([
-  '.envrc',
-  '.bashrc',
-  '.bash_profile',
-  '.bash_login',
-  '.bash_logout',
-  '.profile',
-  '.zshrc',
-  '.zshenv',
-  '.zprofile',
-  '.zlogin',
-  '.zlogout',
-  '.inputrc',
-  '.npmrc',
-  '.yarnrc',
-  '.yarnrc.yml',
-  '.pypirc',
-  '.netrc',
-  '.pgpass',
-  '.gitconfig',
-  '.gitmodules',
-  '.gitattributes',
-  '.git-credentials',
-  '.gitlab-ci.yml',
-  '.mcp.json',
-  'id_rsa',
-  'id_dsa',
-  'id_ecdsa',
-  'id_ed25519',
-])
-/** `.env`, `.env.local`, `.env.production`, ... and private key material by extension. */
-const PROTECTED_FILE_PATTERN = /^\.env(?:\..*)?$|\.(?:pem|key|p12|pfx)$/i
-
-export function isProtectedRelative(relative: string): boolean {
-  const segments = relative.split(/[\\/]+/).filter((s) => s !== '' && s !== '.')
-  const last = segments[segments.length - 1]
-  if (last === undefined) return false
-  const lower = last.toLowerCase()
-  if (PROTECTED_FILES.has(lower) || PROTECTED_FILE_PATTERN.test(lower)) return true
-  return segments.some((s) => PROTECTED_DIRS.has(s.toLowerCase()))
-}
-
-/** Files whose content is a credential: .env files, keys, tokens and the folders that hold them. Reading one
- * sends the secret to the model provider, so reads of these ask the user (other protected paths are
- * protected against writes only). */
-export function isSecretRelative(relative: string): boolean {
-  const segments = relative.toLowerCase().split(/[\\/]+/)
-  const name = segments.at(-1) ?? ''
-  if (segments.some((s) => s === '.ssh' || s === '.gnupg' || s === '.aws')) return true
-  if (name === '.env' || name.startsWith('.env.') || name === '.envrc') return true
-  if (['.netrc', '.pgpass', '.npmrc', '.pypirc', '.git-credentials', '.yarnrc.yml'].includes(name))
-    return true
-  return /^id_[a-z0-9]+$/.test(name) || /\.(pem|key|p12|pfx)$/.test(name)
-}
-
-/**
  * The path as the model wrote it, relative to the root and normalized, judged on its text alone (no disk
  * access, so the approval policy can decide the moment a call arrives); null when the text would be refused.
  * Where it really leads can differ (a symlink named `notes.txt` pointing at `.env`): the tools compare it
@@ -140,15 +60,16 @@ export function nameInWorkspace(root: string, input: string): string | null {
  * When the path the model gave looks harmless but leads through a symbolic link to a protected place (a
  * secret, for `kind: 'secret'`), the refusal to give the model; null otherwise. The approval policy judges
  * the name the model wrote, so such a call would get past it: it is refused here, and the model is told to
- * use the real path, which then goes to the user.
+ * use the real path, which then goes to the user. `rules` are the workspace's (see sensitive-paths.ts).
  */
 export function linkHidesProtection(
   rootReal: string,
   input: string,
   resolvedPath: string,
   kind: 'secret' | 'protected',
+  rules: SensitivePathRules,
 ): string | null {
-  const test = kind === 'secret' ? isSecretRelative : isProtectedRelative
+  const test = kind === 'secret' ? isSecretPath : (relative: string) => isProtectedPath(relative, rules)
   const real = toWorkspaceRelative(rootReal, resolvedPath)
   if (!test(real)) return null
   const name = nameInWorkspace(rootReal, input)
@@ -370,10 +291,14 @@ async function walk(
   return { ok: true, path: current, existing: currentStats }
 }
 
+/**
+ * `rules` only decide the `protected` flag; without the workspace's own rules it is the strict answer.
+ */
 export async function resolveInWorkspace(
   root: string,
   input: string,
   op: WorkspaceOp,
+  rules: SensitivePathRules = STRICT_RULES,
 ): Promise<WorkspaceResolution> {
   try {
     if (typeof input !== 'string' || input.length === 0)
@@ -435,8 +360,8 @@ export async function resolveInWorkspace(
 
     // Flag both what was asked for and what it resolves to: `.env` may be a symlink to `config/env.txt`.
     const isProtected =
-      isProtectedRelative(path.posix.normalize(relative || '.')) ||
-      isProtectedRelative(toWorkspaceRelative(rootReal, walked.path))
+      isProtectedPath(path.posix.normalize(relative || '.'), rules) ||
+      isProtectedPath(toWorkspaceRelative(rootReal, walked.path), rules)
     return { ok: true, path: walked.path, protected: isProtected }
   } catch (error) {
     // Defensive: the contract is "never throws"; an unexpected failure is a refusal, never an escape.

@@ -10,6 +10,7 @@ import { SnapshotStore } from './snapshots'
 import type { FileSnapshot } from './snapshots'
 import type { ToolContext } from './tool'
 import { planWrite, writeFileTool } from './write-file'
+import { STRICT_RULES } from './sensitive-paths'
 
 let base: string
 let root: string
@@ -23,6 +24,7 @@ beforeEach(async () => {
   recorded = []
   ctx = {
     workspace: root,
+    pathRules: STRICT_RULES,
     signal: new AbortController().signal,
     snapshots: new SnapshotStore({ onRecord: (s) => recorded.push(s) }),
     outputDir: base,

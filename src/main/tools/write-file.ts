@@ -36,6 +36,8 @@ export type ChangePlan =
       data: Buffer
       /** What the file was when planned, re-checked just before the rename (null: must not exist). */
       expect?: { mtimeMs: number; size: number } | null
+      /** The file's bytes when planned (BOM included; null: it does not exist), kept so it can be undone. */
+      previous?: Buffer | null
       /** The bytes on disk would not change: nothing needs writing. */
       unchanged: boolean
       /** Facts about the change worth telling the model ("its CRLF line endings were kept"). */
@@ -67,9 +69,9 @@ export type LoadedFile =
  * change the model has not seen (DESIGN 2: read first; mtime moved and hash differs is a conflict).
  */
 export async function loadForChange(ctx: ToolContext, rawPath: string, base?: PlanBase): Promise<LoadedFile> {
-  const resolved = await resolveInWorkspace(ctx.workspace, rawPath, 'write')
+  const resolved = await resolveInWorkspace(ctx.workspace, rawPath, 'write', ctx.pathRules)
   if (!resolved.ok) return { ok: false, error: resolved.reason }
-  const hidden = linkHidesProtection(ctx.workspace, rawPath, resolved.path, 'protected')
+  const hidden = linkHidesProtection(ctx.workspace, rawPath, resolved.path, 'protected', ctx.pathRules)
   if (hidden) return { ok: false, error: hidden }
   const path = resolved.path
   const relPath = toWorkspaceRelative(ctx.workspace, path)
@@ -199,9 +201,14 @@ export async function planWrite(
 
 export function expectation(current: CurrentFile | null): {
   expect?: { mtimeMs: number; size: number } | null
+  previous?: Buffer | null
 } {
-  if (current === null) return { expect: null }
-  return current.stat === undefined ? {} : { expect: current.stat }
+  if (current === null) return { expect: null, previous: null }
+  if (current.stat === undefined) return {}
+  return {
+    expect: current.stat,
+    previous: current.bom ? Buffer.concat([UTF8_BOM, current.body]) : current.body,
+  }
 }
 
 export type Committed = { ok: true; diff: FileDiff; created: boolean } | { ok: false; result: ToolResult }
@@ -212,6 +219,13 @@ export async function commitChange(
   plan: ChangePlan & { ok: true },
   title: string,
 ): Promise<Committed> {
+  if (ctx.changes && plan.previous !== undefined) {
+    const kept = await ctx.changes.before({ path: plan.path, relPath: plan.relPath, content: plan.previous })
+    if (!kept.ok) {
+      const reason = `${plan.relPath} was not changed: its current content could not be kept for undo (${kept.error}).`
+      return { ok: false, result: fail(reason, { title, metadata: { path: plan.relPath } }) }
+    }
+  }
   const written = await writeFileAtomic(
     plan.path,
     plan.data,
@@ -223,7 +237,9 @@ export async function commitChange(
       : `${plan.relPath} ${written.reason}.`
     return { ok: false, result: fail(reason, { title, metadata: { path: plan.relPath } }) }
   }
-  ctx.snapshots.record({ path: plan.path, mtimeMs: written.mtimeMs, hash: sha256(plan.data) })
+  const hash = sha256(plan.data)
+  ctx.snapshots.record({ path: plan.path, mtimeMs: written.mtimeMs, hash })
+  await ctx.changes?.after({ path: plan.path, content: plan.data, hash })
   return { ok: true, diff: fileDiff(plan.relPath, plan.before, plan.after), created: written.created }
 }
 

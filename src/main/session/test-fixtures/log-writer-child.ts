@@ -11,9 +11,8 @@
  */
 import { createInterface } from 'node:readline'
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { openSessionWriter, type SessionWriter } from '../log'
+import { openSessionWriter, sessionPaths, type SessionWriter } from '../log'
 
 /**
  * The chunk of the tool.output event with this seq: deterministic, so the parent can check every line's
@@ -27,7 +26,7 @@ export function payloadFor(seq: number): string {
 }
 
 async function open(dir: string, id: string): Promise<SessionWriter> {
-  const create = !existsSync(join(dir, `${id}.jsonl`))
+  const create = !existsSync(sessionPaths(dir, id).log)
   const writer = await openSessionWriter(dir, id, { create })
   if (writer.nextSeq === 0) {
     await writer.append({

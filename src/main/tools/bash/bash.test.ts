@@ -8,6 +8,7 @@ import { SnapshotStore } from '../snapshots'
 import type { ToolContext } from '../tool'
 import { bashTool } from './bash'
 import { MAX_MODEL_BYTES } from './rolling-buffer'
+import { STRICT_RULES } from '../sensitive-paths'
 
 let workspace: string
 let outputDir: string
@@ -28,6 +29,7 @@ function context(overrides: Partial<ToolContext> = {}): ToolContext & { progress
   const progress: string[] = []
   return {
     workspace,
+    pathRules: STRICT_RULES,
     signal: new AbortController().signal,
     snapshots: new SnapshotStore(),
     outputDir,

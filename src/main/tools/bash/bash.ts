@@ -1,11 +1,9 @@
 import { join } from 'node:path'
-import { BashInput } from '../schemas'
+import { BashInput, DEFAULT_BASH_TIMEOUT_SEC } from '../schemas'
 import { defineTool, fail, ok } from '../tool'
 import { runInPty, TIMEOUT_KILL_GRACE_MS } from './pty-runner'
 import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
 import { loadBashGrammar, validateBashCommand } from './validate'
-
-export const DEFAULT_BASH_TIMEOUT_SEC = 180
 
 /** Live output reaches the UI at most this often, or sooner once this much is waiting. */
 const LIVE_INTERVAL_MS = 50

@@ -1,4 +1,4 @@
-import { isProtectedRelative } from '../workspace'
+import { GIT_WORKSPACE_RULES, isProtectedPath } from '../sensitive-paths'
 import { splitGit } from './validate-git'
 import { clusterHas, matchesLong, shortCluster } from './validate-options'
 import { searchOperands } from './validate-paths'
@@ -117,7 +117,10 @@ const NPM_READ_ONLY = new Set([
 ])
 
 export function isReadOnly(program: string, args: readonly string[]): boolean {
-  if (args.some((arg) => arg.split(/[=:]/).some((piece) => isProtectedRelative(piece)))) return false
+  // Reading a bare repository's root names (`HEAD`, `config`) is harmless: only writing them is, so the
+  // workspace's own rules are not needed here and the validator stays free of the file system.
+  if (args.some((arg) => arg.split(/[=:]/).some((piece) => isProtectedPath(piece, GIT_WORKSPACE_RULES))))
+    return false
   const versions = VERSION_QUERIES[program]
   if (versions !== undefined && args.length === 1 && versions.includes(args[0] as string)) return true
   const rule = RULES[program]

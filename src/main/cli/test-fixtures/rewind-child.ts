@@ -1,0 +1,28 @@
+import { main } from '../cli'
+import { applyRewind, planRewind } from '../../session/rewind'
+import { withRewindSession } from '../../session/rewind-session'
+
+/**
+ * A separate process for the rewind tests. `cli ARGS...` runs the `lanes` command line; `crash SESSIONS_DIR
+ * SESSION_ID CALL_ID` starts a rewind to CALL_ID and kills itself (SIGKILL, as a crash would) right after
+ * the first file is changed.
+ */
+const [mode, ...args] = process.argv.slice(2)
+if (mode === 'cli') {
+  process.exitCode = await main(args)
+} else if (mode === 'crash') {
+  const [sessionsDir, sessionId, callId] = args as [string, string, string]
+  await withRewindSession(sessionsDir, sessionId, async (session) => {
+    const plan = await planRewind(session.events, session.store, session.workspace, {
+      mode: 'rewind',
+      callId,
+    })
+    if (!plan.ok) throw new Error(plan.reason)
+    return applyRewind(plan, session.store, session.log, {
+      onChange: () => {
+        process.kill(process.pid, 'SIGKILL')
+      },
+    })
+  })
+  process.exitCode = 3
+}

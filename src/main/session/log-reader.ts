@@ -1,0 +1,147 @@
+import { createReadStream } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
+import { describeIssues } from '../../shared/ipc'
+import { SessionEvent } from '../../shared/events'
+import { SessionLogError } from './log-paths'
+
+/** Reading a session log: whole (replay, continue) or from its end backwards (reopen, the session list). */
+
+export interface SessionRead {
+  events: SessionEvent[]
+  /** One per skipped line, naming its number ("line 12: ..."). */
+  warnings: string[]
+}
+
+export type ParsedLine = { ok: true; event: SessionEvent } | { ok: false; problem: string }
+
+/** One line of the log to an event, or why not. Never throws. */
+export function parseLine(line: string): ParsedLine {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch (e) {
+    return { ok: false, problem: `not valid JSON (${(e as Error).message.slice(0, 120)})` }
+  }
+  const parsed = SessionEvent.safeParse(value)
+  if (parsed.success) return { ok: true, event: parsed.data }
+  const type =
+    typeof (value as { type?: unknown })?.type === 'string' ? (value as { type: string }).type : 'unknown'
+  return { ok: false, problem: `not a valid ${type} event (${describeIssues(parsed.error).slice(0, 200)})` }
+}
+
+export const LF = 0x0a
+const READ_CHUNK = 1024 * 1024
+
+/**
+ * Reads a whole session log, streaming (one chunk and one line in flight besides the events themselves).
+ * A torn or corrupt line is skipped with a warning naming its line number; every line after it is still read.
+ * Rejects only when the file cannot be read at all (`not-found`, `io`).
+ */
+export async function readSession(file: string): Promise<SessionRead> {
+  const events: SessionEvent[] = []
+  const warnings: string[] = []
+  let lineNo = 0
+  let lastSeq = -1
+
+  const take = (text: string, terminated: boolean): void => {
+    lineNo++
+    if (lineNo === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+    if (text.trim() === '') return
+    const parsed = parseLine(text)
+    if (!parsed.ok) {
+      warnings.push(
+        terminated
+          ? `line ${lineNo}: ${parsed.problem}; skipped`
+          : `line ${lineNo}: incomplete last line (the app stopped while writing it); skipped`,
+      )
+      return
+    }
+    if (parsed.event.seq <= lastSeq)
+      warnings.push(`line ${lineNo}: seq ${parsed.event.seq} follows seq ${lastSeq}`)
+    lastSeq = Math.max(lastSeq, parsed.event.seq)
+    events.push(parsed.event)
+  }
+
+  let partial: Buffer[] = []
+  try {
+    for await (const chunk of createReadStream(file, { highWaterMark: READ_CHUNK })) {
+      const buf = chunk as Buffer
+      let start = 0
+      let nl = buf.indexOf(LF, start)
+      while (nl !== -1) {
+        if (partial.length > 0) {
+          partial.push(buf.subarray(start, nl))
+          take(Buffer.concat(partial).toString('utf8'), true)
+          partial = []
+        } else {
+          take(buf.toString('utf8', start, nl), true)
+        }
+        start = nl + 1
+        nl = buf.indexOf(LF, start)
+      }
+      if (start < buf.length) partial.push(buf.subarray(start))
+    }
+  } catch (e) {
+    throw fileError(e, file)
+  }
+  if (partial.length > 0) take(Buffer.concat(partial).toString('utf8'), false)
+  return { events, warnings }
+}
+
+function fileError(e: unknown, file: string): SessionLogError {
+  const code = (e as NodeJS.ErrnoException).code
+  if (code === 'ENOENT')
+    return new SessionLogError('not-found', `The session log ${file} does not exist.`, { cause: e })
+  return new SessionLogError('io', `Cannot read the session log ${file}: ${(e as Error).message}`, {
+    cause: e,
+  })
+}
+
+/**
+ * Visits the file's lines from the last one back until `visit` returns true, the first line was visited, or
+ * `maxBytes` were read. The last line is passed with `terminated: false` when the file does not end with a
+ * newline. Lets a reopening writer and the session list read the tail of a 100 MB log without reading the
+ * log.
+ */
+export async function scanLinesBackward(
+  handle: FileHandle,
+  size: number,
+  visit: (line: string, terminated: boolean) => boolean,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<void> {
+  if (size === 0) return
+  let end = size
+  let pending: Buffer = Buffer.alloc(0)
+  let read = 0
+  let lastTerminated: boolean | undefined
+  let isLastLine = true
+  for (;;) {
+    if (end > 0) {
+      if (read >= maxBytes) return
+      // Grows with the pending line, so a single multi-megabyte line costs O(size), not O(size^2).
+      const start = Math.max(0, end - Math.max(64 * 1024, pending.length))
+      const chunk = Buffer.alloc(end - start)
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, start)
+      if (bytesRead < chunk.length) return // the file shrank under us: nothing sensible to report
+      read += bytesRead
+      pending = pending.length > 0 ? Buffer.concat([chunk, pending]) : chunk
+      end = start
+      if (lastTerminated === undefined) {
+        lastTerminated = pending[pending.length - 1] === LF
+        if (lastTerminated) pending = pending.subarray(0, pending.length - 1)
+      }
+    }
+    let lineEnd = pending.length
+    for (;;) {
+      const nl = lineEnd > 0 ? pending.lastIndexOf(LF, lineEnd - 1) : -1
+      // A line is complete once the newline before it is loaded, or it starts the file.
+      if (nl === -1 && end > 0) break
+      if (visit(pending.toString('utf8', nl + 1, lineEnd), isLastLine ? lastTerminated === true : true))
+        return
+      isLastLine = false
+      if (nl === -1) return
+      lineEnd = nl
+    }
+    pending = pending.subarray(0, lineEnd)
+  }
+}

@@ -1,0 +1,80 @@
+import type { EventOf, SessionEvent } from '../../shared/events'
+
+/**
+ * What a session's log says about its file changes and rewinds (issue 14), without touching the disk: the
+ * pure half of rewind.ts, shared with the conversation rebuild.
+ */
+
+export interface PreimageRecord {
+  callId: string
+  path: string
+  relPath: string
+  /** The content just before the call changed the file; null: it did not exist. */
+  hash: string | null
+  seq: number
+}
+
+/** Every kept pre-image, in log order. */
+export function preimagesOf(events: readonly SessionEvent[]): PreimageRecord[] {
+  const out: PreimageRecord[] = []
+  for (const e of events) {
+    if (e.type === 'file.preimage')
+      out.push({ callId: e.callId, path: e.path, relPath: e.relPath, hash: e.hash, seq: e.seq })
+  }
+  return out
+}
+
+/**
+ * What Lanes last knew each file to be (its hash; null: Lanes removed it): the latest of what a tool wrote or
+ * read (file.snapshot) and what a finished rewind put back. A file whose content on disk differs was changed
+ * since by someone else.
+ */
+export function lanesLeft(events: readonly SessionEvent[]): Map<string, string | null> {
+  const known = new Map<string, string | null>()
+  const started = new Map<string, EventOf<'rewind.started'>>()
+  for (const e of events) {
+    if (e.type === 'file.snapshot') known.set(e.path, e.hash)
+    else if (e.type === 'rewind.started') started.set(e.rewindId, e)
+    else if (e.type === 'rewind.finished' && e.outcome === 'done') {
+      for (const change of started.get(e.rewindId)?.changes ?? []) known.set(change.path, change.to)
+    }
+  }
+  return known
+}
+
+/** The last rewind whose intent is logged without an outcome: a crash came in between. */
+export function unfinishedRewind(events: readonly SessionEvent[]): EventOf<'rewind.started'> | undefined {
+  let open: EventOf<'rewind.started'> | undefined
+  for (const e of events) {
+    if (e.type === 'rewind.started') open = e
+    else if (e.type === 'rewind.finished' && open?.rewindId === e.rewindId) open = undefined
+  }
+  return open
+}
+
+/**
+ * The events the conversation is rebuilt from: a finished rewind that took the conversation back to turn T
+ * drops everything from T's first event up to the rewind, as if those turns (and tasks given meanwhile) had
+ * not happened. Later rewinds apply to what earlier ones left.
+ */
+export function withoutRewoundTurns(events: readonly SessionEvent[]): SessionEvent[] {
+  const started = new Map<string, number>()
+  for (const e of events)
+    if (e.type === 'rewind.started' && e.turn !== undefined) started.set(e.rewindId, e.turn)
+  if (started.size === 0) return events.slice()
+  const kept: SessionEvent[] = []
+  for (const e of events) {
+    const turn = e.type === 'rewind.finished' && e.outcome === 'done' ? started.get(e.rewindId) : undefined
+    if (turn === undefined) {
+      kept.push(e)
+      continue
+    }
+    const cut = kept.findIndex(
+      (k) => 'turn' in k && typeof k.turn === 'number' && k.turn >= turn && k.type !== 'rewind.started',
+    )
+    if (cut < 0) continue
+    // The task that started the run holding turn T stays: the model is asked for that turn again.
+    kept.length = cut
+  }
+  return kept
+}

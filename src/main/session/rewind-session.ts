@@ -1,0 +1,67 @@
+import type { SessionEvent } from '../../shared/events'
+import { openSessionWriter, readSession, SessionLogError, sessionPaths } from './log'
+import { preimagesDir, PreimageStore } from './preimages'
+import { recoverRewind, type Refusal, type RewindLog } from './rewind'
+
+/**
+ * A session opened for a rewind (`lanes rewind`, the app's Undo and Rewind): its lock taken (nobody else
+ * writes it meanwhile), its events read, its store of contents open, and a rewind a crash cut short finished
+ * first, so every rewind starts from a whole state.
+ */
+export interface RewindSession {
+  sessionId: string
+  workspace: string
+  events: readonly SessionEvent[]
+  store: PreimageStore
+  log: RewindLog
+  /** What finishing an interrupted rewind did, when there was one. */
+  recovered?: Awaited<ReturnType<typeof recoverRewind>>
+}
+
+export async function withRewindSession<T>(
+  sessionsDir: string,
+  sessionId: string,
+  use: (session: RewindSession) => Promise<T>,
+): Promise<T | Refusal> {
+  let paths
+  try {
+    paths = sessionPaths(sessionsDir, sessionId)
+  } catch (error) {
+    return { ok: false, reason: (error as Error).message }
+  }
+  let writer
+  try {
+    writer = await openSessionWriter(sessionsDir, sessionId, { create: false })
+  } catch (error) {
+    if (error instanceof SessionLogError && error.code === 'not-found')
+      return { ok: false, reason: `No session ${sessionId} in ${sessionsDir}.` }
+    return { ok: false, reason: (error as Error).message }
+  }
+  let store: PreimageStore | undefined
+  try {
+    const { events } = await readSession(paths.log)
+    const created = events.find((e) => e.type === 'session.created')
+    if (!created || created.type !== 'session.created')
+      return { ok: false, reason: `The session ${sessionId} has no readable start; it cannot be rewound.` }
+    store = await PreimageStore.open(preimagesDir(writer.outputDir))
+    const all: SessionEvent[] = [...events]
+    const log: RewindLog = {
+      append: async (draft) => {
+        all.push(await writer.append(draft))
+      },
+      sync: () => writer.sync(),
+    }
+    const recovered = await recoverRewind(all, store, log)
+    return await use({
+      sessionId,
+      workspace: created.workspace,
+      events: all,
+      store,
+      log,
+      ...(recovered ? { recovered } : {}),
+    })
+  } finally {
+    await store?.close().catch(() => undefined)
+    await writer.close()
+  }
+}

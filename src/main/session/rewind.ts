@@ -1,0 +1,354 @@
+import { randomBytes } from 'node:crypto'
+import { lstat, readFile, stat, unlink } from 'node:fs/promises'
+import type { RewindChange, RewindSkip, SessionEvent, SessionEventDraft } from '../../shared/events'
+import { writeFileAtomic } from '../tools/atomic-write'
+import { PreimageError, sha256, type PreimageStore } from './preimages'
+import { lanesLeft, preimagesOf, unfinishedRewind } from './rewind-history'
+
+/**
+ * Undo and rewind (issue 14, DESIGN 8 `lanes rewind`): files go back to their content just before a call
+ * (files created later are removed), optionally the conversation too.
+ *
+ * A rewind is planned first (nothing is touched; the UI shows the plan as a diff), then applied as a journal:
+ * every content it writes or replaces is in the store and synced, the intent (rewind.started) is logged and
+ * synced, the files are changed one by one, each atomically, and rewind.finished closes it. A crash in
+ * between leaves the intent without an outcome; `recoverRewind` on the next start finishes it, or puts back
+ * what it had changed when it cannot, so no rewind is ever left half done.
+ *
+ * A file changed since Lanes last touched it (by the user, or a command) is never overwritten silently: it is
+ * a conflict with three versions (at the point, as Lanes left it, as it is now), skipped unless the user says
+ * to rewind it anyway.
+ */
+
+export interface RewindRequest {
+  /** undo: the files `callId` changed; rewind: every file changed from `callId` on. */
+  mode: 'undo' | 'rewind'
+  callId: string
+  /** rewind only: take the conversation back too, to the turn that held the call. */
+  conversation?: boolean
+}
+
+export interface PlannedFile {
+  path: string
+  relPath: string
+  /** The content to put back (null: remove the file). */
+  to: string | null
+  /** What Lanes last knew the file to be (undefined: never known, null: Lanes removed it). */
+  lanesLeft: string | null | undefined
+  /** Its content on disk now (null: absent). */
+  now: string | null
+  /** The file on disk is not what Lanes left: someone else changed it since. */
+  conflict: boolean
+  /** Why it cannot be rewound even if the user wanted (not a regular file); conflicts only. */
+  blocked?: string
+}
+
+export type RewindPlan = {
+  ok: true
+  request: RewindRequest
+  /** The calls whose file changes are undone. */
+  callIds: string[]
+  /** The turn the conversation goes back to. */
+  turn?: number
+  /** Files whose content differs from the point's, in the order they were first changed. */
+  files: PlannedFile[]
+}
+
+export type Refusal = { ok: false; reason: string }
+
+/** Records the rewind's events; `sync` makes everything recorded so far durable. */
+export interface RewindLog {
+  append(draft: SessionEventDraft): Promise<unknown>
+  sync(): Promise<void>
+}
+
+interface OnDisk {
+  hash: string | null
+  content: Buffer | null
+  stat?: { mtimeMs: number; size: number; mode: number }
+  /** Present and not a regular file. */
+  odd?: string
+}
+
+async function onDisk(path: string): Promise<OnDisk> {
+  let info
+  try {
+    info = await lstat(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { hash: null, content: null }
+    throw error
+  }
+  if (!info.isFile()) return { hash: 'odd', content: null, odd: 'is no longer a regular file' }
+  const content = await readFile(path)
+  return { hash: sha256(content), content, stat: { mtimeMs: info.mtimeMs, size: info.size, mode: info.mode } }
+}
+
+/**
+ * What going back would change, and what stands in the way. Refuses (and changes nothing) for an unknown
+ * call, a workspace that is gone, or a content the store does not have (or has damaged).
+ */
+export async function planRewind(
+  events: readonly SessionEvent[],
+  store: PreimageStore,
+  workspace: string,
+  request: RewindRequest,
+): Promise<RewindPlan | Refusal> {
+  const queued = events.find((e) => e.type === 'tool.queued' && e.callId === request.callId)
+  if (!queued || queued.type !== 'tool.queued')
+    return { ok: false, reason: `This session has no call ${request.callId}.` }
+  const isDir = await stat(workspace).then(
+    (s) => s.isDirectory(),
+    () => false,
+  )
+  if (!isDir)
+    return { ok: false, reason: `The workspace ${workspace} no longer exists; nothing was changed.` }
+
+  const all = preimagesOf(events)
+  const own = all.filter((p) => p.callId === request.callId)
+  if (request.mode === 'undo' && own.length === 0)
+    return { ok: false, reason: `Call ${request.callId} changed no file that can be undone.` }
+  const from = own[0]?.seq ?? queued.seq
+  const paths = request.mode === 'undo' ? new Set(own.map((p) => p.path)) : undefined
+  const inScope = all.filter((p) => p.seq >= from && (paths === undefined || paths.has(p.path)))
+
+  const target = new Map<string, { relPath: string; hash: string | null }>()
+  const callIds: string[] = []
+  for (const p of inScope) {
+    if (!target.has(p.path)) target.set(p.path, { relPath: p.relPath, hash: p.hash })
+    if (!callIds.includes(p.callId)) callIds.push(p.callId)
+  }
+  if (!callIds.includes(request.callId)) callIds.unshift(request.callId)
+
+  const left = lanesLeft(events)
+  const files: PlannedFile[] = []
+  for (const [path, { relPath, hash: to }] of target) {
+    if (to !== null) {
+      try {
+        await store.get(to)
+      } catch (error) {
+        const why = error instanceof PreimageError ? error.message : String(error)
+        return { ok: false, reason: `The content of ${relPath} before that call cannot be restored: ${why}` }
+      }
+    }
+    const now = await onDisk(path)
+    if (now.hash === to) continue
+    const known = left.has(path) ? (left.get(path) as string | null) : undefined
+    const conflict = now.hash !== known
+    files.push({
+      path,
+      relPath,
+      to,
+      lanesLeft: known,
+      now: now.odd ? null : now.hash,
+      conflict,
+      ...(now.odd ? { blocked: `${relPath} ${now.odd}` } : {}),
+    })
+  }
+  const turn = request.mode === 'rewind' && request.conversation ? queued.turn : undefined
+  if (files.length === 0 && turn === undefined)
+    return { ok: false, reason: 'Nothing to rewind: every file is already as it was at that point.' }
+  return { ok: true, request, callIds, ...(turn !== undefined ? { turn } : {}), files }
+}
+
+export interface RewindApplied {
+  ok: true
+  rewindId: string
+  changes: RewindChange[]
+  skipped: RewindSkip[]
+}
+
+/**
+ * Applies a plan. `rewindConflicts` lists the conflicting files (relPath) the user chose to rewind anyway;
+ * every other conflict is skipped and reported. `onChange` hears of each file as it is changed.
+ */
+export async function applyRewind(
+  plan: RewindPlan,
+  store: PreimageStore,
+  log: RewindLog,
+  opts: {
+    rewindConflicts?: readonly string[]
+    onChange?: (change: RewindChange) => void | Promise<void>
+  } = {},
+): Promise<RewindApplied | Refusal> {
+  const chosen = new Set(opts.rewindConflicts ?? [])
+  const skipped: RewindSkip[] = []
+  const work: { change: RewindChange; expect: OnDisk; content: Buffer | null }[] = []
+  for (const file of plan.files) {
+    if (file.conflict && (!chosen.has(file.relPath) || file.blocked)) {
+      skipped.push({
+        relPath: file.relPath,
+        reason: file.blocked ?? 'changed since Lanes last wrote it (by you or a command); left as it is',
+      })
+      continue
+    }
+    const now = await onDisk(file.path)
+    if (now.hash !== file.now)
+      return {
+        ok: false,
+        reason: `${file.relPath} changed while the rewind was being prepared; nothing was changed.`,
+      }
+    if (now.stat && (now.stat.mode & 0o222) === 0)
+      return {
+        ok: false,
+        reason: `${file.relPath} is read-only; make it writable first. Nothing was changed.`,
+      }
+    // What is there now goes into the store first, so the rewind can be rolled back (and itself undone).
+    if (now.content !== null) await store.put(file.path, now.content, now.hash as string)
+    const content = file.to === null ? null : await store.get(file.to)
+    work.push({
+      change: { path: file.path, relPath: file.relPath, from: now.hash, to: file.to },
+      expect: now,
+      content,
+    })
+  }
+  if (work.length === 0 && plan.turn === undefined)
+    return {
+      ok: false,
+      reason: `Nothing was rewound: ${skipped.map((s) => `${s.relPath} ${s.reason}`).join('; ')}.`,
+    }
+  await store.flush()
+
+  const rewindId = `rw-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
+  const changes = work.map((w) => w.change)
+  await log.append({
+    type: 'rewind.started',
+    rewindId,
+    mode: plan.request.mode,
+    callId: plan.request.callId,
+    callIds: plan.callIds,
+    changes,
+    skipped,
+    ...(plan.turn !== undefined ? { turn: plan.turn } : {}),
+  })
+  await log.sync()
+
+  const done: RewindChange[] = []
+  for (const w of work) {
+    const failed = await put(w.change.path, w.content, w.expect.stat ?? null)
+    if (failed) {
+      const undone = await rollBack(done, store)
+      await log.append({
+        type: 'rewind.finished',
+        rewindId,
+        outcome: 'rolled-back',
+        error: `${w.change.relPath} ${failed}${undone}`,
+      })
+      await log.sync()
+      return {
+        ok: false,
+        reason: `${w.change.relPath} ${failed}; the files already rewound were put back.${undone}`,
+      }
+    }
+    done.push(w.change)
+    await opts.onChange?.(w.change)
+  }
+  await finish(log, rewindId, done)
+  return { ok: true, rewindId, changes, skipped }
+}
+
+/** Writes (or removes) one file atomically; returns why it failed, or undefined. */
+async function put(
+  path: string,
+  content: Buffer | null,
+  /** The file as last seen (null: absent), re-checked before the rename; undefined: no check. */
+  expect: { mtimeMs: number; size: number } | null | undefined,
+): Promise<string | undefined> {
+  if (content === null) {
+    try {
+      await unlink(path)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        return `could not be removed (${(error as Error).message})`
+    }
+    return undefined
+  }
+  const written = await writeFileAtomic(path, content, expect === undefined ? {} : { expect })
+  return written.ok ? undefined : written.reason
+}
+
+async function rollBack(done: readonly RewindChange[], store: PreimageStore): Promise<string> {
+  const stuck: string[] = []
+  for (const change of [...done].reverse()) {
+    try {
+      const content = change.from === null ? null : await store.get(change.from)
+      if (await put(change.path, content, undefined)) stuck.push(change.relPath)
+    } catch {
+      stuck.push(change.relPath)
+    }
+  }
+  return stuck.length === 0 ? '' : ` Could not put back: ${stuck.join(', ')}.`
+}
+
+async function finish(
+  log: RewindLog,
+  rewindId: string,
+  changes: readonly RewindChange[],
+  recovered = false,
+): Promise<void> {
+  // What Lanes wrote is what it knows the files to be: a later write must not see its own rewind as a conflict.
+  for (const change of changes) {
+    if (change.to === null) continue
+    const info = await stat(change.path).catch(() => undefined)
+    if (info)
+      await log.append({ type: 'file.snapshot', path: change.path, mtimeMs: info.mtimeMs, hash: change.to })
+  }
+  await log.append({
+    type: 'rewind.finished',
+    rewindId,
+    outcome: 'done',
+    ...(recovered ? { recovered: true } : {}),
+  })
+  await log.sync()
+}
+
+/**
+ * Finishes a rewind a crash cut short (its intent logged, no outcome): when every file is either as before the
+ * rewind or as the rewind puts it, the rest is applied; when one is neither (changed meanwhile by someone
+ * else), the files already rewound are put back. Returns what it did, or undefined when nothing was pending.
+ */
+export async function recoverRewind(
+  events: readonly SessionEvent[],
+  store: PreimageStore,
+  log: RewindLog,
+): Promise<{ rewindId: string; outcome: 'done' | 'rolled-back'; error?: string } | undefined> {
+  const open = unfinishedRewind(events)
+  if (!open) return undefined
+  const state = await Promise.all(open.changes.map(async (c) => ({ change: c, now: await onDisk(c.path) })))
+  const applied = state.filter((s) => s.now.hash === s.change.to).map((s) => s.change)
+  const strange = state.filter((s) => s.now.hash !== s.change.to && s.now.hash !== s.change.from)
+  let error: string | undefined
+  if (strange.length === 0) {
+    for (const s of state) {
+      if (s.now.hash === s.change.to) continue
+      try {
+        const failed = await put(
+          s.change.path,
+          s.change.to === null ? null : await store.get(s.change.to),
+          s.now.stat ?? null,
+        )
+        if (failed) error = `${s.change.relPath} ${failed}`
+      } catch (e) {
+        error = `${s.change.relPath}: ${(e as Error).message}`
+      }
+      if (error) break
+      applied.push(s.change)
+    }
+    if (!error) {
+      await finish(log, open.rewindId, open.changes, true)
+      return { rewindId: open.rewindId, outcome: 'done' }
+    }
+  } else {
+    error = `${strange.map((s) => s.change.relPath).join(', ')} changed after the rewind was cut short`
+  }
+  const undone = await rollBack(applied, store)
+  const message = `The rewind was cut short by a crash and could not be finished (${error}); it was rolled back.${undone}`
+  await log.append({
+    type: 'rewind.finished',
+    rewindId: open.rewindId,
+    outcome: 'rolled-back',
+    recovered: true,
+    error: message,
+  })
+  await log.sync()
+  return { rewindId: open.rewindId, outcome: 'rolled-back', error: message }
+}

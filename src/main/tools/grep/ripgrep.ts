@@ -1,0 +1,230 @@
+import { spawn } from 'node:child_process'
+import { constants as fsConstants, promises as fs } from 'node:fs'
+import path from 'node:path'
+import { MAX_COLUMNS, type Collector, type EngineOutcome, type FileProblem, type SearchPlan } from './search'
+
+/** grep's first engine: the ripgrep binary, its arguments, and its errors made readable for the model. */
+
+const MAX_STDERR_BYTES = 64 * 1024
+
+let bundledRipgrep: Promise<string | null> | undefined
+
+/** `LANES_RG_PATH` overrides the bundled binary. No executable binary: the built-in search is used. */
+export async function findRipgrep(): Promise<{ path: string } | { path: null; reason: string }> {
+  const override = process.env.LANES_RG_PATH
+  let candidate: string | null
+  if (override !== undefined && override !== '') {
+    candidate = override
+  } else {
+    // Imported lazily: the module throws at import time when the platform package is missing.
+    bundledRipgrep ??= import('@vscode/ripgrep').then(
+      // In a packaged Electron app the binary is unpacked next to the asar archive, which cannot be executed.
+      (m) => m.rgPath.replace(/\bapp\.asar\b(?!\.unpacked)/, 'app.asar.unpacked'),
+      () => null,
+    )
+    candidate = await bundledRipgrep
+    if (candidate === null) return { path: null, reason: 'the @vscode/ripgrep binary is not installed' }
+  }
+  try {
+    await fs.access(candidate, fsConstants.X_OK)
+    return { path: candidate }
+  } catch {
+    return { path: null, reason: `no executable ripgrep at ${candidate}` }
+  }
+}
+
+/** Exported for the benchmark, which runs ripgrep directly with exactly these arguments. */
+export function ripgrepArgs(
+  plan: Pick<SearchPlan, 'pattern' | 'include' | 'caseInsensitive' | 'target'>,
+): string[] {
+  const args = [
+    '--no-config',
+    '--line-number',
+    '--no-heading',
+    '--with-filename',
+    '--color',
+    'never',
+    // NUL after the file name: names may contain ':'.
+    '--null',
+    '--max-columns',
+    String(MAX_COLUMNS),
+    '--max-columns-preview',
+    '--hidden',
+    '--no-require-git',
+    '--engine',
+    'auto',
+    // `$` then matches before `\r\n` too, as in files written on Windows.
+    '--crlf',
+  ]
+  if (plan.caseInsensitive) args.push('--ignore-case')
+  if (plan.include !== undefined) args.push('--glob', plan.include)
+  // After the include glob: the last matching glob wins, so `.git/` stays out whatever the include says.
+  args.push('--glob', '!.git', '--', plan.pattern, plan.target)
+  return args
+}
+
+export function runRipgrep(rgPath: string, plan: SearchPlan, collector: Collector): Promise<EngineOutcome> {
+  return new Promise((resolve) => {
+    if (plan.signal.aborted) return resolve({ kind: 'cancelled' })
+    const child = spawn(rgPath, ripgrepArgs(plan), {
+      cwd: plan.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      windowsHide: true,
+    })
+    let spawned = false
+    let stopped = false
+    let cancelled = false
+    let pending: Buffer = Buffer.alloc(0)
+    let stderr = ''
+    const notes: FileProblem[] = []
+
+    const stop = (): void => {
+      if (stopped) return
+      stopped = true
+      child.stdout.destroy()
+      child.kill('SIGKILL')
+    }
+    const onAbort = (): void => {
+      cancelled = true
+      stop()
+    }
+    plan.signal.addEventListener('abort', onAbort, { once: true })
+
+    const handleLine = (line: Buffer): void => {
+      const nul = line.indexOf(0)
+      if (nul === -1) {
+        // Not a match line: "<file>: binary file matches (...)" for a binary file searched explicitly.
+        const binary = /^(?:\.\/)?(.*): (binary file matches.*)$/.exec(line.toString('utf8'))
+        if (binary)
+          notes.push({ file: binary[1] ?? '', reason: `${binary[2] ?? ''}; its lines are not shown` })
+        return
+      }
+      let file = line.toString('utf8', 0, nul)
+      const rest = line.toString('utf8', nul + 1)
+      const colon = rest.indexOf(':')
+      const lineNumber = Number.parseInt(rest.slice(0, colon), 10)
+      if (colon === -1 || !Number.isFinite(lineNumber)) return
+      if (file.startsWith('./')) file = file.slice(2)
+      if (path.sep === '\\') file = file.replaceAll('\\', '/')
+      let text = rest.slice(colon + 1)
+      if (text.endsWith('\r')) text = text.slice(0, -1)
+      if (!collector.add(file, lineNumber, text)) stop()
+    }
+
+    child.on('spawn', () => {
+      spawned = true
+    })
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (stopped) return
+      let data = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk
+      let start = 0
+      for (let nl = data.indexOf(10, start); nl !== -1 && !stopped; nl = data.indexOf(10, start)) {
+        handleLine(data.subarray(start, nl))
+        start = nl + 1
+      }
+      data = data.subarray(start)
+      // Copy: a subarray would keep the whole chunk alive.
+      pending = stopped ? Buffer.alloc(0) : Buffer.from(data)
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < MAX_STDERR_BYTES) stderr += chunk.toString('utf8')
+    })
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      plan.signal.removeEventListener('abort', onAbort)
+      if (!spawned)
+        resolve({
+          kind: 'unavailable',
+          reason: `ripgrep could not be started (${error.code ?? error.message})`,
+        })
+    })
+    child.on('close', (code) => {
+      plan.signal.removeEventListener('abort', onAbort)
+      if (!spawned) return
+      if (!stopped && pending.length > 0) handleLine(pending)
+      if (cancelled) return resolve({ kind: 'cancelled' })
+      // Killed by us at COUNT_LIMIT: what it found so far is the answer.
+      if (stopped) return resolve({ kind: 'done', problems: classifyRipgrepErrors(stderr), notes })
+      if (code === 0 || code === 1) return resolve({ kind: 'done', problems: [], notes })
+      // Exit code 2 is also "searched, but some files failed": keep the results unless nothing could run at all
+      // (a pattern or glob that does not compile, or an error that names no file and left no results).
+      const problems = classifyRipgrepErrors(stderr)
+      const searched = collector.matches > 0 || problems.some((p) => p.file !== '')
+      if (code !== 2 || COMPILE_ERROR.test(stderr) || !searched)
+        return resolve({ kind: 'fatal', message: readableRipgrepError(stderr, plan.pattern, code) })
+      resolve({ kind: 'done', problems, notes })
+    })
+  })
+}
+
+/** ripgrep's messages for a pattern or glob it cannot compile: nothing was searched. */
+const COMPILE_ERROR =
+  /regex parse error|regex could not be compiled|error parsing glob|literal "\\n" is not allowed/
+
+/**
+ * ripgrep reports per-file problems (unreadable file, name too long) as `rg: <path>: <reason> (os error N)`
+ * and still exits 2 after printing what it found. Other lines are kept as they are.
+ */
+function classifyRipgrepErrors(stderr: string): FileProblem[] {
+  const problems: FileProblem[] = []
+  for (const line of stderr.split('\n')) {
+    if (line.trim() === '') continue
+    const perFile = /^rg: (?:\.\/)?(.*): ([^:]*\(os error \d+\))$/.exec(line)
+    problems.push(
+      perFile
+        ? { file: perFile[1] ?? '', reason: perFile[2] ?? '' }
+        : { file: '', reason: line.replace(/^rg: /, '') },
+    )
+  }
+  return problems
+}
+
+const REGEX_HINT =
+  'The pattern uses Rust regex syntax (PCRE2 when it needs look-around or backreferences). Escape characters meant literally, such as ( ) [ ] { } . * + ? | \\, with a backslash.'
+
+/**
+ * ripgrep's regex errors are written for a terminal and show the pattern wrapped in `(?:...)`; give the
+ * model the error with its own pattern, the caret under the problem, and what to do about it.
+ */
+function readableRipgrepError(stderr: string, pattern: string, code: number | null): string {
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.replace(/^rg: /, ''))
+    .filter((l) => !/^~+$/.test(l))
+  const text = lines.join('\n')
+  const invalid = `Invalid regex ${JSON.stringify(pattern)}`
+  if (/literal "\\n" is not allowed/.test(text))
+    return `${invalid}: grep matches one line at a time, so the pattern cannot contain a newline. Search for a single line of the text instead.`
+  // The default engine refused look-around or a backreference, so PCRE2 was tried: its error is the one.
+  const pcre2 = lines.find((l) => l.startsWith('PCRE2: '))
+  if (pcre2 && /look-around|backreferences are not supported/.test(text))
+    return `${invalid}: ${pcre2.replace(/^PCRE2: (?:error compiling pattern at offset \d+: )?/, '')}.\n${REGEX_HINT}`
+  if (/regex parse error|regex could not be compiled|PCRE2/.test(text)) {
+    // Otherwise the default engine's report: PCRE2's is a second opinion on the same problem.
+    const start = lines.findIndex((l) => /regex parse error/.test(l))
+    const end = lines.findIndex((l, i) => i > start && l.startsWith('error: '))
+    const report = start !== -1 && end !== -1 ? lines.slice(start + 1, end + 1) : lines
+    const reason = report.find((l) => l.startsWith('error: '))?.slice('error: '.length)
+    const shown: string[] = []
+    const wrapped = `(?:${pattern})`
+    for (let i = 0; i < report.length; i++) {
+      const line = report[i] as string
+      if (line.startsWith('error: ') || line.trim() === '' || line.trim() === 'regex parse error:') continue
+      const at = line.indexOf(wrapped)
+      const caret = report[i + 1]
+      if (at === -1 || caret === undefined || !/^\s*\^+\s*$/.test(caret)) {
+        shown.push(line)
+        continue
+      }
+      // Show the model's own pattern; move the caret back by the 3 characters of `(?:`, or drop it when it
+      // points at the wrapper itself (an unbalanced parenthesis), where it would only mislead.
+      shown.push(`    ${pattern}`)
+      const column = caret.indexOf('^') - at - 3
+      if (column >= 0 && column < pattern.length) shown.push(`    ${' '.repeat(column)}${caret.trim()}`)
+      i += 1
+    }
+    return [`${invalid}${reason ? `: ${reason}` : ''}.`, ...shown, REGEX_HINT].join('\n')
+  }
+  if (/error parsing glob/.test(text))
+    return `Invalid include glob: ${text.trim()}\nUse a glob such as "*.ts", "src/**/*.js" or "*.{ts,tsx}".`
+  return `ripgrep failed (exit code ${code ?? 'none'}): ${text.trim() || 'no message'}`
+}

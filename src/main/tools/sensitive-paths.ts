@@ -1,0 +1,173 @@
+import { promises as fs } from 'node:fs'
+import path from 'node:path'
+
+/**
+ * The one definition of which workspace paths are sensitive (DESIGN 2.2, 2.3, 5). Every user judges names
+ * with these functions: grep (never shows a secret's lines), read_file (asks before sending a secret to the
+ * model provider), write_file/edit_file (protected paths always go to review), the bash read-only rules, the
+ * approval policy and the sandbox's masks. A second list anywhere else is a bug waiting to happen: the grep
+ * tool once had its own and showed `.envrc` lines while read_file asked for the same file.
+ *
+ * Names are relative to the workspace root, `/`-separated (a `\` also splits, for names written on Windows),
+ * and are judged on their text alone, without touching the disk, so the policy can decide the moment a call
+ * arrives. Compared case-insensitively because macOS and Windows file systems are: `.GIT/config` is
+ * `.git/config` there.
+ *
+ * Two levels:
+ * - secret: the content is a credential. Reading it sends it to the model provider, so reads ask and grep
+ *   withholds its lines. Every secret is also protected.
+ * - protected: changing it runs code or grants rights later (VCS hooks and config, editor tasks, CI, shell
+ *   start-up files, agent settings). Writes always go to review, whatever the settings; reads are fine.
+ */
+
+/** Folders, at any depth, whose every file is a credential. */
+export const SECRET_DIRS: readonly string[] = ['.ssh', '.gnupg', '.aws']
+
+/** File names, at any depth, that hold credentials (package-registry tokens, database passwords, ...). */
+export const SECRET_FILES: readonly string[] = [
+  '.envrc',
+  '.netrc',
+  '.pgpass',
+  '.npmrc',
+  '.pypirc',
+  '.git-credentials',
+  '.yarnrc.yml',
+]
+
+/**
+ * `.env`, `.env.local`, `.env-prod`, ...; SSH private keys (`id_rsa`, `id_ed25519`, any `id_<word>` without an
+ * extension, so `id_rsa.pub` is not one); key and certificate-store files by extension.
+ */
+export const SECRET_FILE_PATTERN = /^\.env(?:[._-].*)?$|^id_[a-z0-9]+$|\.(?:pem|key|p12|pfx)$/i
+
+/**
+ * Templates meant to be committed (`.env.example`): they hold placeholders, and the model needs to see them
+ * to know which settings exist. They stay protected (a hook could still read them), but are not secret.
+ */
+export const SECRET_TEMPLATE_PATTERN = /^\.env[._-](?:example|sample|template|dist|defaults)$/i
+
+/**
+ * Folders, at any depth, that are protected (not secret): VCS internals (hooks run code), editor and agent
+ * settings that run tasks or grant permissions when a folder is opened, CI definitions that run with the
+ * repository's secrets.
+ */
+export const PROTECTED_DIRS: readonly string[] = [
+  '.git',
+  '.hg',
+  '.svn',
+  '.vscode',
+  '.idea',
+  '.devcontainer',
+  '.husky',
+  '.github',
+  '.circleci',
+  '.claude',
+  '.cursor',
+  '.lanes',
+]
+
+/** File names, at any depth, that are protected (not secret): shell start-up files, VCS and tool config. */
+export const PROTECTED_FILES: readonly string[] = [
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.profile',
+  '.zshrc',
+  '.zshenv',
+  '.zprofile',
+  '.zlogin',
+  '.zlogout',
+  '.inputrc',
+  '.yarnrc',
+  '.gitconfig',
+  '.gitmodules',
+  '.gitattributes',
+  '.gitlab-ci.yml',
+  '.mcp.json',
+]
+
+/**
+ * Names at the workspace root that make it a bare git repository once they exist together: git then reads
+ * `config` (which can name programs to run, `core.fsmonitor`) on every `git status`, and `git status` runs
+ * without asking. They are protected only when the root has no `.git` of its own (with one, git never looks
+ * at them), see `SensitivePathRules`. Files are protected as themselves (a Rails `config/` folder is not
+ * git's `config` file); folders with everything in them, since writing `refs/x` creates `refs/`.
+ */
+export const BARE_REPO_ROOT_FILES: readonly string[] = ['HEAD', 'config', 'packed-refs']
+export const BARE_REPO_ROOT_DIRS: readonly string[] = ['objects', 'refs']
+
+/**
+ * What depends on the workspace itself, computed once when it is opened (`loadSensitivePathRules`) and
+ * passed to every judgement of protection, never re-read per call.
+ */
+export interface SensitivePathRules {
+  /** The root has no `.git`, so the root-level names of a bare repository are protected. */
+  readonly bareRepoAtRoot: boolean
+}
+
+/** A workspace that has its own `.git`: only the fixed lists apply. */
+export const GIT_WORKSPACE_RULES: SensitivePathRules = { bareRepoAtRoot: false }
+/** The strictest rules: what an unknown workspace gets (fail closed). */
+export const STRICT_RULES: SensitivePathRules = { bareRepoAtRoot: true }
+
+/**
+ * The rules of the workspace at `root`. One lstat: `.git` may be a folder or, in a linked worktree or
+ * submodule, a file pointing elsewhere; either way git uses it and ignores the root's other names. What cannot
+ * be checked gets the strict rules.
+ */
+export async function loadSensitivePathRules(root: string): Promise<SensitivePathRules> {
+  try {
+    await fs.lstat(path.join(root, '.git'))
+    return GIT_WORKSPACE_RULES
+  } catch {
+    return STRICT_RULES
+  }
+}
+
+const lower = (names: readonly string[]): Set<string> => new Set(names.map((n) => n.toLowerCase()))
+const SECRET_DIR_SET = lower(SECRET_DIRS)
+const SECRET_FILE_SET = lower(SECRET_FILES)
+const PROTECTED_DIR_SET = lower(PROTECTED_DIRS)
+const PROTECTED_FILE_SET = lower(PROTECTED_FILES)
+const BARE_REPO_FILE_SET = lower(BARE_REPO_ROOT_FILES)
+const BARE_REPO_DIR_SET = lower(BARE_REPO_ROOT_DIRS)
+
+/** Lower-cased segments of a relative name; `.` segments and empty ones (`a//b`, a trailing `/`) dropped. */
+function segmentsOf(relative: string): string[] {
+  return relative
+    .toLowerCase()
+    .split(/[\\/]+/)
+    .filter((s) => s !== '' && s !== '.')
+}
+
+function isSecretSegments(segments: readonly string[]): boolean {
+  const name = segments.at(-1)
+  if (name === undefined) return false
+  if (segments.some((s) => SECRET_DIR_SET.has(s))) return true
+  if (SECRET_FILE_SET.has(name)) return true
+  return SECRET_FILE_PATTERN.test(name) && !SECRET_TEMPLATE_PATTERN.test(name)
+}
+
+/** The file's content is a credential: reads ask, grep withholds it. `relative` is relative to the root. */
+export function isSecretPath(relative: string): boolean {
+  return isSecretSegments(segmentsOf(relative))
+}
+
+/**
+ * Changing it needs the user's review whatever the settings (every secret is protected). `relative` is
+ * relative to the workspace root; `rules` are the workspace's own (`loadSensitivePathRules`).
+ */
+export function isProtectedPath(relative: string, rules: SensitivePathRules): boolean {
+  const segments = segmentsOf(relative)
+  const name = segments.at(-1)
+  if (name === undefined) return false
+  if (isSecretSegments(segments)) return true
+  if (PROTECTED_FILE_SET.has(name) || SECRET_FILE_PATTERN.test(name)) return true
+  if (segments.some((s) => PROTECTED_DIR_SET.has(s))) return true
+  if (!rules.bareRepoAtRoot) return false
+  const top = segments[0] as string
+  return segments.length === 1
+    ? BARE_REPO_FILE_SET.has(top) || BARE_REPO_DIR_SET.has(top)
+    : BARE_REPO_DIR_SET.has(top)
+}
