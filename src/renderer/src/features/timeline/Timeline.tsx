@@ -140,9 +140,10 @@ export function Timeline() {
     overscan: 3,
   })
 
-  // Following a run (live, or a replay playing) keeps its latest turn in view, unless the user zoomed to look
+  // Following a run (live, waiting for a review, or a replay playing) keeps its latest turn in view, unless the user zoomed to look
   // around: its end when the turn fits, else its header (never scrolled past a turn's header).
-  const following = zoom === null && (running || replay.playing)
+  const following =
+    zoom === null && (running || replay.playing || (view?.status === 'paused' && !replay.active))
   useEffect(() => {
     const el = scrollRef.current
     if (!following || !el || geometries.length === 0) return

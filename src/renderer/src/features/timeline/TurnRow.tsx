@@ -1,6 +1,13 @@
 import { memo } from 'react'
 import { callTitle, formatDuration, skipReason, statusLabel, waitLabel } from '../../lib/format'
-import { LANE_GAP, ROW_HEIGHT, TURN_HEADER, type BarGeometry, type TurnGeometry } from './geometry'
+import {
+  labelWidth,
+  LANE_GAP,
+  ROW_HEIGHT,
+  TURN_HEADER,
+  type BarGeometry,
+  type TurnGeometry,
+} from './geometry'
 import { callCount } from './layout'
 import { MIN_BAR, xOf, type Scale } from './scale'
 
@@ -90,6 +97,7 @@ function Bar({
   scale,
   now,
   live,
+  contentWidth,
   selectedCallId,
   onSelect,
   onHover,
@@ -107,6 +115,8 @@ function Bar({
   const waitWidth = waitEnd - g.waitX
   const title = callTitle(call)
   const top = g.row * ROW_HEIGHT + 3
+  // A label beside a bar near the right edge goes on its left, so it is never cut off.
+  const labelLeft = g.label === 'beside' && x + width + labelWidth(title) > contentWidth
   return (
     <>
       {waitWidth >= 2 && (
@@ -122,7 +132,7 @@ function Bar({
       )}
       <button
         type="button"
-        className={`tool-bar status-${call.status} label-${g.label} ${selectedCallId === call.callId ? 'selected' : ''}`}
+        className={`tool-bar status-${call.status} label-${g.label} ${labelLeft ? 'label-left' : ''} ${selectedCallId === call.callId ? 'selected' : ''}`}
         data-testid="tool-bar"
         data-status={call.status}
         data-call-id={call.callId}

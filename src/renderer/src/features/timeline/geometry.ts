@@ -18,6 +18,9 @@ const MIN_LABEL_ROOM = 36
 const CHAR_PX = 6.3
 const LABEL_PAD = 12
 
+/** Estimated width of a bar label, without measuring text. */
+export const labelWidth = (title: string): number => title.length * CHAR_PX + LABEL_PAD
+
 export type LabelPlace = 'inside' | 'beside' | 'none'
 
 export interface BarGeometry {
@@ -87,7 +90,7 @@ function placeLane(bars: BarLayout[], scale: Scale): BarGeometry[] {
   // still going reaches "now", past anything that can start after it.
   const rowEnds: number[] = []
   const lastInRow: (BarGeometry | undefined)[] = []
-  for (const g of [...placed].sort((a, b) => a.x - b.x)) {
+  for (const g of [...placed].sort((a, b) => a.x - b.x || a.bar.call.index - b.bar.call.index)) {
     let row = rowEnds.findIndex((e) => e <= g.x)
     if (row < 0) row = rowEnds.length
     const previous = lastInRow[row]
@@ -98,7 +101,7 @@ function placeLane(bars: BarLayout[], scale: Scale): BarGeometry[] {
     g.labelRoom = Number.POSITIVE_INFINITY
   }
   for (const g of placed) {
-    const needed = callTitle(g.bar.call).length * CHAR_PX + LABEL_PAD
+    const needed = labelWidth(callTitle(g.bar.call))
     g.label = g.width >= needed ? 'inside' : g.labelRoom >= MIN_LABEL_ROOM ? 'beside' : 'none'
   }
   return placed

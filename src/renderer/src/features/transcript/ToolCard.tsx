@@ -1,6 +1,8 @@
 import { memo, useState } from 'react'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { AnsiText } from '../../components/AnsiText'
+import { resultForPeople } from '../../../../shared/result-text'
+import { failureLine } from '../../lib/failure'
 import { callTitle, formatDuration, skipReason, statusLabel } from '../../lib/format'
 import { DiffView } from '../approval/DiffView'
 
@@ -38,6 +40,7 @@ export const ToolCard = memo(function ToolCard({
   const description = isBash ? field(call.input, 'description') : undefined
   const preview = call.approval?.preview
   const liveTail = liveTailOf(call)
+  const failure = failureLine(call)
   return (
     <article
       className={`tool-card status-${call.status} ${selected ? 'selected' : ''}`}
@@ -69,6 +72,11 @@ export const ToolCard = memo(function ToolCard({
           </span>
         </button>
       </header>
+      {failure !== undefined && (
+        <p className="failure-line" data-testid="failure-reason">
+          {failure}
+        </p>
+      )}
       {isBash && (description || command) && (
         <div className="bash-summary">
           {description && command && description !== title && (
@@ -119,8 +127,8 @@ export const ToolCard = memo(function ToolCard({
         // body remembers (show all, diff layout) belongs to this one.
         <div className="tool-card-body" key={call.callId}>
           {preview?.kind === 'write' && <DiffView preview={preview} />}
-          {call.output !== undefined ? (
-            <Output text={call.output} ansi={isBash} />
+          {call.status === 'skipped' ? null : call.output !== undefined ? (
+            <Output text={resultForPeople(call.output)} ansi={isBash} />
           ) : call.live ? (
             <pre className="output">
               <AnsiText text={call.live.tail} />

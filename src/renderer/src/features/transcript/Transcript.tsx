@@ -1,6 +1,8 @@
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import type { RunState } from '../../../../shared/reducer'
+import { MarkdownText } from '../../components/MarkdownText'
+import { canRetry, plainRunError } from '../../lib/failure'
 import { callTitle, formatDuration } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import { transcriptRows, type TranscriptRow } from './rows'
@@ -150,7 +152,7 @@ function computeShape(row: TranscriptRow): string {
       return `call:${bash ? 'bash' : 'tool'}:${description ? 'd' : ''}:${note ? 'n' : ''}:${liveLines}`
     }
     case 'run-end':
-      return `end:${row.run.status}`
+      return `end:${row.run.status}:${row.failedCalls > 0 ? 'f' : ''}`
     case 'working':
       return `working:${row.paused ? 'paused' : 'running'}`
   }
@@ -195,7 +197,7 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: R
     case 'text':
       return (
         <div className="assistant-text" data-testid="assistant-text">
-          <InlineMarkdown text={row.text} />
+          <MarkdownText text={row.text} />
         </div>
       )
     case 'call': {
@@ -212,7 +214,7 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: R
       )
     }
     case 'run-end':
-      return <RunEnd run={row.run} />
+      return <RunEnd run={row.run} failedCalls={row.failedCalls} />
     case 'working':
       return (
         <div className="working" data-testid="working">
@@ -228,29 +230,6 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: R
   }
 })
 
-/**
- * The two inline forms models use all the time, **bold** and `code`, as React elements; everything else stays
- * text (never parsed as HTML).
- */
-function InlineMarkdown({ text }: { text: string }) {
-  const parts = text.split(/(\*\*[^*\n]+\*\*|`[^`\n]+`)/)
-  return (
-    <>
-      {parts.map((part, i) =>
-        i % 2 === 0 ? (
-          part
-        ) : part.startsWith('**') ? (
-          <strong key={i}>{part.slice(2, -2)}</strong>
-        ) : (
-          <code key={i} className="inline-code">
-            {part.slice(1, -1)}
-          </code>
-        ),
-      )}
-    </>
-  )
-}
-
 const REASONS: Record<string, string> = {
   end_turn: 'The agent finished.',
   max_turns: 'Stopped at the turn limit.',
@@ -261,11 +240,18 @@ const REASONS: Record<string, string> = {
   context_window_exceeded: 'The conversation no longer fits the model’s context.',
 }
 
-function RunEnd({ run }: { run: RunState }) {
+function RunEnd({ run, failedCalls }: { run: RunState; failedCalls: number }) {
   const took = run.endedAt !== undefined ? formatDuration(run.endedAt - run.startedAt) : ''
   switch (run.status) {
     case 'finished':
-      return (
+      // A run in which calls failed is not a plain success: say so, and where to look.
+      return failedCalls > 0 ? (
+        <div className="run-end finished with-failures" data-testid="run-end" data-status="finished">
+          <span aria-hidden="true">⚠</span> {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'}{' '}
+          {failedCalls === 1 ? 'One call failed' : `${failedCalls} calls failed`} on the way (marked in red
+          above). <span className="muted">{took}</span>
+        </div>
+      ) : (
         <div className="run-end finished" data-testid="run-end" data-status="finished">
           ✓ {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'} <span className="muted">{took}</span>
         </div>
@@ -273,7 +259,8 @@ function RunEnd({ run }: { run: RunState }) {
     case 'failed':
       return (
         <div className="run-end failed" data-testid="run-end" data-status="failed" role="alert">
-          ✕ The run failed: {run.error ?? 'unknown error'} <span className="muted">{took}</span>
+          ✕ The run failed: {plainRunError(run.error)} <span className="muted">{took}</span>
+          {canRetry(run) && <ContinueButton runId={run.runId} />}
         </div>
       )
     case 'stopped':
@@ -286,4 +273,28 @@ function RunEnd({ run }: { run: RunState }) {
     case 'paused':
       return null
   }
+}
+
+/** Continue for the session's last run, when it failed in a way a new attempt can get past. */
+function ContinueButton({ runId }: { runId: string }) {
+  const { last, busy, live, continueRun } = useAppStore(
+    useShallow((s) => ({
+      last: s.view?.runs[s.view.runs.length - 1]?.runId === runId && !s.replay.active,
+      busy: s.busy,
+      live: s.view?.status === 'running' || s.view?.status === 'paused',
+      continueRun: s.continueRun,
+    })),
+  )
+  if (!last || live) return null
+  return (
+    <button
+      type="button"
+      className="button primary small"
+      data-testid="session-continue"
+      disabled={busy}
+      onClick={() => void continueRun()}
+    >
+      Continue the run
+    </button>
+  )
 }

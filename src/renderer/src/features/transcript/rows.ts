@@ -12,7 +12,8 @@ export type TranscriptRow =
   | { kind: 'text'; key: string; text: string }
   /** `cause`: the sibling whose failure skipped this call (from the same turn). */
   | { kind: 'call'; key: string; call: ToolCallState; cause?: ToolCallState }
-  | { kind: 'run-end'; key: string; run: RunState }
+  /** `failedCalls`: calls of the run that failed (a run can finish with some). */
+  | { kind: 'run-end'; key: string; run: RunState; failedCalls: number }
   | { kind: 'working'; key: string; paused: boolean }
 
 const turnCache = new WeakMap<TurnState, TranscriptRow[]>()
@@ -50,10 +51,15 @@ export function transcriptRows(state: SessionState): TranscriptRow[] {
   let n = 0
   state.runs.forEach((run, i) => {
     rows[n++] = { kind: 'task', key: `run-${run.runId}`, run, number: i + 1 }
-    for (const turn of byRun.get(run.runId) ?? []) for (const row of turnRows(turn)) rows[n++] = row
+    let failedCalls = 0
+    for (const turn of byRun.get(run.runId) ?? [])
+      for (const row of turnRows(turn)) {
+        rows[n++] = row
+        if (row.kind === 'call' && row.call.status === 'error') failedCalls++
+      }
     byRun.delete(run.runId)
     if (run.status !== 'running' && run.status !== 'paused')
-      rows[n++] = { kind: 'run-end', key: `end-${run.runId}`, run }
+      rows[n++] = { kind: 'run-end', key: `end-${run.runId}`, run, failedCalls }
   })
   // Turns whose run start was lost (a damaged log) still show, after the rest.
   for (const turns of byRun.values())
