@@ -42,6 +42,11 @@ export interface ScriptedModelOptions {
   host?: '127.0.0.1'
   /** Called once per POST /v1/messages after it is answered or rejected (the CLI logs with it). */
   onRequest?: (info: RequestInfo) => void
+  /**
+   * Chooses every turn from the request instead of the scenario's list (the demo, which answers the task in
+   * the conversation). The scenario then only carries its settings.
+   */
+  respond?: (request: unknown) => Promise<ScenarioTurn>
 }
 
 export interface RequestInfo {
@@ -425,7 +430,7 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
     }
     const request = body as Record<string, unknown>
     const turnNumber = ++turnsServed
-    const scripted = scenario.turns[turnNumber - 1]
+    const scripted = opts.respond ? await opts.respond(request) : scenario.turns[turnNumber - 1]
     const turn: ScenarioTurn = scripted ?? { blocks: [{ text: EXHAUSTED_TEXT }], stop: 'end_turn' }
     if (turn.httpStatus !== undefined) {
       const headers: Record<string, string> = {}

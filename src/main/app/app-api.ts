@@ -75,6 +75,7 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
 
   const sessions = new SessionHost({
     sessionsDir: opts.sessionsDir,
+    host: opts.transport === 'web' ? 'web' : 'app',
     ...(opts.secrets ? { secrets: opts.secrets } : {}),
     onEvents: (sessionId, events) => emit('session:events', { sessionId, events }),
     onListChanged: () => emit('session:list-changed', {}),

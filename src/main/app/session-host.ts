@@ -17,6 +17,7 @@ import { writeJsonAtomic } from '../tools/atomic-write'
 import { readSession, SessionLogError, sessionPaths } from '../session/log'
 import { recordedWorkspace } from './folders'
 import { listSessions } from '../session/store'
+import type { DemoHost } from '../agent/demo-model'
 
 /**
  * The app's side of sessions, shared by the Electron window and browser mode: runs in the background,
@@ -58,6 +59,8 @@ interface Live {
 
 export interface SessionHostOptions {
   sessionsDir: string
+  /** The desktop app or browser mode: what the demo tells the user to do to switch to Claude. */
+  host?: DemoHost
   secrets?: SecretBox
   /** Events for the UI, already batched per session. */
   onEvents(sessionId: string, events: SessionEvent[]): void
@@ -186,6 +189,7 @@ export class SessionHost {
       workspace,
       registry,
       model: {
+        host: this.opts.host ?? 'app',
         apiKey: this.storedKey(stored) ?? undefined,
         ...(stored.baseUrl ? { baseUrl: stored.baseUrl } : {}),
         ...(stored.model ? { model: stored.model } : {}),

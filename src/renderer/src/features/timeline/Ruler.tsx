@@ -7,8 +7,11 @@ const TICK_STEPS = [
   50, 100, 250, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000,
   3_600_000,
 ]
-/** Least space between two tick labels. */
+/** Least space between two tick labels, and the widths of the ruler's labels. */
 const TICK_ROOM = 64
+const TICK_LABEL_PX = 46
+const FLAG_PX = 50
+const BREAK_LABEL_PX = 70
 
 export interface RunMark {
   runId: string
@@ -37,11 +40,27 @@ export function Ruler({
   const step = TICK_STEPS.find((s) => s * pxPerMs >= TICK_ROOM) ?? 3_600_000
   const fromX = range.left
   const toX = range.left + range.width
+  const breaks = time.breaks.filter((b) => {
+    const x0 = xOf(scale, b.from)
+    return x0 <= toX && xOf(scale, b.to) >= fromX
+  })
+  // Run flags and break labels have their place first; a tick label that would overlap one is left out.
+  const taken: [number, number][] = [
+    ...runs.map((r): [number, number] => {
+      const x = xOf(scale, r.at)
+      return [x, x + FLAG_PX]
+    }),
+    ...breaks.map((b): [number, number] => {
+      const x = xOf(scale, b.from)
+      return [x, x + Math.min(BREAK_LABEL_PX, xOf(scale, b.to) - x)]
+    }),
+  ]
   const ticks: { t: number; x: number }[] = []
   let lastX = Number.NEGATIVE_INFINITY
   const push = (t: number): void => {
     const x = xOf(scale, t)
     if (x < fromX - TICK_ROOM || x > toX || x - lastX < TICK_ROOM) return
+    if (taken.some(([a, b]) => x < b && x + TICK_LABEL_PX > a)) return
     ticks.push({ t, x })
     lastX = x
   }
@@ -58,10 +77,6 @@ export function Ruler({
     push(start)
     for (let t = Math.ceil((start - origin) / step) * step + origin; t <= end; t += step) push(t)
   }
-  const breaks = time.breaks.filter((b) => {
-    const x0 = xOf(scale, b.from)
-    return x0 <= toX && xOf(scale, b.to) >= fromX
-  })
   return (
     <div className="timeline-ruler" style={{ width }} aria-hidden="true">
       {breaks.map((b) => {

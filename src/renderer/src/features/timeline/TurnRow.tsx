@@ -9,7 +9,7 @@ import {
   type TurnGeometry,
 } from './geometry'
 import { callCount } from './layout'
-import { MIN_BAR, xOf, type Scale } from './scale'
+import { LABEL_WIDTH, MIN_BAR, xOf, type Scale } from './scale'
 
 /** One turn of the timeline: its header, the parallel lane, the serial lane and the skip markers under it. */
 
@@ -185,25 +185,29 @@ function SkipMarker({
   const { call, cause } = bar
   const text = skipReason(cause)
   const title = callTitle(call)
-  const flip = x + 8 + SKIP_MARKER_PX(title + text) > contentWidth
+  // Hung right of the failed call; moved left as far as needed to end inside the content, never past the lane
+  // label, and cut short (ellipsis, full text in its label) if even that is not enough.
+  const left = Math.max(LABEL_WIDTH + 4, Math.min(x + 8, contentWidth - SKIP_MARKER_PX(title + text) - 8))
   return (
     <>
       <span
-        className="skip-connector"
+        // Down from the failed call, then across to the marker (to its right, or back left when it was moved).
+        className={`skip-connector ${left < x ? 'leftward' : ''}`}
         aria-hidden="true"
-        style={{ left: x - 1, top: 14, height: row * ROW_HEIGHT - 2, width: 8 }}
+        style={{
+          left: Math.min(x, left) - 1,
+          top: 14,
+          height: row * ROW_HEIGHT - 2,
+          width: Math.max(8, Math.abs(left - x)),
+        }}
       />
       <div
-        className={`tool-bar skip-marker status-skipped ${flip ? 'flipped' : ''} ${selectedCallId === call.callId ? 'selected' : ''}`}
+        className={`tool-bar skip-marker status-skipped ${selectedCallId === call.callId ? 'selected' : ''}`}
         data-testid="tool-bar"
         data-status="skipped"
         data-call-id={call.callId}
         data-cause-call-id={call.causeCallId}
-        style={
-          flip
-            ? { right: contentWidth - x - 8, top: row * ROW_HEIGHT + 3 }
-            : { left: x + 8, top: row * ROW_HEIGHT + 3 }
-        }
+        style={{ left, top: row * ROW_HEIGHT + 3, maxWidth: contentWidth - left - 8 }}
         onMouseEnter={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
         onMouseLeave={() => onHover(null)}
       >
