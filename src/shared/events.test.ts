@@ -38,6 +38,35 @@ const samples: Record<SessionEventType, unknown[]> = {
   'run.started': [{ type: 'run.started', ...base, runId: 'r1', task: 'Make the build green' }],
   'turn.started': [{ type: 'turn.started', ...base, runId: 'r1', turn: 1 }],
   'assistant.delta': [{ type: 'assistant.delta', ...base, turn: 1, index: 0, text: 'Reading ' }],
+  'assistant.thinking': [
+    {
+      type: 'assistant.thinking',
+      ...base,
+      turn: 1,
+      index: 0,
+      block: { type: 'thinking', thinking: 'Look at a.ts first.', signature: 'sig-1' },
+    },
+    {
+      type: 'assistant.thinking',
+      ...base,
+      turn: 1,
+      index: 1,
+      block: { type: 'redacted_thinking', data: 'EmwK' },
+    },
+  ],
+  'model.retrying': [
+    {
+      type: 'model.retrying',
+      ...base,
+      runId: 'r1',
+      turn: 1,
+      attempt: 2,
+      of: 6,
+      delayMs: 4000,
+      reason: 'overloaded',
+      message: 'The model API is overloaded right now.',
+    },
+  ],
   'assistant.message': [
     {
       type: 'assistant.message',

@@ -182,11 +182,35 @@ export const RunEndReason = z.enum([
   'stop_sequence',
   'refusal',
   'context_window_exceeded',
+  /** A stop reason newer than this version; `run.finished.stopReason` names it. */
+  'unknown_stop',
 ])
 export type RunEndReason = z.infer<typeof RunEndReason>
 
 export const RunFailureKind = z.enum(['model', 'network', 'auth', 'internal', 'workspace'])
 export type RunFailureKind = z.infer<typeof RunFailureKind>
+
+/** Why the model stopped with `refusal` (the API's `stop_details`); either field may be null. */
+export const StopDetails = z.object({
+  category: z.string().nullable(),
+  /** Written by the API for the user. */
+  explanation: z.string().nullable(),
+})
+export type StopDetails = z.infer<typeof StopDetails>
+
+/** Why a model request is tried again (DESIGN 9 retries). */
+export const RetryReason = z.enum(['overloaded', 'rate_limited', 'server_error', 'connection_lost'])
+export type RetryReason = z.infer<typeof RetryReason>
+
+/**
+ * A thinking block exactly as the API sent it and as it must go back: `thinking` text (empty when the model
+ * hides it) with its `signature`, or an opaque `redacted_thinking`.
+ */
+export const ThinkingBlock = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().min(1) }),
+  z.object({ type: z.literal('redacted_thinking'), data: z.string().min(1) }),
+])
+export type ThinkingBlock = z.infer<typeof ThinkingBlock>
 
 const base = { at: EpochMs, seq: Count }
 
@@ -222,6 +246,34 @@ export const AssistantDeltaEvent = z.object({
   /** Content block index in the model's message. */
   index: Count,
   text: z.string(),
+})
+
+/**
+ * A thinking block closed. Logged as it closes, before the calls after it are queued, so a turn whose
+ * assistant.message never reached the log is rebuilt with its thinking intact (the API refuses it otherwise).
+ */
+export const AssistantThinkingEvent = z.object({
+  type: z.literal('assistant.thinking'),
+  ...base,
+  turn: z.number().int().positive(),
+  index: Count,
+  block: ThinkingBlock,
+})
+
+/** A model request failed before any content and is tried again after `delayMs`. */
+export const ModelRetryingEvent = z.object({
+  type: z.literal('model.retrying'),
+  ...base,
+  runId: z.string().min(1),
+  turn: z.number().int().positive(),
+  /** The attempt about to be made: 2 for the first retry. */
+  attempt: z.number().int().min(2),
+  /** Attempts in all, the first included. */
+  of: z.number().int().positive(),
+  delayMs: Millis,
+  reason: RetryReason,
+  /** What the API said, for the curious. */
+  message: z.string(),
 })
 
 export const AssistantMessage = z.object({
@@ -269,6 +321,18 @@ export const ApprovalRequestedEvent = z.object({
 export const ApprovalDecision = z.enum(['approved', 'rejected'])
 export type ApprovalDecision = z.infer<typeof ApprovalDecision>
 
+/**
+ * The user's decision on one hunk of a write or edit (per-hunk review, issue 14), by the hunk's index in the
+ * preview. `edited`: the hunk's new side (its context and added lines) replaced by `text`.
+ */
+export const HunkDecision = z.object({
+  index: Count,
+  decision: z.enum(['accepted', 'rejected', 'edited']),
+  note: z.string().max(10_000).optional(),
+  text: z.string().max(1_000_000).optional(),
+})
+export type HunkDecision = z.infer<typeof HunkDecision>
+
 export const ApprovalDecidedEvent = z.object({
   type: z.literal('approval.decided'),
   ...base,
@@ -279,6 +343,8 @@ export const ApprovalDecidedEvent = z.object({
   /** "Always allow" for this workspace was ticked. */
   always: z.boolean().optional(),
   by: z.enum(['user', 'policy', 'cli']).optional(),
+  /** An approved write or edit reviewed hunk by hunk: what was decided for each hunk (absent: all accepted). */
+  hunks: z.array(HunkDecision).optional(),
 })
 
 export const RunPausedEvent = z.object({
@@ -413,6 +479,10 @@ export const RunFinishedEvent = z.object({
   runId: z.string().min(1),
   reason: RunEndReason,
   usage: Usage.optional(),
+  /** The model's stop reason as it came, when `reason` does not say it all (`unknown_stop`). */
+  stopReason: z.string().optional(),
+  /** With `refusal`: what the API said about it. */
+  stopDetails: StopDetails.optional(),
 })
 
 export const RunFailedEvent = z.object({
@@ -422,6 +492,8 @@ export const RunFailedEvent = z.object({
   /** Written for the user, not a stack trace. */
   error: z.string(),
   kind: RunFailureKind.optional(),
+  /** The API asked to wait until then (a long retry-after): the run can be continued after it. */
+  retryAt: EpochMs.optional(),
 })
 
 /** The user stopped the run. */
@@ -432,7 +504,9 @@ export const SessionEvent = z.discriminatedUnion('type', [
   RunStartedEvent,
   TurnStartedEvent,
   AssistantDeltaEvent,
+  AssistantThinkingEvent,
   AssistantMessageEvent,
+  ModelRetryingEvent,
   ToolQueuedEvent,
   ApprovalRequestedEvent,
   ApprovalDecidedEvent,

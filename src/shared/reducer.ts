@@ -7,6 +7,8 @@ import type {
   RunFailureKind,
   SessionEvent,
   SessionSettings,
+  StopDetails,
+  ThinkingBlock,
   Usage,
 } from './events'
 import { LIVE_OUTPUT_TAIL_CHARS, type ToolCallState, type ToolCallStatus } from './tool-call'
@@ -50,11 +52,29 @@ export interface RunState {
   usage?: Usage
   /** While paused: the calls waiting for a decision. */
   pausedFor?: string[]
+  /** The model's own stop reason, when the run ended on one Lanes does not know (`unknown_stop`). */
+  stopReason?: string
+  /** A refusal's explanation from the API. */
+  stopDetails?: StopDetails
+  /** A failure the API asked to wait out: the run can be continued after this time (epoch ms). */
+  retryAt?: number
 }
 
-/** The model's message of one turn in block order: text (accumulated from deltas) and tool calls. */
+/** A model request being tried again, until the turn's first content arrives. */
+export interface RetryState {
+  attempt: number
+  of: number
+  delayMs: number
+  reason: EventOf<'model.retrying'>['reason']
+  /** When the retry was announced (epoch ms): the attempt starts at `at + delayMs`. */
+  at: number
+}
+
+/** The model's message of one turn in block order: thinking, text (accumulated from deltas) and tool calls. */
 export type AssistantBlock =
-  { kind: 'text'; index: number; text: string } | { kind: 'tool'; index: number; callId: string }
+  | { kind: 'text'; index: number; text: string }
+  | { kind: 'tool'; index: number; callId: string }
+  | { kind: 'thinking'; index: number; block: ThinkingBlock }
 
 export interface TurnState {
   /** 1-based, across the session. */
@@ -69,6 +89,8 @@ export interface TurnState {
   message?: AssistantMessage
   stopReason?: string | null
   usage?: Usage
+  /** Set while the model request is being retried; cleared by the turn's first content. */
+  retry?: RetryState
   /** A rewind took the conversation back to before this turn: the model no longer sees it. */
   rewoundBy?: string
 }
@@ -302,6 +324,9 @@ function apply(r: Reduction, event: SessionEvent): void {
           errorKind: undefined,
           usage: undefined,
           pausedFor: undefined,
+          stopReason: undefined,
+          stopDetails: undefined,
+          retryAt: undefined,
         }),
       )
       s.currentRunId = event.runId
@@ -324,6 +349,8 @@ function apply(r: Reduction, event: SessionEvent): void {
         run.endedAt = event.at
         run.reason = event.reason
         run.usage = event.usage
+        run.stopReason = event.stopReason
+        run.stopDetails = event.stopDetails
         run.pausedFor = undefined
       })
 
@@ -332,6 +359,7 @@ function apply(r: Reduction, event: SessionEvent): void {
         run.endedAt = event.at
         run.error = event.error
         run.errorKind = event.kind
+        run.retryAt = event.retryAt
         run.pausedFor = undefined
       })
 
@@ -366,15 +394,43 @@ function apply(r: Reduction, event: SessionEvent): void {
       return
     }
 
+    case 'assistant.thinking': {
+      const turn = editTurn(r, turnFor(r, event))
+      turn.retry = undefined
+      const blocks = (turn.blocks = edit(r, turn.blocks))
+      const at = blockPosition(blocks, event.index)
+      const block = made(r, { kind: 'thinking' as const, index: event.index, block: event.block })
+      blocks.splice(at, blocks[at]?.index === event.index ? 1 : 0, block)
+      return
+    }
+
+    case 'model.retrying': {
+      const turn = editTurn(r, turnFor(r, event))
+      turn.retry = made(r, {
+        attempt: event.attempt,
+        of: event.of,
+        delayMs: event.delayMs,
+        reason: event.reason,
+        at: event.at,
+      })
+      return
+    }
+
     case 'assistant.message': {
       const turn = editTurn(r, turnFor(r, event))
-      // The complete message is authoritative for text: deltas may have been throttled or lost in transport.
+      turn.retry = undefined
+      // The complete message is authoritative for text and thinking: deltas may have been throttled or lost.
+      // Its block positions are the message's own (a dropped empty block shifts them): indexes follow it.
       const blocks = (turn.blocks = edit(r, turn.blocks))
       event.message.content.forEach((block, index) => {
-        if (!isTextBlock(block)) return
+        const next = isTextBlock(block)
+          ? made(r, { kind: 'text' as const, index, text: block.text })
+          : isThinkingBlock(block)
+            ? made(r, { kind: 'thinking' as const, index, block })
+            : undefined
+        if (!next) return
         const at = blockPosition(blocks, index)
-        const text = made(r, { kind: 'text' as const, index, text: block.text })
-        blocks.splice(at, blocks[at]?.index === index ? 1 : 0, text)
+        blocks.splice(at, blocks[at]?.index === index ? 1 : 0, next)
       })
       turn.message = event.message
       turn.stopReason = event.stopReason
@@ -564,6 +620,15 @@ function newCall(event: EventOf<'tool.queued'>, runId: string | undefined): Tool
   }
 }
 
+function isThinkingBlock(block: unknown): block is ThinkingBlock {
+  if (typeof block !== 'object' || block === null) return false
+  const b = block as Record<string, unknown>
+  return (
+    (b.type === 'thinking' && typeof b.thinking === 'string' && typeof b.signature === 'string') ||
+    (b.type === 'redacted_thinking' && typeof b.data === 'string')
+  )
+}
+
 function isTextBlock(block: unknown): block is { type: 'text'; text: string } {
   return (
     typeof block === 'object' &&
@@ -636,6 +701,7 @@ function insertTurn(r: Reduction, turn: number, runId: string | undefined, at: n
       message: undefined,
       stopReason: undefined,
       usage: undefined,
+      retry: undefined,
     }),
   )
   return pos
@@ -646,7 +712,9 @@ function insertTurn(r: Reduction, turn: number, runId: string | undefined, at: n
  */
 function turnFor(
   r: Reduction,
-  event: EventOf<'assistant.delta' | 'assistant.message' | 'tool.queued'>,
+  event: EventOf<
+    'assistant.delta' | 'assistant.thinking' | 'model.retrying' | 'assistant.message' | 'tool.queued'
+  >,
 ): number {
   const pos = findTurn(r.state, event.turn)
   if (pos >= 0) return pos

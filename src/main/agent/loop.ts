@@ -25,6 +25,7 @@ import type { ToolContext, ToolResult } from '../tools/tool'
 import { buildPreview, decidePolicy, type AlwaysAllowStore } from './approvals'
 import type { ModelClient, TurnResult } from './model'
 import { buildSystemPrompt } from './prompt'
+import { cutCallText, isCutCall, REFUSED_CALL_TEXT, stopPlan } from './stop-reasons'
 import {
   TurnScheduler,
   type CallOutcome,
@@ -243,7 +244,9 @@ export class AgentSession {
     const unanswered = last
       ? last.callIds.map((id) => last.calls[id] as ToolCallState).filter((c) => c.finishedAt === undefined)
       : []
-    if (last && last.message && unanswered.length > 0) {
+    // Calls without a result are finished first, whether or not the turn's assistant.message reached the log
+    // (the app may have died between tool.queued and it): the API refuses a tool_use without its tool_result.
+    if (last && unanswered.length > 0) {
       const outcome = await this.resumeTurn(
         run.runId,
         last.turn,
@@ -408,13 +411,32 @@ export class AgentSession {
     let streamError: unknown
     try {
       result = await this.opts.model.streamTurn({
-        system: buildSystemPrompt({ workspaceRoot: this.opts.workspace }),
+        // Dated by the session's creation, not today: the prompt stays byte-identical for the whole session, so
+        // the prompt cache keeps hitting and thinking signatures stay valid across midnight.
+        system: buildSystemPrompt({
+          workspaceRoot: this.opts.workspace,
+          date: new Date(this.state.session?.createdAt ?? Date.now()),
+        }),
         tools: this.opts.registry.definitions(),
         messages: this.messages as never,
         signal,
+        onRetry: (info) => {
+          void this.emit({
+            type: 'model.retrying',
+            runId,
+            turn,
+            attempt: info.attempt,
+            of: info.of,
+            delayMs: info.delayMs,
+            reason: info.reason,
+            message: info.error.message,
+          })
+        },
         onEvent: (event) => {
           if (event.type === 'text') {
             void this.emit({ type: 'assistant.delta', turn, index: event.index, text: event.text })
+          } else if (event.type === 'thinking') {
+            void this.emit({ type: 'assistant.thinking', turn, index: event.index, block: event.block })
           } else if (event.type === 'block_stop' && event.id !== undefined && event.name !== undefined) {
             const rawInput = event.rawInput ?? ''
             if (this.opts.scheduler === 'streaming' && isCleanJson(rawInput)) {
@@ -435,12 +457,15 @@ export class AgentSession {
     }
 
     // The response is complete (or broken off): dispatch what waited, but never a call that was cut off.
-    // After a broken stream nothing more is dispatched: that response is not one the model finished.
+    // After a broken stream nothing more is dispatched: that response is not one the model finished. A refused
+    // answer dispatches nothing more, and what already was is abandoned: none of its calls may act.
     const toolUses = result?.toolUses ?? []
+    const stopReason = result?.stopReason ?? null
+    const plan = stopPlan(stopReason, toolUses.length > 0)
     const lastIndex = toolUses.at(-1)?.index
-    for (const use of toolUses) {
+    for (const use of plan.kind === 'refused' ? [] : toolUses) {
       if (dispatched.has(use.id)) continue
-      const cut = !use.closed || (result?.stopReason === 'max_tokens' && use.index === lastIndex)
+      const cut = isCutCall(use, stopReason, lastIndex, isCleanJson)
       turnCtx.dispatch(scheduler, {
         id: use.id,
         name: use.name,
@@ -454,10 +479,19 @@ export class AgentSession {
     // them ({} when they could not be), so the conversation stays valid whatever the model sent. A response that
     // broke off is not recorded as a message: what it had sent (its text, the calls dispatched) is rebuilt from
     // the log, in memory now as after a restart, so continuing the run keeps it.
+    // A call's input is the arguments as parsed (repaired when that was safe), else what the model wrote when
+    // it is a JSON object (bad arguments, an unknown tool): the model sees its own call again, as far as the
+    // API allows ({} for text that is not an object).
     const content: ContentBlock[] = result
       ? (result.content as ContentBlock[]).map((block) =>
           block.type === 'tool_use'
-            ? { ...block, input: turnCtx.inputFor((block as ToolUseBlock).id) }
+            ? {
+                ...block,
+                input: turnCtx.inputFor(
+                  (block as ToolUseBlock).id,
+                  (block as ToolUseBlock).input as Record<string, unknown>,
+                ),
+              }
             : block,
         )
       : await this.brokenOffContent(turn, turnCtx)
@@ -466,11 +500,27 @@ export class AgentSession {
         type: 'assistant.message',
         turn,
         message: { role: 'assistant', content },
-        stopReason: result?.stopReason ?? null,
+        stopReason,
         ...(result?.usage ? { usage: result.usage } : {}),
       })
     }
     scheduler.close()
+
+    if (plan.kind === 'refused' && result) {
+      scheduler.abandon(REFUSED_CALL_TEXT)
+      await scheduler.done()
+      await this.emitChain
+      // The refused turn is not sent back (the conversation goes on without it, as a restart rebuilds it).
+      await this.emit({
+        type: 'run.finished',
+        runId,
+        reason: 'refusal',
+        ...(result.stopDetails ? { stopDetails: result.stopDetails } : {}),
+        ...(result.usage ? { usage: result.usage } : {}),
+      })
+      await this.writer.sync()
+      return { status: 'finished' }
+    }
 
     const settled = await Promise.race([scheduler.done(), turnCtx.paused])
     if (settled === 'paused') {
@@ -485,16 +535,16 @@ export class AgentSession {
 
     if (signal.aborted) return this.endStopped(runId)
     if (streamError !== undefined) {
-      const { message, kind } = describeModelError(streamError)
-      return this.fail(runId, message, kind)
+      const { message, kind, retryAt } = describeModelError(streamError)
+      return this.fail(runId, message, kind, retryAt)
     }
-    if (toolUses.length > 0) return 'continue'
-    const reason = result?.stopReason
+    // pause_turn: the content just pushed is sent back as it is and the model continues its turn.
+    if (plan.kind === 'continue' || plan.kind === 'pause_turn') return 'continue'
     await this.emit({
       type: 'run.finished',
       runId,
-      reason:
-        reason === 'max_tokens' || reason === 'stop_sequence' || reason === 'refusal' ? reason : 'end_turn',
+      reason: plan.kind === 'end' ? plan.reason : 'end_turn',
+      ...(plan.kind === 'end' && plan.stopReason ? { stopReason: plan.stopReason } : {}),
       ...(result?.usage ? { usage: result.usage } : {}),
     })
     return { status: 'finished' }
@@ -586,8 +636,13 @@ export class AgentSession {
     return { status: 'stopped' }
   }
 
-  private async fail(runId: string, error: string, kind: RunFailureKind): Promise<RunOutcome> {
-    await this.emit({ type: 'run.failed', runId, error, kind })
+  private async fail(
+    runId: string,
+    error: string,
+    kind: RunFailureKind,
+    retryAt?: number,
+  ): Promise<RunOutcome> {
+    await this.emit({ type: 'run.failed', runId, error, kind, ...(retryAt !== undefined ? { retryAt } : {}) })
     return { status: 'failed', error, kind }
   }
 
@@ -683,8 +738,8 @@ interface ToolUseSeen {
   name: string
   rawInput: string
   index: number
-  /** Never closed, or cut by max_tokens: never executed. */
-  cut: boolean
+  /** Never closed, or cut by a token limit: never executed (stop-reasons.ts `isCutCall`). */
+  cut: false | 'unclosed' | 'max_tokens' | 'model_context_window_exceeded'
 }
 
 /** One turn's bookkeeping: preparing calls, their gates, the pause. */
@@ -704,11 +759,11 @@ class TurnContext {
     private readonly turn: number,
   ) {}
 
-  inputFor(callId: string): Record<string, unknown> {
+  inputFor(callId: string, written: Record<string, unknown> = {}): Record<string, unknown> {
     const input = this.calls.get(callId)?.input
     return typeof input === 'object' && input !== null && !Array.isArray(input)
       ? (input as Record<string, unknown>)
-      : {}
+      : written
   }
 
   /** The calls that were dispatched, as tool_use blocks (a response broken off keeps only those). */
@@ -738,10 +793,7 @@ class TurnContext {
     }
     let rawForLog: string | undefined
     if (use.cut) {
-      call.prepared = {
-        output: `Not executed: your response hit the output token limit (max_tokens) while writing the arguments of this ${use.name} call, so they are incomplete. Issue it again; split large content into several smaller calls.`,
-        isError: true,
-      }
+      call.prepared = { output: cutCallText(use.name, use.cut), isError: true }
       rawForLog = use.rawInput
     } else if (!tool) {
       call.prepared = {
@@ -1080,15 +1132,16 @@ function titleFor(name: string, input: unknown): string {
   }
 }
 
-function describeModelError(e: unknown): { message: string; kind: RunFailureKind } {
-  const err = e as { kind?: string; message?: string }
+function describeModelError(e: unknown): { message: string; kind: RunFailureKind; retryAt?: number } {
+  const err = e as { kind?: string; message?: string; retryAt?: number }
   const message = err?.message ?? String(e)
+  const retryAt = typeof err?.retryAt === 'number' ? { retryAt: err.retryAt } : {}
   switch (err?.kind) {
     case 'auth':
-      return { message, kind: 'auth' }
+      return { message, kind: 'auth', ...retryAt }
     case 'network':
-      return { message, kind: 'network' }
+      return { message, kind: 'network', ...retryAt }
     default:
-      return { message, kind: 'model' }
+      return { message, kind: 'model', ...retryAt }
   }
 }

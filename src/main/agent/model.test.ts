@@ -352,18 +352,21 @@ describe('model client', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
     const port = (blocker.address() as { port: number }).port
     await new Promise<void>((resolve) => blocker.close(() => resolve()))
-    const retries: number[] = []
+    const retries: string[] = []
     const error = await failure(
       createModelClient({
         baseUrl: `http://127.0.0.1:${port}`,
         maxRetries: 2,
         retryBaseDelayMs: 5,
-      }).streamTurn(request({ onRetry: (info) => retries.push(info.attempt) })),
+      }).streamTurn(
+        request({ onRetry: (info) => retries.push(`${info.attempt} of ${info.of}: ${info.reason}`) }),
+      ),
     )
     expect(error.kind).toBe('network')
     expect(error.message).toMatch(/Could not reach the model API at http:\/\/127\.0\.0\.1/)
     expect(error.message).toMatch(/connection refused/)
-    expect(retries).toEqual([1, 2])
+    // Numbered as the user reads them: the attempt about to be made, of how many in all.
+    expect(retries).toEqual(['2 of 3: connection_lost', '3 of 3: connection_lost'])
   })
 
   it('marks the system prompt, the last tool and the last user messages for prompt caching', async () => {

@@ -6,9 +6,12 @@ import type {
   Model,
   RawMessageStreamEvent,
   StopReason,
+  ThinkingConfigParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages'
-import type { Usage } from '../../shared/events'
+import { createHash } from 'node:crypto'
+import type { RetryReason, StopDetails, Usage } from '../../shared/events'
+import { thinkingSettingsFor, type ThinkingSetting } from '../../shared/models'
 import type { ToolDefinition } from '../tools/registry'
 
 /**
@@ -22,7 +25,14 @@ import type { ToolDefinition } from '../tools/registry'
  *
  * Retries (429, 5xx, 529/overloaded, connection errors, an SSE error, a stream that ends early) happen only
  * while nothing has been streamed; once a content block started, a failure ends the turn with a
- * `ModelError` carrying what was received, and the engine decides.
+ * `ModelError` carrying what was received, and the engine decides. A `retry-after` longer than we wait ends
+ * the turn with the time the user can try again (`retryAt`).
+ *
+ * Thinking (https://platform.claude.com/docs/en/build-with-claude/extended-thinking): `thinking` and
+ * `redacted_thinking` blocks are kept complete (text, signature, data) and in their place, because the API
+ * refuses a tool-use conversation whose latest assistant message lost or changed them. They are never marked
+ * for caching. Every request goes through `apiMessages`, the one place that makes a conversation acceptable
+ * to the API (no whitespace-only text, valid tool ids, at most four cache breakpoints).
  */
 
 export type { MessageParam, ToolDefinition }
@@ -47,9 +57,15 @@ export type StreamEvent =
   | { type: 'tool_input'; index: number; partialJson: string }
   /** For a tool block, with its id, name and the full raw argument text as received. */
   | { type: 'block_stop'; index: number; id?: string; name?: string; rawInput?: string }
+  /** A thinking block closed, complete with its signature (or a redacted one with its data). */
+  | { type: 'thinking'; index: number; block: ThinkingContent }
+
+export type ThinkingContent =
+  { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string }
 
 /** Assistant content for the conversation. Tool input is the parsed arguments, or {} when they do not parse. */
 export type ContentBlock =
+  | ThinkingContent
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
 
@@ -67,8 +83,21 @@ export interface ToolUse {
 export interface TurnResult {
   content: ContentBlock[]
   toolUses: ToolUse[]
-  stopReason: StopReason | null
+  /** As the API sent it: a reason newer than this client arrives as its own name. */
+  stopReason: StopReason | (string & {}) | null
+  /** With `refusal`: the policy category and an explanation to show the user (either may be null). */
+  stopDetails: StopDetails | null
   usage: Usage
+}
+
+export interface RetryInfo {
+  /** The attempt about to be made (2 for the first retry). */
+  attempt: number
+  /** Attempts in all, the first one included. */
+  of: number
+  delayMs: number
+  reason: RetryReason
+  error: ModelError
 }
 
 export interface TurnRequest {
@@ -78,7 +107,7 @@ export interface TurnRequest {
   signal: AbortSignal
   onEvent: (event: StreamEvent) => void
   /** Told before each retry, so the UI can say why nothing is happening. */
-  onRetry?: (info: { attempt: number; delayMs: number; error: ModelError }) => void
+  onRetry?: (info: RetryInfo) => void
 }
 
 export interface ModelClient {
@@ -97,6 +126,8 @@ export interface ModelClientOptions {
   retryBaseDelayMs?: number
   /** Silence that counts as a dead connection (default 120 s). */
   idleTimeoutMs?: number
+  /** Sent only to models that take it (shared/models.ts); absent: adaptive where the model has it. */
+  thinking?: ThinkingSetting
 }
 
 /**
@@ -115,6 +146,8 @@ export class ModelError extends Error {
   readonly retryAfterMs: number | undefined
   /** What the model had sent when a stream broke after content started. */
   partial: TurnResult | undefined
+  /** The server asked us to wait longer than we do: the time (epoch ms) it can be tried again. */
+  retryAt: number | undefined
 
   constructor(
     kind: ModelErrorKind,
@@ -129,6 +162,7 @@ export class ModelError extends Error {
     this.retryable = extra.retryable ?? false
     this.retryAfterMs = extra.retryAfterMs
     this.partial = undefined
+    this.retryAt = undefined
   }
 }
 
@@ -221,7 +255,7 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
     async streamTurn(req: TurnRequest): Promise<TurnResult> {
       if (setupError) throw setupError
       if (req.signal.aborted) throw abortError()
-      const params = buildParams(model, maxTokens, req)
+      const params = buildParams(model, maxTokens, opts.thinking, req)
       for (let retry = 0; ; retry++) {
         const turn = new TurnAccumulator()
         try {
@@ -238,7 +272,13 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
           const delay =
             error.retryable && retry < maxRetries ? retryDelay(retry, retryBaseMs, error.retryAfterMs) : null
           if (delay === null) throw finalError(error, retry)
-          req.onRetry?.({ attempt: retry + 1, delayMs: delay, error })
+          req.onRetry?.({
+            attempt: retry + 2,
+            of: maxRetries + 1,
+            delayMs: delay,
+            reason: retryReason(error),
+            error,
+          })
           try {
             await sleepUnlessAborted(delay, req.signal)
           } catch {
@@ -267,7 +307,24 @@ function stalledError(ms: number, cause?: unknown): ModelError {
 
 const EPHEMERAL = { type: 'ephemeral' } as const
 
-function buildParams(model: string, maxTokens: number, req: TurnRequest): MessageCreateParamsStreaming {
+/**
+ * The `thinking` field: on models that think by default, the display that returns the text between tool calls
+ * (their default "omitted" would leave the transcript silent between calls); nothing for other models.
+ */
+function thinkingParam(model: string, setting: ThinkingSetting | undefined): ThinkingConfigParam | undefined {
+  const settings = thinkingSettingsFor(model)
+  if (!settings) return undefined
+  const chosen = setting && settings.includes(setting) ? setting : 'adaptive'
+  return chosen === 'adaptive' ? { type: 'adaptive', display: 'summarized' } : { type: 'between_tools' }
+}
+
+function buildParams(
+  model: string,
+  maxTokens: number,
+  thinking: ThinkingSetting | undefined,
+  req: TurnRequest,
+): MessageCreateParamsStreaming {
+  const thinkingConfig = thinkingParam(model, thinking)
   const tools: Tool[] = req.tools.map((tool, i) => ({
     name: tool.name,
     description: tool.description,
@@ -283,8 +340,48 @@ function buildParams(model: string, maxTokens: number, req: TurnRequest): Messag
       ? { system: [{ type: 'text', text: req.system, cache_control: EPHEMERAL }] }
       : {}),
     ...(tools.length > 0 ? { tools } : {}),
-    messages: withCacheBreakpoints(req.messages),
+    ...(thinkingConfig ? { thinking: thinkingConfig } : {}),
+    messages: withCacheBreakpoints(apiMessages(req.messages)),
   }
+}
+
+const TOOL_ID = /^[a-zA-Z0-9_-]+$/
+
+/**
+ * A tool id the API accepts, for one a gateway made up (`call:1.2`). Deterministic, so the tool_use and its
+ * tool_result map to the same id, in this process and after a restart; the hash keeps two ids that differ only
+ * in their invalid characters apart.
+ */
+export function apiToolId(id: string): string {
+  if (TOOL_ID.test(id) && id.length <= 128) return id
+  const readable = id.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64)
+  return `${readable}_${createHash('sha256').update(id).digest('hex').slice(0, 12)}`
+}
+
+/**
+ * The conversation as the API accepts it, whatever the log or a gateway produced: whitespace-only text blocks
+ * dropped (the API refuses them), tool ids mapped with `apiToolId` on both sides. Thinking blocks pass
+ * untouched: any change to them is a 400.
+ */
+function apiMessages(messages: MessageParam[]): MessageParam[] {
+  return messages.flatMap((message): MessageParam[] => {
+    if (typeof message.content === 'string') {
+      return message.content.trim() === '' ? [] : [message]
+    }
+    const content = (message.content as ContentBlockParam[]).flatMap((block): ContentBlockParam[] => {
+      switch (block.type) {
+        case 'text':
+          return block.text.trim() === '' ? [] : [block]
+        case 'tool_use':
+          return [{ ...block, id: apiToolId(block.id) }]
+        case 'tool_result':
+          return [{ ...block, tool_use_id: apiToolId(block.tool_use_id) }]
+        default:
+          return [block]
+      }
+    })
+    return content.length === 0 ? [] : [{ ...message, content } as MessageParam]
+  })
 }
 
 /**
@@ -339,9 +436,12 @@ class TurnAccumulator {
     number,
     | { kind: 'text'; text: string; closed: boolean }
     | { kind: 'tool'; id: string; name: string; raw: string; startInput: unknown; closed: boolean }
+    | { kind: 'thinking'; text: string; signature: string; closed: boolean }
+    | { kind: 'redacted'; data: string; closed: boolean }
     | { kind: 'other' }
   >()
-  private stopReason: StopReason | null = null
+  private stopReason: TurnResult['stopReason'] = null
+  private stopDetails: StopDetails | null = null
   private usage: Usage = { inputTokens: 0, outputTokens: 0 }
 
   apply(event: RawMessageStreamEvent, onEvent: (e: StreamEvent) => void): void {
@@ -364,13 +464,21 @@ class TurnAccumulator {
           const text = typeof block.text === 'string' ? block.text : ''
           this.blocks.set(index, { kind: 'text', text, closed: false })
           if (text.length > 0) emit({ type: 'text', index, text })
+        } else if (block.type === 'thinking') {
+          const text = typeof block.thinking === 'string' ? block.thinking : ''
+          const signature = typeof block.signature === 'string' ? block.signature : ''
+          this.blocks.set(index, { kind: 'thinking', text, signature, closed: false })
+        } else if (block.type === 'redacted_thinking') {
+          const data = typeof block.data === 'string' ? block.data : ''
+          this.blocks.set(index, { kind: 'redacted', data, closed: false })
         } else if (block.type === 'tool_use') {
-          const id = String(block.id)
+          // Gateways that make up ids the API refuses: the conversation uses a valid one from the start.
+          const id = apiToolId(String(block.id))
           const name = String(block.name)
           this.blocks.set(index, { kind: 'tool', id, name, raw: '', startInput: block.input, closed: false })
           emit({ type: 'tool_start', index, id, name })
         } else {
-          // Thinking and server-tool blocks are not requested; if a proxy sends them they are left out.
+          // Server-tool blocks are not requested; if a proxy sends them they are left out.
           this.blocks.set(index, { kind: 'other' })
         }
         break
@@ -391,6 +499,19 @@ class TurnAccumulator {
           if (delta.partial_json.length > 0) {
             emit({ type: 'tool_input', index: event.index, partialJson: delta.partial_json })
           }
+        } else if (
+          block.kind === 'thinking' &&
+          delta.type === 'thinking_delta' &&
+          typeof delta.thinking === 'string'
+        ) {
+          block.text += delta.thinking
+        } else if (
+          block.kind === 'thinking' &&
+          delta.type === 'signature_delta' &&
+          typeof delta.signature === 'string'
+        ) {
+          // The signature arrives whole, once, at the end of the block: it replaces, never appends.
+          block.signature = delta.signature
         }
         break
       }
@@ -398,7 +519,10 @@ class TurnAccumulator {
         const block = this.blocks.get(event.index)
         if (!block || block.kind === 'other') break
         block.closed = true
-        if (block.kind === 'tool') {
+        if (block.kind === 'thinking' || block.kind === 'redacted') {
+          const thinking = thinkingContent(block)
+          if (thinking) emit({ type: 'thinking', index: event.index, block: thinking })
+        } else if (block.kind === 'tool') {
           // Some proxies send the whole input in content_block_start and no deltas.
           if (block.raw === '' && isNonEmptyObject(block.startInput))
             block.raw = JSON.stringify(block.startInput)
@@ -414,10 +538,19 @@ class TurnAccumulator {
         }
         break
       }
-      case 'message_delta':
+      case 'message_delta': {
         if (event.delta?.stop_reason !== undefined) this.stopReason = event.delta.stop_reason
+        const details = (event.delta as { stop_details?: unknown } | undefined)?.stop_details
+        if (typeof details === 'object' && details !== null) {
+          const d = details as Record<string, unknown>
+          this.stopDetails = {
+            category: typeof d.category === 'string' ? d.category : null,
+            explanation: typeof d.explanation === 'string' ? d.explanation : null,
+          }
+        }
         this.readUsage(event.usage)
         break
+      }
       case 'message_stop':
         this.complete = true
         break
@@ -451,9 +584,16 @@ class TurnAccumulator {
       if (!block) continue
       switch (block.kind) {
         case 'text':
-          // The API refuses empty text blocks in a conversation.
-          if (block.text.length > 0) content.push({ type: 'text', text: block.text })
+          // The API refuses empty and whitespace-only text blocks in a conversation.
+          if (block.text.trim().length > 0) content.push({ type: 'text', text: block.text })
           break
+        case 'thinking':
+        case 'redacted': {
+          // Only a block that closed with its signature can be sent back; a cut one is dropped whole.
+          const thinking = thinkingContent(block)
+          if (thinking) content.push(thinking)
+          break
+        }
         case 'tool':
           content.push({ type: 'tool_use', id: block.id, name: block.name, input: parseObject(block.raw) })
           toolUses.push({ id: block.id, name: block.name, rawInput: block.raw, index, closed: block.closed })
@@ -462,8 +602,28 @@ class TurnAccumulator {
           break
       }
     }
-    return { content, toolUses, stopReason: this.stopReason, usage: { ...this.usage } }
+    return {
+      content,
+      toolUses,
+      stopReason: this.stopReason,
+      stopDetails: this.stopDetails,
+      usage: { ...this.usage },
+    }
   }
+}
+
+/** A closed thinking block as it goes back to the API: these exact fields, in this order. */
+function thinkingContent(
+  block:
+    | { kind: 'thinking'; text: string; signature: string; closed: boolean }
+    | { kind: 'redacted'; data: string; closed: boolean },
+): ThinkingContent | null {
+  if (!block.closed) return null
+  if (block.kind === 'redacted')
+    return block.data === '' ? null : { type: 'redacted_thinking', data: block.data }
+  return block.signature === ''
+    ? null
+    : { type: 'thinking', thinking: block.text, signature: block.signature }
 }
 
 function isNonEmptyObject(value: unknown): boolean {
@@ -646,8 +806,42 @@ function describeCause(e: Error): string {
   return message ?? ''
 }
 
-/** The last failure after retries, with how many attempts it took. */
+function retryReason(error: ModelError): RetryReason {
+  switch (error.kind) {
+    case 'overloaded':
+      return 'overloaded'
+    case 'rate_limit':
+      return 'rate_limited'
+    case 'network':
+      return 'connection_lost'
+    default:
+      return 'server_error'
+  }
+}
+
+/** "14:32": the minute after `at`, in local time, so "try again after" it is never too early. */
+export function clockTime(at: number): string {
+  const d = new Date(Math.ceil(at / 60_000) * 60_000)
+  return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`
+}
+
+/** The last failure after retries, with how many attempts it took, or when it can be tried again. */
 function finalError(error: ModelError, retries: number): ModelError {
+  if (error.retryable && error.retryAfterMs !== undefined && error.retryAfterMs > MAX_RETRY_AFTER_MS) {
+    const retryAt = Date.now() + error.retryAfterMs
+    const out = new ModelError(
+      error.kind,
+      `${error.message} The API asked to wait until ${clockTime(retryAt)}: continue the run after that.`,
+      {
+        ...(error.status !== undefined ? { status: error.status } : {}),
+        retryable: true,
+        retryAfterMs: error.retryAfterMs,
+        cause: error.cause ?? error,
+      },
+    )
+    out.retryAt = retryAt
+    return out
+  }
   if (retries === 0 || !error.retryable) return error
   const extra =
     error.kind === 'rate_limit' || error.kind === 'overloaded'

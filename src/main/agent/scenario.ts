@@ -11,6 +11,10 @@ import { z } from 'zod'
 
 export type TextBlock = { text: string }
 export type ToolBlock = { tool: string; input?: unknown; rawInput?: string; id?: string }
+/** A `thinking` block: its text (empty when the display is omitted) and its signature. */
+export type ThinkingBlock = { thinking: string; signature: string }
+export type RedactedThinkingBlock = { redactedThinking: string }
+export type AnyScenarioBlock = TextBlock | ToolBlock | ThinkingBlock | RedactedThinkingBlock
 
 const BlockFields = z.object({
   text: z.string().optional().describe('Text the model streams as text_delta chunks.'),
@@ -20,30 +24,45 @@ const BlockFields = z.object({
     .optional()
     .describe('Arguments, serialized with JSON.stringify and streamed as input_json_delta chunks.'),
   rawInput: z.string().optional().describe('Argument text streamed verbatim (malformed on purpose).'),
-  /** extra: a fixed tool_use id instead of the generated one. */
-  id: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be 1-128 letters, digits, "_" or "-"')
-    .optional(),
+  /**
+   * extra: a fixed tool_use id instead of the generated one. Any text up to 128 characters, so a scenario can
+   * play a gateway whose ids break the API's pattern (`call:1.2`); the client must map those.
+   */
+  id: z.string().min(1).max(128).optional(),
+  thinking: z.string().optional().describe('A thinking block: its text, streamed as thinking_delta chunks.'),
+  signature: z.string().min(1).optional().describe("The thinking block's signature (signature_delta)."),
+  redactedThinking: z.string().min(1).optional().describe('A redacted_thinking block: its opaque data.'),
 })
 
-/** One content block: `{ text }` or `{ tool, input | rawInput }`. */
+const KINDS = ['text', 'tool', 'thinking', 'redactedThinking'] as const
+
+/** One content block: `{ text }`, `{ tool, input | rawInput }`, `{ thinking, signature }` or `{ redactedThinking }`. */
 export const ScenarioBlock = BlockFields.superRefine((b, ctx) => {
-  if ((b.text === undefined) === (b.tool === undefined)) {
+  const kinds = KINDS.filter((k) => b[k] !== undefined)
+  if (kinds.length !== 1) {
     ctx.addIssue({
       code: 'custom',
-      message: 'a block has either "text" or "tool" (with "input" or "rawInput")',
+      message:
+        'a block has exactly one of "text", "tool" (with "input" or "rawInput"), "thinking" (with "signature") or "redactedThinking"',
     })
-  } else if (
-    b.text !== undefined &&
-    (b.input !== undefined || b.rawInput !== undefined || b.id !== undefined)
-  ) {
+    return
+  }
+  if (kinds[0] === 'thinking' && b.signature === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'a thinking block needs its "signature"' })
+  }
+  if (kinds[0] !== 'thinking' && b.signature !== undefined) {
+    ctx.addIssue({ code: 'custom', message: '"signature" belongs to a thinking block' })
+  }
+  if (kinds[0] !== 'tool' && (b.input !== undefined || b.rawInput !== undefined || b.id !== undefined)) {
+    ctx.addIssue({ code: 'custom', message: 'only a tool block takes "input", "rawInput" or "id"' })
+  }
+  if (b.text !== undefined && (b.input !== undefined || b.rawInput !== undefined || b.id !== undefined)) {
     ctx.addIssue({ code: 'custom', message: 'a text block takes no "input", "rawInput" or "id"' })
   }
   if (b.input !== undefined && b.rawInput !== undefined) {
     ctx.addIssue({ code: 'custom', message: 'give either "input" or "rawInput", not both' })
   }
-}).transform((b): TextBlock | ToolBlock => b as TextBlock | ToolBlock)
+}).transform((b): AnyScenarioBlock => b as AnyScenarioBlock)
 export type ScenarioBlock = z.infer<typeof ScenarioBlock>
 
 /** A count of blocks, or null for "never" (the DESIGN example writes `"failAfterBlocks": null`). */
@@ -53,9 +72,42 @@ export const ScenarioTurn = z
   .object({
     blocks: z.array(ScenarioBlock).describe('Content blocks of the response, in order.'),
     stop: z
-      .enum(['tool_use', 'end_turn', 'max_tokens'])
+      .enum([
+        'tool_use',
+        'end_turn',
+        'max_tokens',
+        'stop_sequence',
+        'refusal',
+        'model_context_window_exceeded',
+        'pause_turn',
+      ])
       .optional()
       .describe('Stop reason. Absent: tool_use when a block calls a tool, else end_turn.'),
+    /** extra: a stop reason sent as it is, in place of `stop`: one newer than the client (`"compaction"`). */
+    rawStop: z.string().min(1).max(64).optional(),
+    /** `stop_details` sent in message_delta with `stop: "refusal"` (the API's `{ type, category, explanation }`). */
+    stopDetails: z
+      .object({
+        type: z.literal('refusal').optional(),
+        category: z.string().nullable().optional(),
+        explanation: z.string().nullable().optional(),
+      })
+      .optional(),
+    /**
+     * Answer the first `times` requests for this turn with this HTTP status (and `retry-after`, seconds) and the
+     * API's JSON error body, then serve the turn.
+     */
+    http: z
+      .object({
+        status: z.number().int().min(400).max(599),
+        retryAfter: z.number().min(0).max(86_400).optional(),
+        times: z.number().int().min(1).max(100).optional(),
+      })
+      .optional(),
+    /** Send an SSE `error` (overloaded_error) right after message_start, once, before serving the turn. */
+    errorBeforeContent: z.boolean().optional(),
+    /** Interleave `ping` events between the content events. */
+    ping: z.boolean().optional(),
     tokensPerSecond: z.number().positive().max(1_000_000).nullable().optional(),
     firstTokenMs: z.number().min(0).max(600_000).nullable().optional(),
     failAfterBlocks: BlockCount,
@@ -76,8 +128,17 @@ export const ScenarioTurn = z
     if (fail !== null && close !== null) {
       ctx.addIssue({ code: 'custom', message: 'use either failAfterBlocks or closeAfterBlocks, not both' })
     }
-    if (turn.stop === 'max_tokens' && turn.blocks.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['stop'], message: 'max_tokens needs a block to cut off' })
+    if (
+      (turn.stop === 'max_tokens' || turn.stop === 'model_context_window_exceeded') &&
+      turn.blocks.length === 0
+    ) {
+      ctx.addIssue({ code: 'custom', path: ['stop'], message: `${turn.stop} needs a block to cut off` })
+    }
+    if (turn.stopDetails !== undefined && turn.stop !== 'refusal') {
+      ctx.addIssue({ code: 'custom', path: ['stopDetails'], message: 'stopDetails goes with stop "refusal"' })
+    }
+    if (turn.http !== undefined && turn.httpStatus !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['http'], message: 'use either "http" or "httpStatus", not both' })
     }
     if (turn.retryAfter !== undefined && turn.httpStatus === undefined) {
       ctx.addIssue({
@@ -99,6 +160,11 @@ export const Scenario = z.object({
    * what the real one refuses hides exactly the bugs it should catch.
    */
   validateRequests: z.boolean().optional(),
+  /**
+   * Also check what only `--strict` checks: thinking blocks of the latest assistant turn sent back unchanged,
+   * whitespace-only text blocks, cache_control on thinking blocks, an assistant prefill.
+   */
+  strict: z.boolean().optional(),
 })
 export type Scenario = z.infer<typeof Scenario>
 

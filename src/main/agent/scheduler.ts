@@ -106,7 +106,19 @@ export class TurnScheduler {
     this.hooks = opts.hooks ?? {}
     this.signal = opts.signal
     this.failedLabel = opts.priorFailure ?? null
-    this.signal.addEventListener('abort', () => this.stopAll(), { once: true })
+    // Removed when the turn settles: the run's signal outlives thousands of turns, and a listener left on it
+    // per turn keeps every finished scheduler alive (and Node warns after 10).
+    this.signal.addEventListener('abort', this.onStop, { once: true })
+  }
+
+  private readonly onStop = (): void => this.stopAll(STOPPED_TEXT)
+
+  /**
+   * Ends the turn's calls that have not finished, with `text` as their result: queued ones never start,
+   * running ones are aborted. For a turn whose answer must not be acted on (the model refused it).
+   */
+  abandon(text: string): void {
+    this.stopAll(text)
   }
 
   /** A call whose block closed. In streaming mode it may start at once. */
@@ -263,9 +275,9 @@ export class TurnScheduler {
   }
 
   private finishCancelled(entry: Entry): void {
+    // The abort's reason is the text the call gets: a stop, a group cancel, an abandoned turn.
     const reason = entry.controller.signal.reason
-    const text =
-      reason instanceof Error && reason.message === GROUP_CANCELLED_TEXT ? GROUP_CANCELLED_TEXT : STOPPED_TEXT
+    const text = reason instanceof Error && reason.message !== '' ? reason.message : STOPPED_TEXT
     const durationMs = entry.startedAt > 0 ? Math.round(performance.now() - entry.startedAt) : 0
     this.release(entry, { kind: 'cancelled', callId: entry.spec.callId, result: cancelled(text), durationMs })
   }
@@ -287,16 +299,15 @@ export class TurnScheduler {
     this.hooks.onSettled?.(entry.spec, outcome)
   }
 
-  private stopAll(): void {
+  private stopAll(text: string): void {
     for (const entry of this.entries) {
-      if (entry.state === 'running' || entry.state === 'gated')
-        entry.controller.abort(new Error(STOPPED_TEXT))
+      if (entry.state === 'running' || entry.state === 'gated') entry.controller.abort(new Error(text))
     }
     for (const entry of this.queue.splice(0)) {
       this.settle(entry, {
         kind: 'cancelled',
         callId: entry.spec.callId,
-        result: cancelled(STOPPED_TEXT),
+        result: cancelled(text),
         durationMs: 0,
       })
     }
@@ -306,7 +317,7 @@ export class TurnScheduler {
         this.settle(entry, {
           kind: 'cancelled',
           callId: entry.spec.callId,
-          result: cancelled(STOPPED_TEXT),
+          result: cancelled(text),
           durationMs: 0,
         })
       }
@@ -324,7 +335,10 @@ export class TurnScheduler {
   }
 
   private checkAllSettled(): void {
-    if (this.closed && this.entries.every((e) => e.state === 'settled')) this.settleAll()
+    if (this.closed && this.entries.every((e) => e.state === 'settled')) {
+      this.signal.removeEventListener('abort', this.onStop)
+      this.settleAll()
+    }
   }
 }
 

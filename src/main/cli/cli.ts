@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import { createAppApi } from '../app/app-api'
 import { recordedWorkspace, resolveWorkspace } from '../app/folders'
 import type { RunOutcome } from '../agent/loop'
-import { runFakeModelCli } from '../agent/scripted-model'
+import { runFakeModelCli } from './fake-model'
 import {
   DEFAULT_ENGINE_SETTINGS,
   launchSession,

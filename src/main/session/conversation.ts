@@ -91,10 +91,13 @@ export function buildConversation(allEvents: readonly SessionEvent[]): Conversat
       return
     }
     const turn = item.turn
+    // A refused answer is never sent back (stop-reasons.ts): the conversation goes on as if it had not come.
+    if (turn.stopReason === 'refusal') return
     // Copies: the caller may decorate the messages (cache_control) without touching the events they came from.
     const recorded = turn.message?.content as ContentBlockParam[] | undefined
     const content = recorded ? recorded.map((block) => ({ ...block })) : turnContent(turn)
-    if (content.length === 0) return
+    // Thinking alone (the app died before the answer itself) is not an answer the API takes back.
+    if (content.every((block) => block.type === 'thinking' || block.type === 'redacted_thinking')) return
     messages.push({ role: 'assistant', content })
 
     const results: ToolResultBlockParam[] = []
@@ -140,15 +143,19 @@ function resultOf(call: ToolCallState): ToolResultBlockParam | undefined {
 
 /**
  * The assistant message of a turn whose assistant.message never reached the log (the stream failed, or the
- * app died while the streaming scheduler already ran its calls): its text from the deltas and its tool calls
- * as queued, so the model sees what it did.
+ * app died while the streaming scheduler already ran its calls): its thinking blocks as they closed, its text
+ * from the deltas and its tool calls as queued, in block order, so the model sees what it did and the API
+ * finds the thinking blocks it requires in front of the calls.
  */
-/** A turn's assistant content from its blocks: the text streamed and the calls queued, in order. */
 export function turnContent(turn: TurnState): ContentBlockParam[] {
   const content: ContentBlockParam[] = []
   for (const block of turn.blocks) {
+    if (block.kind === 'thinking') {
+      content.push({ ...block.block })
+      continue
+    }
     if (block.kind === 'text') {
-      if (block.text !== '') content.push({ type: 'text', text: block.text })
+      if (block.text.trim() !== '') content.push({ type: 'text', text: block.text })
       continue
     }
     const call = turn.calls[block.callId]

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { lstat, readFile, stat, unlink } from 'node:fs/promises'
 import type { RewindChange, RewindSkip, SessionEvent, SessionEventDraft } from '../../shared/events'
-import { writeFileAtomic } from '../tools/atomic-write'
+import { syncFiles, writeFileAtomic } from '../tools/atomic-write'
 import { PreimageError, sha256, type PreimageStore } from './preimages'
 import { lanesLeft, preimagesOf, unfinishedRewind } from './rewind-history'
 
@@ -19,6 +19,25 @@ import { lanesLeft, preimagesOf, unfinishedRewind } from './rewind-history'
  * a conflict with three versions (at the point, as Lanes left it, as it is now), skipped unless the user says
  * to rewind it anyway.
  */
+
+/** Files written at once by a rewind. */
+const APPLY_CONCURRENCY = 16
+/** Files read and hashed at once while planning. */
+const READ_CONCURRENCY = 16
+
+/** `fn` over `items`, at most `limit` at a time; results in the items' order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const at = next++
+      out[at] = await fn(items[at] as T)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return out
+}
 
 export interface RewindRequest {
   /** undo: the files `callId` changed; rewind: every file changed from `callId` on. */
@@ -120,29 +139,33 @@ export async function planRewind(
   if (!callIds.includes(request.callId)) callIds.unshift(request.callId)
 
   const left = lanesLeft(events)
-  const files: PlannedFile[] = []
-  for (const [path, { relPath, hash: to }] of target) {
+  const looked = await mapLimit([...target], READ_CONCURRENCY, async ([path, { relPath, hash: to }]) => {
     if (to !== null) {
       try {
         await store.get(to)
       } catch (error) {
         const why = error instanceof PreimageError ? error.message : String(error)
-        return { ok: false, reason: `The content of ${relPath} before that call cannot be restored: ${why}` }
+        return `The content of ${relPath} before that call cannot be restored: ${why}`
       }
     }
     const now = await onDisk(path)
-    if (now.hash === to) continue
+    if (now.hash === to) return undefined
     const known = left.has(path) ? (left.get(path) as string | null) : undefined
-    const conflict = now.hash !== known
-    files.push({
+    const file: PlannedFile = {
       path,
       relPath,
       to,
       lanesLeft: known,
       now: now.odd ? null : now.hash,
-      conflict,
+      conflict: now.hash !== known,
       ...(now.odd ? { blocked: `${relPath} ${now.odd}` } : {}),
-    })
+    }
+    return file
+  })
+  const files: PlannedFile[] = []
+  for (const item of looked) {
+    if (typeof item === 'string') return { ok: false, reason: item }
+    if (item) files.push(item)
   }
   const turn = request.mode === 'rewind' && request.conversation ? queued.turn : undefined
   if (files.length === 0 && turn === undefined)
@@ -172,34 +195,33 @@ export async function applyRewind(
 ): Promise<RewindApplied | Refusal> {
   const chosen = new Set(opts.rewindConflicts ?? [])
   const skipped: RewindSkip[] = []
-  const work: { change: RewindChange; expect: OnDisk; content: Buffer | null }[] = []
-  for (const file of plan.files) {
-    if (file.conflict && (!chosen.has(file.relPath) || file.blocked)) {
-      skipped.push({
-        relPath: file.relPath,
-        reason: file.blocked ?? 'changed since Lanes last wrote it (by you or a command); left as it is',
-      })
-      continue
-    }
+  const chosenFiles = plan.files.filter((file) => {
+    if (!file.conflict || (chosen.has(file.relPath) && !file.blocked)) return true
+    skipped.push({
+      relPath: file.relPath,
+      reason: file.blocked ?? 'changed since Lanes last wrote it (by you or a command); left as it is',
+    })
+    return false
+  })
+  const prepared = await mapLimit(chosenFiles, READ_CONCURRENCY, async (file) => {
     const now = await onDisk(file.path)
     if (now.hash !== file.now)
-      return {
-        ok: false,
-        reason: `${file.relPath} changed while the rewind was being prepared; nothing was changed.`,
-      }
+      return `${file.relPath} changed while the rewind was being prepared; nothing was changed.`
     if (now.stat && (now.stat.mode & 0o222) === 0)
-      return {
-        ok: false,
-        reason: `${file.relPath} is read-only; make it writable first. Nothing was changed.`,
-      }
+      return `${file.relPath} is read-only; make it writable first. Nothing was changed.`
     // What is there now goes into the store first, so the rewind can be rolled back (and itself undone).
     if (now.content !== null) await store.put(file.path, now.content, now.hash as string)
     const content = file.to === null ? null : await store.get(file.to)
-    work.push({
+    return {
       change: { path: file.path, relPath: file.relPath, from: now.hash, to: file.to },
       expect: now,
       content,
-    })
+    }
+  })
+  const work: { change: RewindChange; expect: OnDisk; content: Buffer | null }[] = []
+  for (const item of prepared) {
+    if (typeof item === 'string') return { ok: false, reason: item }
+    work.push(item)
   }
   if (work.length === 0 && plan.turn === undefined)
     return {
@@ -222,26 +244,36 @@ export async function applyRewind(
   })
   await log.sync()
 
+  // The files are written side by side and made durable together at the end (one fsync each would cost a
+  // journal commit each); until rewind.finished is logged, a crash is recovered from the journal anyway.
   const done: RewindChange[] = []
-  for (const w of work) {
-    const failed = await put(w.change.path, w.content, w.expect.stat ?? null)
-    if (failed) {
-      const undone = await rollBack(done, store)
-      await log.append({
-        type: 'rewind.finished',
-        rewindId,
-        outcome: 'rolled-back',
-        error: `${w.change.relPath} ${failed}${undone}`,
-      })
-      await log.sync()
-      return {
-        ok: false,
-        reason: `${w.change.relPath} ${failed}; the files already rewound were put back.${undone}`,
+  let failure: string | undefined
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < work.length) {
+      const w = work[next++] as (typeof work)[number]
+      const failed = await put(w.change.path, w.content, w.expect.stat ?? null, false)
+      if (failed) {
+        failure ??= `${w.change.relPath} ${failed}`
+        return
       }
+      done.push(w.change)
+      await opts.onChange?.(w.change)
     }
-    done.push(w.change)
-    await opts.onChange?.(w.change)
   }
+  await Promise.all(Array.from({ length: Math.min(APPLY_CONCURRENCY, work.length) }, worker))
+  if (failure !== undefined) {
+    const undone = await rollBack(done, store)
+    await log.append({
+      type: 'rewind.finished',
+      rewindId,
+      outcome: 'rolled-back',
+      error: `${failure}${undone}`,
+    })
+    await log.sync()
+    return { ok: false, reason: `${failure}; the files already rewound were put back.${undone}` }
+  }
+  await syncFiles(done.map((c) => c.path))
   await finish(log, rewindId, done)
   return { ok: true, rewindId, changes, skipped }
 }
@@ -252,6 +284,7 @@ async function put(
   content: Buffer | null,
   /** The file as last seen (null: absent), re-checked before the rename; undefined: no check. */
   expect: { mtimeMs: number; size: number } | null | undefined,
+  durable = true,
 ): Promise<string | undefined> {
   if (content === null) {
     try {
@@ -262,7 +295,10 @@ async function put(
     }
     return undefined
   }
-  const written = await writeFileAtomic(path, content, expect === undefined ? {} : { expect })
+  const written = await writeFileAtomic(path, content, {
+    durable,
+    ...(expect === undefined ? {} : { expect }),
+  })
   return written.ok ? undefined : written.reason
 }
 
@@ -286,12 +322,14 @@ async function finish(
   recovered = false,
 ): Promise<void> {
   // What Lanes wrote is what it knows the files to be: a later write must not see its own rewind as a conflict.
-  for (const change of changes) {
-    if (change.to === null) continue
-    const info = await stat(change.path).catch(() => undefined)
-    if (info)
-      await log.append({ type: 'file.snapshot', path: change.path, mtimeMs: info.mtimeMs, hash: change.to })
-  }
+  await Promise.all(
+    changes.map(async (change) => {
+      if (change.to === null) return
+      const info = await stat(change.path).catch(() => undefined)
+      if (info)
+        await log.append({ type: 'file.snapshot', path: change.path, mtimeMs: info.mtimeMs, hash: change.to })
+    }),
+  )
   await log.append({
     type: 'rewind.finished',
     rewindId,

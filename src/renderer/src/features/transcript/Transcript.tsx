@@ -6,6 +6,7 @@ import { canRetry, plainRunError } from '../../lib/failure'
 import { callTitle, formatDuration } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import { transcriptRows, type TranscriptRow } from './rows'
+import { Narration, RetryNotice, RunEndExplanation, ThinkingSection } from './ModelNotes'
 import { liveTailOf, ToolCard } from './ToolCard'
 import { useTailList } from './use-tail-list'
 
@@ -128,6 +129,11 @@ function computeShape(row: TranscriptRow): string {
       return `task:${textLines(row.run.task)}`
     case 'text':
       return `text:${textLines(row.text)}`
+    case 'thinking':
+      // Narration grows with its text; a closed Thinking section is one line.
+      return row.narration && row.block.type === 'thinking'
+        ? `narration:${textLines(row.block.thinking)}`
+        : 'thinking'
     case 'call': {
       const { call } = row
       const bash = call.name === 'bash'
@@ -154,7 +160,7 @@ function computeShape(row: TranscriptRow): string {
     case 'run-end':
       return `end:${row.run.status}:${row.failedCalls > 0 ? 'f' : ''}`
     case 'working':
-      return `working:${row.paused ? 'paused' : 'running'}`
+      return `working:${row.paused ? 'paused' : row.retry ? 'retry' : 'running'}`
   }
 }
 
@@ -164,6 +170,10 @@ function estimate(row: TranscriptRow | undefined): number {
       return 80
     case 'text':
       return Math.min(400, 13 + textLines(row.text) * 21)
+    case 'thinking':
+      return row.narration && row.block.type === 'thinking'
+        ? Math.min(400, 13 + textLines(row.block.thinking) * 21)
+        : 32
     case 'call':
       return row.call.name === 'bash' ? 79 : 43
     case 'run-end':
@@ -200,6 +210,8 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: R
           <MarkdownText text={row.text} />
         </div>
       )
+    case 'thinking':
+      return row.narration ? <Narration block={row.block} /> : <ThinkingSection block={row.block} />
     case 'call': {
       const { call, cause } = row
       return (
@@ -220,6 +232,10 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: R
         <div className="working" data-testid="working">
           {row.paused ? (
             'Waiting for your review…'
+          ) : row.retry ? (
+            <>
+              <span className="spinner" aria-hidden="true" /> <RetryNotice retry={row.retry} />
+            </>
           ) : (
             <>
               <span className="spinner" aria-hidden="true" /> Working…
@@ -238,6 +254,7 @@ const REASONS: Record<string, string> = {
   stop_sequence: 'The agent finished.',
   refusal: 'The model declined to continue.',
   context_window_exceeded: 'The conversation no longer fits the model’s context.',
+  unknown_stop: 'The model stopped.',
 }
 
 function RunEnd({ run, failedCalls }: { run: RunState; failedCalls: number }) {
@@ -250,16 +267,19 @@ function RunEnd({ run, failedCalls }: { run: RunState; failedCalls: number }) {
           <span aria-hidden="true">⚠</span> {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'}{' '}
           {failedCalls === 1 ? 'One call failed' : `${failedCalls} calls failed`} on the way (marked in red
           above). <span className="muted">{took}</span>
+          <RunEndExplanation run={run} />
         </div>
       ) : (
         <div className="run-end finished" data-testid="run-end" data-status="finished">
           ✓ {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'} <span className="muted">{took}</span>
+          <RunEndExplanation run={run} />
         </div>
       )
     case 'failed':
       return (
         <div className="run-end failed" data-testid="run-end" data-status="failed" role="alert">
           ✕ The run failed: {plainRunError(run.error)} <span className="muted">{took}</span>
+          <RunEndExplanation run={run} />
           {canRetry(run) && <ContinueButton runId={run.runId} />}
         </div>
       )

@@ -1,4 +1,5 @@
-import type { RunState, SessionState, TurnState } from '../../../../shared/reducer'
+import type { ThinkingBlock } from '../../../../shared/events'
+import type { RetryState, RunState, SessionState, TurnState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 
 /**
@@ -10,11 +11,16 @@ import type { ToolCallState } from '../../../../shared/tool-call'
 export type TranscriptRow =
   | { kind: 'task'; key: string; run: RunState; number: number }
   | { kind: 'text'; key: string; text: string }
+  /**
+   * A thinking block. Before anything else in the turn it is the model's reasoning (a collapsed "Thinking"
+   * section); after text or a call it is the model's narration between calls, shown like its text.
+   */
+  | { kind: 'thinking'; key: string; block: ThinkingBlock; narration: boolean }
   /** `cause`: the sibling whose failure skipped this call (from the same turn). */
   | { kind: 'call'; key: string; call: ToolCallState; cause?: ToolCallState }
   /** `failedCalls`: calls of the run that failed (a run can finish with some). */
   | { kind: 'run-end'; key: string; run: RunState; failedCalls: number }
-  | { kind: 'working'; key: string; paused: boolean }
+  | { kind: 'working'; key: string; paused: boolean; retry?: RetryState }
 
 const turnCache = new WeakMap<TurnState, TranscriptRow[]>()
 
@@ -23,7 +29,10 @@ function turnRows(turn: TurnState): TranscriptRow[] {
   if (cached) return cached
   const rows: TranscriptRow[] = []
   for (const block of turn.blocks) {
-    if (block.kind === 'text') {
+    if (block.kind === 'thinking') {
+      const key = `t${turn.turn}b${block.index}`
+      rows.push({ kind: 'thinking', key, block: block.block, narration: rows.length > 0 })
+    } else if (block.kind === 'text') {
       if (block.text.trim() !== '')
         rows.push({ kind: 'text', key: `t${turn.turn}b${block.index}`, text: block.text })
     } else {
@@ -65,7 +74,13 @@ export function transcriptRows(state: SessionState): TranscriptRow[] {
   for (const turns of byRun.values())
     for (const turn of turns) for (const row of turnRows(turn)) rows[n++] = row
   if (state.status === 'running' || state.status === 'paused') {
-    rows[n++] = { kind: 'working', key: 'working', paused: state.status === 'paused' }
+    const retry = state.turns.at(-1)?.retry
+    rows[n++] = {
+      kind: 'working',
+      key: 'working',
+      paused: state.status === 'paused',
+      ...(retry && state.status === 'running' ? { retry } : {}),
+    }
   }
   rows.length = n
   return rows

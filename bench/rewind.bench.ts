@@ -1,0 +1,216 @@
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openSessionWriter } from '../src/main/session/log'
+import { changeKeeper, preimagesDir, PreimageStore, sha256 } from '../src/main/session/preimages'
+import { applyRewind, planRewind } from '../src/main/session/rewind'
+import { withRewindSession } from '../src/main/session/rewind-session'
+import { recordSession } from '../src/main/session/test-fixtures/recorded-session'
+import { writeFileAtomic } from '../src/main/tools/atomic-write'
+import { median, result, type Benchmark, type BenchResult } from './harness'
+
+/**
+ * Undo and rewind (issue 14), each figure against its baseline in the same run:
+ * - the store's cost per write of a 1 MB file (keeping the content before and after, logging the pre-image)
+ *   against the atomic write itself;
+ * - the store's size after 1000 small edits of a 1 MB file against the file's size;
+ * - a rewind of 100 changed files (log read, plan, journal, writes, fsyncs) against `cp` of those files.
+ */
+
+const MB = 1024 * 1024
+
+/** A 1 MB text (lines of random hex) and `count` versions of it, each one small edit of the one before. */
+function versionsOf(count: number): Buffer[] {
+  const lines: string[] = []
+  let size = 0
+  while (size < MB) {
+    const line = randomBytes(32).toString('hex') + '\n'
+    lines.push(line)
+    size += line.length
+  }
+  let current = Buffer.from(lines.join('')).subarray(0, MB)
+  const out = [current]
+  for (let i = 0; i < count; i++) {
+    const at = (i * 7919 * 65) % (current.length - 100)
+    current = Buffer.concat([current.subarray(0, at), Buffer.from(`edit ${i};`), current.subarray(at + 12)])
+    out.push(current)
+  }
+  return out
+}
+
+async function perWrite(): Promise<BenchResult[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'lanes-bench-rewind-'))
+  try {
+    const writer = await openSessionWriter(dir, 'bench-store', { create: true })
+    let store: Promise<PreimageStore> | undefined
+    const keeper = changeKeeper(
+      () => (store ??= PreimageStore.open(preimagesDir(writer.outputDir))),
+      'c1',
+      (draft) => writer.append(draft),
+    )
+    const file = join(dir, 'big.txt')
+    const plain = join(dir, 'plain.txt')
+    const versions = versionsOf(61)
+    await writeFile(file, versions[0] as Buffer)
+    await writeFile(plain, versions[0] as Buffer)
+    const writeOnly: number[] = []
+    const withStore: number[] = []
+    const storeOnly: number[] = []
+    for (let i = 1; i < versions.length; i++) {
+      const previous = versions[i - 1] as Buffer
+      const next = versions[i] as Buffer
+      // Side by side: the write alone, then the write as write_file makes it with the store.
+      let t0 = performance.now()
+      await writeFileAtomic(plain, next)
+      writeOnly.push(performance.now() - t0)
+
+      t0 = performance.now()
+      await keeper.before({ path: file, relPath: 'big.txt', content: previous })
+      const t1 = performance.now()
+      await writeFileAtomic(file, next)
+      const t2 = performance.now()
+      // write_file hashes what it wrote for its conflict snapshot anyway; the store reuses that hash.
+      const hash = sha256(next)
+      const t3 = performance.now()
+      await keeper.after({ path: file, content: next, hash })
+      const t4 = performance.now()
+      withStore.push(t1 - t0 + (t2 - t1) + (t4 - t3))
+      storeOnly.push(t1 - t0 + (t4 - t3))
+    }
+    await (await store)?.close()
+    await writer.close()
+    const write = median(writeOnly)
+    return [
+      result('rewind: write 1 MB with the pre-image store (median)', median(withStore), write, 'ms', {
+        maxRatio: 1.3,
+        text: 'ratio <= 1.3 (vs the atomic write alone)',
+      }),
+      result('rewind: pre-image store alone per 1 MB write (median)', median(storeOnly), write, 'ms'),
+    ]
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+async function diskUse(): Promise<BenchResult[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'lanes-bench-rewind-'))
+  try {
+    const store = await PreimageStore.open(dir)
+    const versions = versionsOf(1000)
+    // As write_file keeps them: each edit's content before (the previous one's after) and after.
+    for (let i = 1; i < versions.length; i++) {
+      await store.put('big.txt', versions[i - 1] as Buffer)
+      await store.put('big.txt', versions[i] as Buffer)
+    }
+    await store.flush()
+    const info = await stat(store.file)
+    // What it takes on disk (allocated blocks), not only its length.
+    const used = Math.max(info.size, info.blocks * 512)
+    // Reading back the newest content replays the longest chain there is.
+    const t0 = performance.now()
+    const last = await store.get(sha256(versions.at(-1) as Buffer))
+    const readMs = performance.now() - t0
+    await store.close()
+    if (!last.equals(versions.at(-1) as Buffer)) throw new Error('the store returned a wrong content')
+    return [
+      result('rewind: store size after 1000 edits of a 1 MB file', used / MB, 1, 'MB', {
+        maxRatio: 5,
+        text: 'ratio < 5 (vs the file size)',
+      }),
+      result('rewind: read back the 1000th version of the 1 MB file', readMs, 1, 'ms'),
+    ]
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+const FILES = 100
+const FILE_BYTES = 32 * 1024
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(command, args, { stdio: 'ignore' })
+    p.once('error', reject)
+    p.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited ${code}`))))
+  })
+}
+
+async function rewind100(): Promise<BenchResult[]> {
+  const rounds = 5
+  const rewindMs: number[] = []
+  const cpMs: number[] = []
+  const cpSyncMs: number[] = []
+  const cleanup: string[] = []
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const s = await recordSession()
+      cleanup.push(s.sessionsDir, s.workspace)
+      const originals = join(s.sessionsDir, 'originals')
+      await mkdir(originals)
+      // Each file is created by a write_file call, then changed by an edit_file call; the first edit is the
+      // point to go back to.
+      for (let i = 0; i < FILES; i++) {
+        const content = randomBytes(FILE_BYTES / 2).toString('hex')
+        await writeFile(join(originals, `f${i}.txt`), content)
+        await s.call(1, `w${i}`, 'write_file', { path: `f${i}.txt`, content })
+      }
+      for (let i = 0; i < FILES; i++) {
+        const path = `f${i}.txt`
+        const head = (await readFile(join(s.workspace, path), 'utf8')).slice(0, 16)
+        await s.call(2, `c${i}`, 'edit_file', { path, old_string: head, new_string: `changed ${i}` })
+      }
+      await s.close()
+
+      const targets = Array.from({ length: FILES }, (_, i) => join(originals, `f${i}.txt`))
+      const copyTo = join(s.sessionsDir, 'copy')
+      await mkdir(copyTo)
+      let t0 = performance.now()
+      await run('cp', ['-f', ...targets, copyTo])
+      cpMs.push(performance.now() - t0)
+      t0 = performance.now()
+      await run('cp', ['-f', ...targets, copyTo])
+      await run(
+        'sync',
+        Array.from({ length: FILES }, (_, i) => join(copyTo, `f${i}.txt`)),
+      )
+      cpSyncMs.push(performance.now() - t0)
+
+      t0 = performance.now()
+      const done = await withRewindSession(s.sessionsDir, s.sessionId, async (session) => {
+        const plan = await planRewind(session.events, session.store, session.workspace, {
+          mode: 'rewind',
+          callId: 'c0',
+          conversation: true,
+        })
+        if (!plan.ok) return plan
+        return applyRewind(plan, session.store, session.log)
+      })
+      rewindMs.push(performance.now() - t0)
+      if (!done.ok || done.changes.length !== FILES)
+        throw new Error(`the rewind did not restore ${FILES} files`)
+    }
+  } finally {
+    for (const dir of cleanup) await rm(dir, { recursive: true, force: true })
+  }
+  const rewind = median(rewindMs)
+  return [
+    result(`rewind: ${FILES} changed files (32 KB) vs cp (median)`, rewind, median(cpMs), 'ms', {
+      maxRatio: 2,
+      text: 'ratio <= 2 (vs cp)',
+    }),
+    result(
+      `rewind: ${FILES} changed files vs cp + sync of the copies (median)`,
+      rewind,
+      median(cpSyncMs),
+      'ms',
+    ),
+  ]
+}
+
+export const benchmarks: Benchmark[] = [
+  { name: 'rewind-store-per-write', run: perWrite },
+  { name: 'rewind-store-disk-use', run: diskUse },
+  { name: 'rewind-100-files', run: rewind100 },
+]
