@@ -1,9 +1,11 @@
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
+import type { Usage } from '../../../../shared/events'
 import type { RunState } from '../../../../shared/reducer'
 import { MarkdownText } from '../../components/MarkdownText'
 import { canRetry, plainRunError } from '../../lib/failure'
 import { callTitle, formatDuration } from '../../lib/format'
+import { usageDetail, usageSummary } from '../../lib/usage'
 import { useAppStore } from '../../store/app-store'
 import { transcriptRows, type TranscriptRow } from './rows'
 import { Narration, RetryNotice, RunEndExplanation, ThinkingSection } from './ModelNotes'
@@ -226,7 +228,7 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: R
       )
     }
     case 'run-end':
-      return <RunEnd run={row.run} failedCalls={row.failedCalls} />
+      return <RunEnd run={row.run} failedCalls={row.failedCalls} usage={row.usage} />
     case 'working':
       return (
         <div className="working" data-testid="working">
@@ -257,8 +259,15 @@ const REASONS: Record<string, string> = {
   unknown_stop: 'The model stopped.',
 }
 
-function RunEnd({ run, failedCalls }: { run: RunState; failedCalls: number }) {
-  const took = run.endedAt !== undefined ? formatDuration(run.endedAt - run.startedAt) : ''
+function RunEnd({ run, failedCalls, usage }: { run: RunState; failedCalls: number; usage?: Usage }) {
+  const took = (
+    <>
+      {run.endedAt !== undefined && (
+        <span className="muted">{formatDuration(run.endedAt - run.startedAt)}</span>
+      )}
+      {usage && <RunUsage usage={usage} />}
+    </>
+  )
   switch (run.status) {
     case 'finished':
       // A run in which calls failed is not a plain success: say so, and where to look.
@@ -266,19 +275,19 @@ function RunEnd({ run, failedCalls }: { run: RunState; failedCalls: number }) {
         <div className="run-end finished with-failures" data-testid="run-end" data-status="finished">
           <span aria-hidden="true">⚠</span> {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'}{' '}
           {failedCalls === 1 ? 'One call failed' : `${failedCalls} calls failed`} on the way (marked in red
-          above). <span className="muted">{took}</span>
+          above). {took}
           <RunEndExplanation run={run} />
         </div>
       ) : (
         <div className="run-end finished" data-testid="run-end" data-status="finished">
-          ✓ {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'} <span className="muted">{took}</span>
+          ✓ {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'} {took}
           <RunEndExplanation run={run} />
         </div>
       )
     case 'failed':
       return (
         <div className="run-end failed" data-testid="run-end" data-status="failed" role="alert">
-          ✕ The run failed: {plainRunError(run.error)} <span className="muted">{took}</span>
+          ✕ The run failed: {plainRunError(run.error)} {took}
           <RunEndExplanation run={run} />
           {canRetry(run) && <ContinueButton runId={run.runId} />}
         </div>
@@ -286,7 +295,7 @@ function RunEnd({ run, failedCalls }: { run: RunState; failedCalls: number }) {
     case 'stopped':
       return (
         <div className="run-end stopped" data-testid="run-end" data-status="stopped">
-          ■ You stopped the run. <span className="muted">{took}</span>
+          ■ You stopped the run. {took}
         </div>
       )
     case 'running':
@@ -316,5 +325,21 @@ function ContinueButton({ runId }: { runId: string }) {
     >
       Continue the run
     </button>
+  )
+}
+
+/** A run's tokens and their estimated cost, priced at the session's model. */
+function RunUsage({ usage }: { usage: Usage }) {
+  const settings = useAppStore((s) => s.view?.session?.settings)
+  if (!settings) return null
+  return (
+    <span
+      className="muted run-usage"
+      data-testid="run-usage"
+      title={usageDetail(usage, settings.model, settings.demo)}
+    >
+      {' · '}
+      {usageSummary(usage, settings.model, settings.demo)}
+    </span>
   )
 }
