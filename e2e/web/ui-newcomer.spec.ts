@@ -138,8 +138,8 @@ test('a newcomer reads the lanes, the review and the failures at every size, lig
     await expect(page.getByTestId('run-end')).not.toContainText('✓')
     await expect(page.getByTestId('run-end')).toContainText('One call failed')
     // Tokens and their estimated cost, for the session and for the run.
-    await expect(page.getByTestId('session-usage')).toHaveText(/tokens · ~\$/)
-    await expect(page.getByTestId('run-end').getByTestId('run-usage')).toHaveText(/tokens · ~\$/)
+    await expect(page.getByTestId('session-usage')).toHaveText(/tokens · (~|under )\$/)
+    await expect(page.getByTestId('run-end').getByTestId('run-usage')).toHaveText(/tokens · (~|under )\$/)
     // The failed command's bar starts when it ran, after the edit's run, not when the turn was queued.
     const edit = page
       .locator('[data-testid=tool-bar][data-status=ok]')

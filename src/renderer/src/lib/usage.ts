@@ -9,17 +9,18 @@ export function formatTokens(n: number): string {
   return `${(n / 1_000_000).toFixed(2)}M`
 }
 
+/** An estimate: "about $0.42", or "under $0.01" for the small ones. */
 function formatUsd(usd: number): string {
   if (usd === 0) return '$0'
-  if (usd < 0.01) return '<$0.01'
-  return `$${usd.toFixed(usd < 10 ? 2 : 0)}`
+  if (usd < 0.01) return 'under $0.01'
+  return `~$${usd.toFixed(usd < 10 ? 2 : 0)}`
 }
 
 export function usageSummary(usage: Usage, model: string, demo: boolean): string {
   const tokens = `${formatTokens(totalTokens(usage))} tokens`
   if (demo) return `${tokens} · demo, free`
   const cost = costOf(usage, model)
-  return cost === undefined ? tokens : `${tokens} · ~${formatUsd(cost)}`
+  return cost === undefined ? tokens : `${tokens} · ${formatUsd(cost)}`
 }
 
 /** The breakdown, for a tooltip. */
