@@ -23,6 +23,11 @@ export interface WebApp {
 export async function startWebApp(
   files: Record<string, string> = {},
   env: NodeJS.ProcessEnv = {},
+  /**
+   * `openWorkspace: false` starts `lanes web` without --workspace (the page then starts with the folder
+   * browser); `homeIsBase` makes the temporary folder that holds the workspace the user's home.
+   */
+  opts: { openWorkspace?: boolean; homeIsBase?: boolean } = {},
 ): Promise<{ app: WebApp; stop(): Promise<void> }> {
   const base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-e2e-')))
   const workspace = join(base, 'demo-project')
@@ -34,8 +39,20 @@ export async function startWebApp(
   }
   const child = spawn(
     process.execPath,
-    [lanesBin, 'web', '--workspace', workspace, '--port', '0', '--sessions-dir', sessionsDir],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
+    [
+      lanesBin,
+      'web',
+      ...(opts.openWorkspace === false ? [] : ['--workspace', workspace]),
+      '--port',
+      '0',
+      '--sessions-dir',
+      sessionsDir,
+    ],
+    // Never the user's keychain from a test run: keys go to the temporary data folder's file.
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LANES_NO_KEYCHAIN: '1', ...(opts.homeIsBase ? { HOME: base } : {}), ...env },
+    },
   )
   let stderr = ''
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))

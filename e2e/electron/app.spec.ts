@@ -47,3 +47,35 @@ test('the desktop app opens its window on the workspace and answers app:info', a
     await rm(base, { recursive: true, force: true })
   }
 })
+
+test('every web contents is guarded: no navigation away, no new windows, no webview', async () => {
+  const base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-electron-')))
+  const workspace = join(base, 'desktop-project')
+  await mkdir(workspace)
+  const args = [repoRoot, '--workspace', workspace, `--user-data-dir=${join(base, 'user-data')}`]
+  if (process.getuid?.() === 0) args.push('--no-sandbox')
+  const app = await electron.launch({ executablePath: binary!, args })
+  try {
+    const page = await app.firstWindow()
+    await expect(page.getByTestId('workspace-name')).toHaveText('desktop-project')
+    const appUrl = page.url()
+    await page.evaluate(() => {
+      window.open('https://example.com/', '_blank')
+      window.open('file:///etc/passwd')
+    })
+    await page.evaluate(() => {
+      const view = document.createElement('webview')
+      view.setAttribute('src', 'https://example.com/')
+      document.body.append(view)
+    })
+    await page.evaluate(() => {
+      location.href = 'https://example.com/'
+    })
+    await page.waitForTimeout(500)
+    expect(app.windows()).toHaveLength(1)
+    expect(page.url()).toBe(appUrl)
+  } finally {
+    await app.close()
+    await rm(base, { recursive: true, force: true })
+  }
+})

@@ -53,9 +53,9 @@ test('settings show the key status and save the model and agent options', async 
     const dialog = page.getByTestId('settings-dialog')
     await expect(dialog).toBeVisible()
     await expect(dialog.getByTestId('settings-key-status')).toContainText('No key set')
-    // Browser mode has no secret store: it says so and how to set the key instead.
-    await expect(dialog.getByTestId('settings-no-store')).toContainText('ANTHROPIC_API_KEY')
-    await expect(dialog.getByTestId('settings-api-key')).toHaveCount(0)
+    // Browser mode stores a key too, and says where (no keychain here: a file only the user can read).
+    await expect(dialog.getByTestId('settings-key-storage')).toContainText('a file only you can read')
+    await expect(dialog.getByTestId('settings-api-key')).toHaveCount(1)
     await screenshots(page, 'ui-settings')
 
     await dialog.getByTestId('settings-model').fill('claude-opus-4-1')

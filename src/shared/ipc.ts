@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { SessionEvent, SessionId, SessionSummary } from './events'
+import { HunkDecision, SessionEvent, SessionId, SessionSummary } from './events'
 
 /**
  * The one contract between the UI and the app, whatever the transport (Electron IPC or the browser-mode
@@ -59,8 +59,15 @@ export const SettingsView = z.object({
     source: z.enum(['stored', 'environment', 'none']),
     /** e.g. "sk-ant-…f3Qa"; null when there is none. */
     masked: z.string().nullable(),
-    /** False where the OS offers no secret store (and in browser mode): keys are then never stored. */
+    /** Whether a key entered here can be kept (always, since a user-only file is the last resort). */
     canStore: z.boolean(),
+    /**
+     * Where a key entered here is (or would be) kept: the OS keychain, a file sealed with the OS secret
+     * store (the desktop app), or a file only this user can read.
+     */
+    storage: z.enum(['keychain', 'encrypted-file', 'file']),
+    /** That file, for the two file kinds. */
+    file: z.string().nullable(),
   }),
   /** No key and no base URL: the built-in demo model answers. */
   demo: z.boolean(),
@@ -90,6 +97,8 @@ export const ApprovalReply = z
     note: z.string().max(10_000).optional(),
     /** bash only: always allow this exact command in this folder. */
     always: z.boolean().optional(),
+    /** An approved write or edit reviewed hunk by hunk: the decision per hunk (absent: the whole change). */
+    hunks: z.array(HunkDecision).max(10_000).optional(),
   })
   .strict()
 export type ApprovalReply = z.infer<typeof ApprovalReply>

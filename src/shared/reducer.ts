@@ -493,6 +493,7 @@ function apply(r: Reduction, event: SessionEvent): void {
         always: event.always,
         by: event.by,
         decidedAt: event.at,
+        hunks: event.hunks,
       }
       // Rejected is final for the user at once; the engine's rejection result (tool.finished) follows and
       // keeps this status. Approved goes back to queued until the scheduler starts it. A policy decision may

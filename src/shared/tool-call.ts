@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ApprovalDecision, ApprovalPreview, Lane } from './events'
+import { ApprovalDecision, ApprovalPreview, HunkDecision, Lane } from './events'
 
 /**
  * The state of one tool call as the reducer builds it from the events (reducer.ts). The status strings are
@@ -29,6 +29,8 @@ export const ToolCallApproval = z.object({
   always: z.boolean().optional(),
   by: z.enum(['user', 'policy', 'cli']).optional(),
   decidedAt: z.number().optional(),
+  /** Per-hunk review of a write or edit: the decision on each hunk (absent: the change as a whole). */
+  hunks: z.array(HunkDecision).optional(),
 })
 export type ToolCallApproval = z.infer<typeof ToolCallApproval>
 

@@ -1,5 +1,12 @@
 import { stat } from 'node:fs/promises'
-import type { EventOf, Lane, RunFailureKind, SessionEvent, SessionSettings } from '../../shared/events'
+import type {
+  EventOf,
+  HunkDecision,
+  Lane,
+  RunFailureKind,
+  SessionEvent,
+  SessionSettings,
+} from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { buildConversation, snapshotsFrom, turnContent } from '../session/conversation'
@@ -15,6 +22,7 @@ import {
   type RewindRequest,
 } from '../session/rewind'
 import { unfinishedRewind } from '../session/rewind-history'
+import { executeReviewed, isPartial } from './reviewed-change'
 import { newSessionId } from '../session/store'
 import { parseToolArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
@@ -83,6 +91,8 @@ type Draft = {
 interface Decision {
   decision: 'approved' | 'rejected'
   note?: string
+  /** Per-hunk review of an approved write or edit. */
+  hunks?: HunkDecision[]
 }
 
 type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown }
@@ -277,6 +287,10 @@ export class AgentSession {
     call.decision = {
       decision: decision.decision,
       ...(decision.note?.trim() ? { note: decision.note.trim() } : {}),
+      // Per-hunk decisions only mean something for an approved write or edit.
+      ...(decision.decision === 'approved' && isPartial(decision.hunks)
+        ? { hunks: [...decision.hunks] }
+        : {}),
     }
     if (
       decision.always &&
@@ -294,6 +308,7 @@ export class AgentSession {
       by: 'user',
       ...(call.decision.note ? { note: call.decision.note } : {}),
       ...(decision.always ? { always: true } : {}),
+      ...(call.decision.hunks ? { hunks: call.decision.hunks } : {}),
     })
     const waiter = call.waiter
     call.waiter = undefined
@@ -834,6 +849,7 @@ class TurnContext {
         call.decision = {
           decision: state.approval.decision,
           ...(state.approval.note ? { note: state.approval.note } : {}),
+          ...(state.approval.hunks ? { hunks: state.approval.hunks } : {}),
         }
       }
       if (state.approval.preview.kind === 'write' && state.approval.preview.after !== undefined) {
@@ -1002,6 +1018,9 @@ class TurnContext {
               isError: true,
             }
           }
+          const hunks = call.decision?.hunks
+          if (isPartial(hunks) && check.preview.kind === 'write')
+            return executeReviewed(check.preview, hunks, ctx)
         }
         return tool.execute(call.input as never, ctx)
       },

@@ -1,7 +1,7 @@
-import { join } from 'node:path'
 import { SessionLogError } from '../session/log'
-import { listFolder, RecentFolders, resolveWorkspace } from './folders'
-import { RefusedError, SessionHost, type SecretBox } from './session-host'
+import { listFolder, recentFolders, resolveWorkspace } from './folders'
+import { createKeyStore, keyFileOf, osKeychainEntry, type KeychainEntry, type SecretBox } from './key-store'
+import { RefusedError, SessionHost, type ConfirmBaseUrl } from './session-host'
 import {
   describeIssues,
   isRequestChannel,
@@ -45,8 +45,12 @@ export interface AppApiOptions {
   onWorkspaceChanged?: (workspace: WorkspaceInfo) => void
   /** Where sessions (and their settings and rules) are kept. */
   sessionsDir: string
-  /** The OS secret store (Electron's safeStorage) where one exists: API keys are stored only there. */
+  /** Electron's safeStorage where the OS backs it: seals the key file when there is no keychain. */
   secrets?: SecretBox
+  /** The keychain entry for the API key; the OS keychain by default, null for none (tests). */
+  keychain?: KeychainEntry | null
+  /** Electron asks in a main-process dialog before a stored key goes to a new base URL. */
+  confirmBaseUrl?: ConfirmBaseUrl
 }
 
 export function ok<T>(value: T): Result<T> {
@@ -59,13 +63,18 @@ export function err<T = never>(code: Extract<Result<T>, { ok: false }>['code'], 
 
 export { resolveWorkspace }
 
+/** The OS keychain, unless LANES_NO_KEYCHAIN is set (test runs on a desktop keep out of the user's keychain). */
+function defaultKeychain(sessionsDir: string): KeychainEntry | null {
+  return process.env.LANES_NO_KEYCHAIN ? null : osKeychainEntry(sessionsDir)
+}
+
 export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
   const listeners = new Set<EventListener>()
   const emit: EventListener = (channel, payload) => {
     for (const listener of listeners) listener(channel, payload)
   }
 
-  const recent = new RecentFolders(join(opts.sessionsDir, 'recent-folders.json'))
+  const recent = recentFolders(opts.sessionsDir)
   let current: WorkspaceInfo | null = null
   if (opts.workspace !== undefined) {
     // A remembered folder that was deleted since simply leaves no folder open.
@@ -76,7 +85,12 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
   const sessions = new SessionHost({
     sessionsDir: opts.sessionsDir,
     host: opts.transport === 'web' ? 'web' : 'app',
-    ...(opts.secrets ? { secrets: opts.secrets } : {}),
+    keys: createKeyStore({
+      file: keyFileOf(opts.sessionsDir),
+      keychain: opts.keychain !== undefined ? opts.keychain : defaultKeychain(opts.sessionsDir),
+      ...(opts.secrets ? { sealer: opts.secrets } : {}),
+    }),
+    ...(opts.confirmBaseUrl ? { confirmBaseUrl: opts.confirmBaseUrl } : {}),
     onEvents: (sessionId, events) => emit('session:events', { sessionId, events }),
     onListChanged: () => emit('session:list-changed', {}),
   })

@@ -112,6 +112,11 @@ export async function listFolder(
   })
 }
 
+/** The recent folders of one data folder (the file sits beside its sessions and settings). */
+export function recentFolders(sessionsDir: string): RecentFolders {
+  return new RecentFolders(join(sessionsDir, 'recent-folders.json'))
+}
+
 /** How many recently opened folders are remembered. */
 const RECENT_LIMIT = 8
 

@@ -16,6 +16,7 @@ import {
 import { writeJsonAtomic } from '../tools/atomic-write'
 import { readSession, SessionLogError, sessionPaths } from '../session/log'
 import { recordedWorkspace } from './folders'
+import type { KeyStore } from './key-store'
 import { listSessions } from '../session/store'
 import type { DemoHost } from '../agent/demo-model'
 
@@ -34,11 +35,8 @@ export class RefusedError extends Error {
   }
 }
 
-/** Electron's safeStorage, where the OS has a secret store; absent in browser mode. */
-export interface SecretBox {
-  encrypt(plain: string): string
-  decrypt(sealed: string): string
-}
+/** What a base URL change asks the person at the screen, where the host has its own dialog (Electron's main). */
+export type ConfirmBaseUrl = (change: { from: string | null; to: string | null }) => Promise<boolean>
 
 interface StoredSettings {
   model?: string
@@ -47,8 +45,6 @@ interface StoredSettings {
   siblingSkip?: boolean
   autoApproveEdits?: boolean
   bashTimeoutSec?: number
-  /** Sealed with the OS secret store; never plain text. */
-  apiKeySealed?: string
 }
 
 interface Live {
@@ -61,7 +57,14 @@ export interface SessionHostOptions {
   sessionsDir: string
   /** The desktop app or browser mode: what the demo tells the user to do to switch to Claude. */
   host?: DemoHost
-  secrets?: SecretBox
+  /** Where the API key entered in Settings is kept (key-store.ts). */
+  keys: KeyStore
+  /**
+   * Asks the user, outside the renderer, before a stored key goes to a new base URL. Without it (browser
+   * mode), such a change must carry the key itself: a page that can change settings never sees the key, so
+   * it cannot send it elsewhere without the user typing it.
+   */
+  confirmBaseUrl?: ConfirmBaseUrl
   /** Events for the UI, already batched per session. */
   onEvents(sessionId: string, events: SessionEvent[]): void
   onListChanged(): void
@@ -137,9 +140,10 @@ export class SessionHost {
   async settings(): Promise<SettingsView> {
     const stored = await this.readSettings()
     const envKey = process.env.ANTHROPIC_API_KEY
-    const storedKey = this.storedKey(stored)
+    const storedKey = await this.opts.keys.get()
     const key = storedKey ?? envKey ?? null
-    const baseUrl = stored.baseUrl !== undefined ? stored.baseUrl : (process.env.ANTHROPIC_BASE_URL ?? null)
+    const baseUrl = effectiveBaseUrl(stored)
+    const storage = await this.opts.keys.storage()
     return {
       model: stored.model ?? DEFAULT_MODEL,
       baseUrl,
@@ -150,7 +154,9 @@ export class SessionHost {
       apiKey: {
         source: storedKey ? 'stored' : envKey ? 'environment' : 'none',
         masked: key ? maskKey(key) : null,
-        canStore: this.opts.secrets !== undefined,
+        canStore: true,
+        storage: storage.kind,
+        file: storage.file,
       },
       demo: !key && !baseUrl,
     }
@@ -159,16 +165,15 @@ export class SessionHost {
   async updateSettings(update: SettingsUpdate): Promise<SettingsView> {
     const stored = await this.readSettings()
     const { apiKey, ...rest } = update
-    const next: StoredSettings = { ...stored, ...rest }
-    if (apiKey !== undefined) {
-      if (apiKey === null) delete next.apiKeySealed
-      else if (!this.opts.secrets) {
-        throw new Error(
-          'This system offers no secret store, so Lanes will not save the key in plain text. Set ANTHROPIC_API_KEY in the environment instead.',
-        )
-      } else next.apiKeySealed = this.opts.secrets.encrypt(apiKey)
+    const from = effectiveBaseUrl(stored)
+    if (rest.baseUrl !== undefined && rest.baseUrl !== from && apiKey === undefined) {
+      // The key Lanes would send (stored, or from the environment) must not follow a new address unasked.
+      const key = (await this.opts.keys.get()) ?? process.env.ANTHROPIC_API_KEY
+      if (key) await this.consentToBaseUrl(from, rest.baseUrl)
     }
-    await this.writeSettings(next)
+    if (apiKey === null) await this.opts.keys.clear()
+    else if (apiKey !== undefined) await this.opts.keys.set(apiKey)
+    await this.writeSettings({ ...stored, ...rest })
     return this.settings()
   }
 
@@ -190,7 +195,7 @@ export class SessionHost {
       registry,
       model: {
         host: this.opts.host ?? 'app',
-        apiKey: this.storedKey(stored) ?? undefined,
+        apiKey: (await this.opts.keys.get()) ?? undefined,
         ...(stored.baseUrl ? { baseUrl: stored.baseUrl } : {}),
         ...(stored.model ? { model: stored.model } : {}),
       },
@@ -264,12 +269,20 @@ export class SessionHost {
     this.flush()
   }
 
-  private storedKey(stored: StoredSettings): string | null {
-    if (!stored.apiKeySealed || !this.opts.secrets) return null
-    try {
-      return this.opts.secrets.decrypt(stored.apiKeySealed)
-    } catch {
-      return null
+  private async consentToBaseUrl(from: string | null, to: string | null): Promise<void> {
+    const where = to ?? 'the default Anthropic API'
+    if (!this.opts.confirmBaseUrl) {
+      throw new RefusedError(
+        'forbidden',
+        `To send your API key to ${where}, type the key again together with the new base URL: Lanes does not ` +
+          'send a saved key to a new address on a request from this page alone.',
+      )
+    }
+    if (!(await this.opts.confirmBaseUrl({ from, to }))) {
+      throw new RefusedError(
+        'cancelled',
+        `The base URL was not changed: you chose not to send your key to ${where}.`,
+      )
     }
   }
 
@@ -283,9 +296,14 @@ export class SessionHost {
   }
 
   private async writeSettings(settings: StoredSettings): Promise<void> {
-    // Owner-only: it holds the sealed API key.
+    // Owner-only: nobody else needs to know which models and addresses this user works with.
     await writeJsonAtomic(this.settingsFile, settings, { mode: 0o600 })
   }
+}
+
+/** The base URL requests go to: the one saved in Settings, else ANTHROPIC_BASE_URL, else the default (null). */
+function effectiveBaseUrl(stored: StoredSettings): string | null {
+  return stored.baseUrl !== undefined ? stored.baseUrl : (process.env.ANTHROPIC_BASE_URL ?? null)
 }
 
 /** "sk-ant-…f3Qa": enough to recognise a key, never enough to use it. */

@@ -132,6 +132,14 @@ describe('the browser-mode host under hostile input', () => {
     await stillServes()
   })
 
+  it('refuses a plain request whose target is no URL, and keeps serving', async () => {
+    const reply = await rawExchange(host.port, [
+      `GET http://[ HTTP/1.1\r\nHost: 127.0.0.1:${host.port}\r\n\r\n`,
+    ])
+    expect(reply.bytes.toString('latin1')).toMatch(/^HTTP\/1\.1 400 /)
+    await stillServes()
+  })
+
   it('refuses bytes that are not HTTP and keeps serving', async () => {
     const reply = await rawExchange(host.port, [
       Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x0d, 0x0a]),

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { createAppApi } from '../app/app-api'
-import { recordedWorkspace, resolveWorkspace } from '../app/folders'
+import { createAppApi, type AppApi } from '../app/app-api'
+import { recentFolders, recordedWorkspace, resolveWorkspace } from '../app/folders'
 import type { RunOutcome } from '../agent/loop'
 import { runFakeModelCli } from './fake-model'
 import {
@@ -14,8 +14,9 @@ import {
   type SessionStart,
 } from '../app/engine'
 import { defaultSessionsDir } from '../app/paths'
+import { openInBrowser } from './open-browser'
 import { rewindCommand } from './rewind-command'
-import { startWebHost } from '../app/web-host'
+import { startWebHost, type WebHost } from '../app/web-host'
 
 /**
  * The `lanes` command: the same engine as the app, without a window. Every subcommand returns its exit code;
@@ -38,9 +39,11 @@ Usage:
   lanes fake-model --scenario FILE [--port N] [--record FILE]
       Serves a scripted Anthropic-compatible model on 127.0.0.1 and prints its base URL first.
 
-  lanes web --workspace DIR [--port N] [--sessions-dir DIR]
+  lanes web [--workspace DIR] [--port N] [--sessions-dir DIR] [--open]
       Browser mode: serves the app on 127.0.0.1 and prints its URL (with the access token) first.
-      --port 0 (the default) picks a free port.
+      Without --workspace it opens the folder used last, or lets you choose one in the browser.
+      --open opens the URL in your browser (not under CI or without a display). --port 0 (the default)
+      picks a free port.
 
   lanes rewind SESSION_ID --to CALL_ID [--files-only] [--sessions-dir DIR]
       Puts every file the session's file tools changed back as it was just before CALL_ID (files created
@@ -90,40 +93,74 @@ async function web(argv: string[]): Promise<number> {
     workspace: { type: 'string' },
     port: { type: 'string' },
     'sessions-dir': { type: 'string' },
+    open: { type: 'boolean' },
   })
-  if (values.workspace === undefined) throw new UsageError('lanes web needs --workspace DIR.')
-  const opened = await resolveWorkspace(values.workspace)
-  if (!opened.ok) {
-    process.stderr.write(`lanes web: ${opened.error}\n`)
-    return 1
+  const sessionsDir = values['sessions-dir'] ?? defaultSessionsDir()
+  let workspace: string | undefined
+  if (values.workspace !== undefined) {
+    const opened = await resolveWorkspace(values.workspace)
+    if (!opened.ok) {
+      process.stderr.write(`lanes web: ${opened.error}\n`)
+      return 1
+    }
+    workspace = opened.value.path
+  } else {
+    // The folder the user worked in last; without one the page starts with the folder browser.
+    workspace = (await recentFolders(sessionsDir).list())[0]?.path
   }
   const api = await createAppApi({
     name: 'Lanes',
     version: packageVersion(),
     transport: 'web',
-    workspace: opened.value.path,
-    sessionsDir: values['sessions-dir'] ?? defaultSessionsDir(),
+    ...(workspace !== undefined ? { workspace } : {}),
+    sessionsDir,
   })
   const host = await startWebHost({
     api,
     rendererDir: fileURLToPath(new URL('../renderer', import.meta.url)),
     port: parsePort(values.port),
   })
+  const stopped = stopOnExit(api, host)
   process.stdout.write(`${host.url}\n`)
+  const serving =
+    workspace !== undefined ? `Lanes is serving ${workspace}` : 'Lanes is running: choose a folder'
+  const notOpened = values.open ? openInBrowser(host.url) : null
   process.stderr.write(
-    `Lanes is serving ${opened.value.path}. Open the URL above in a browser; Ctrl+C stops it.\n`,
+    values.open && notOpened === null
+      ? `${serving} in your browser; the link above gets you in again. Ctrl+C stops Lanes.\n`
+      : `${serving}. Open the link above in a browser${notOpened ? ` (${notOpened})` : ''}. Ctrl+C stops Lanes.\n`,
   )
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      void api
-        .shutdown()
-        .then(() => host.close())
-        .then(resolve)
-    }
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
-  })
+  await stopped
   return 0
+}
+
+/**
+ * Resolves once browser mode has stopped. Whichever way the host goes down (Ctrl+C, SIGTERM, the terminal
+ * closing, or an error nothing caught), live runs are stopped first: their commands' process groups are
+ * killed (an approved `sleep` must not outlive the host) and their logs end consistent.
+ */
+function stopOnExit(api: AppApi, host: WebHost): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let stopping: Promise<void> | null = null
+    const stop = (): Promise<void> =>
+      (stopping ??= api
+        .shutdown()
+        .catch(() => undefined)
+        .then(() => host.close())
+        .then(resolve))
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => void stop())
+    const crash = (error: unknown): void => {
+      process.stderr.write(
+        `lanes web: stopping after an unexpected error: ${error instanceof Error ? error.stack : String(error)}\n`,
+      )
+      process.exitCode = 1
+      // Runs get a few seconds to stop their commands; then the process ends regardless.
+      setTimeout(() => process.exit(1), 5000).unref()
+      void stop().then(() => process.exit(1))
+    }
+    process.once('uncaughtException', crash)
+    process.once('unhandledRejection', crash)
+  })
 }
 
 function parsePositiveInt(name: string, value: string | undefined, fallback: number): number {

@@ -1,12 +1,21 @@
-import { app, BrowserWindow, dialog, Menu, safeStorage, type MenuItemConstructorOptions } from 'electron'
+import {
+  app,
+  BrowserWindow,
+  dialog,
+  Menu,
+  safeStorage,
+  shell,
+  type MenuItemConstructorOptions,
+} from 'electron'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createAppApi } from '../app/app-api'
 import { defaultSessionsDir } from '../app/paths'
-import type { SecretBox } from '../app/session-host'
+import type { SecretBox } from '../app/key-store'
 import { writeJsonAtomic } from '../tools/atomic-write'
 import { forwardEvents, registerIpc } from './ipc'
-import { createMainWindow, denyAllPermissions, isTrustedSender } from './window'
+import { baseUrlConsentDialog, consentGiven, guardWebContents } from './guards'
+import { createMainWindow, denyAllPermissions, isTrustedSender, rendererUrl } from './window'
 
 /**
  * Electron entry: a thin shell around the engine. Everything the window can do goes through the app API
@@ -29,7 +38,8 @@ function readLastWorkspace(file: string): string | undefined {
 
 /**
  * The OS secret store, when there is a real one. On Linux without a keyring Electron falls back to a
- * hard-coded password ("basic_text"): that is plain text in disguise, so keys are then not stored at all.
+ * hard-coded password ("basic_text"): that is plain text in disguise, so it is not used (the key store then
+ * keeps the key in a file only the user can read, and Settings says so).
  */
 function secretBox(): SecretBox | undefined {
   if (!safeStorage.isEncryptionAvailable()) return undefined
@@ -58,6 +68,14 @@ async function main(): Promise<void> {
     app.quit()
     return
   }
+  // Before any window exists, so every web contents (ours, DevTools', anything else) is guarded from birth.
+  app.on('web-contents-created', (_event, contents) =>
+    guardWebContents(contents, {
+      appUrl: rendererUrl(),
+      packaged: app.isPackaged,
+      openExternal: (url) => void shell.openExternal(url),
+    }),
+  )
   await app.whenReady()
   denyAllPermissions()
   buildMenu()
@@ -73,6 +91,11 @@ async function main(): Promise<void> {
     workspace: requested,
     sessionsDir: defaultSessionsDir(),
     secrets: secretBox(),
+    confirmBaseUrl: async (change) => {
+      const options = baseUrlConsentDialog(change)
+      const answer = win ? await dialog.showMessageBox(win, options) : await dialog.showMessageBox(options)
+      return consentGiven(answer.response)
+    },
     pickFolder: async () => {
       const options = { title: 'Open a project folder', properties: ['openDirectory' as const] }
       const picked = win ? await dialog.showOpenDialog(win, options) : await dialog.showOpenDialog(options)
@@ -85,7 +108,7 @@ async function main(): Promise<void> {
   })
 
   const open = (): void => {
-    win = createMainWindow(join(app.getPath('userData'), 'window-state.json'))
+    win = createMainWindow(join(app.getPath('userData'), 'window-state.json'), { packaged: app.isPackaged })
     forwardEvents(api, win.webContents)
     win.on('closed', () => (win = null))
   }

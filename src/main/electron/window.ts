@@ -1,6 +1,7 @@
-import { BrowserWindow, screen, session, shell, type IpcMainInvokeEvent } from 'electron'
+import { BrowserWindow, screen, session, type IpcMainInvokeEvent } from 'electron'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { sameDocument } from './guards'
 
 /** Where the renderer comes from: the dev server in `electron-vite dev`, the built file otherwise. */
 export function rendererUrl(): string {
@@ -40,7 +41,8 @@ function loadState(file: string): WindowState {
   }
 }
 
-export function createMainWindow(stateFile: string): BrowserWindow {
+/** `packaged`: a packaged build has no DevTools (development builds keep them). */
+export function createMainWindow(stateFile: string, opts: { packaged: boolean }): BrowserWindow {
   const state = loadState(stateFile)
   const win = new BrowserWindow({
     width: Math.max(800, state.width),
@@ -60,6 +62,7 @@ export function createMainWindow(stateFile: string): BrowserWindow {
       webSecurity: true,
       allowRunningInsecureContent: false,
       spellcheck: false,
+      devTools: !opts.packaged,
     },
   })
   if (state.maximized) win.maximize()
@@ -79,18 +82,8 @@ export function createMainWindow(stateFile: string): BrowserWindow {
   }
   win.on('close', save)
 
-  const appUrl = rendererUrl()
-  // Navigation away from the app and new windows are denied; http(s) links open in the user's browser.
-  win.webContents.on('will-navigate', (event, url) => {
-    if (url !== appUrl) event.preventDefault()
-  })
-  win.webContents.setWindowOpenHandler(({ url }) => {
-    if (url.startsWith('https://') || url.startsWith('http://')) void shell.openExternal(url)
-    return { action: 'deny' }
-  })
-  win.webContents.on('will-attach-webview', (event) => event.preventDefault())
-
-  void win.loadURL(appUrl)
+  // Navigation, new windows and webviews are denied for every web contents by guards.ts, app-wide.
+  void win.loadURL(rendererUrl())
   return win
 }
 
@@ -106,14 +99,4 @@ export function isTrustedSender(win: BrowserWindow, event: IpcMainInvokeEvent): 
   if (!frame || frame.parent !== null) return false
   if (event.sender !== win.webContents) return false
   return sameDocument(frame.url, rendererUrl())
-}
-
-function sameDocument(url: string, expected: string): boolean {
-  try {
-    const a = new URL(url)
-    const b = new URL(expected)
-    return a.protocol === b.protocol && a.host === b.host && a.pathname === b.pathname
-  } catch {
-    return false
-  }
 }

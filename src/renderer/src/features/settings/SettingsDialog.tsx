@@ -156,11 +156,11 @@ function SettingsForm({
           </div>
         ) : (
           <p className="small notice" data-testid="settings-no-store">
-            Keys are not stored here (no secure storage is available in this mode). To use Claude, set the
-            ANTHROPIC_API_KEY environment variable before starting Lanes, e.g.{' '}
-            <code>ANTHROPIC_API_KEY=sk-ant-… lanes web</code>.
+            Keys cannot be stored here. To use Claude, set the ANTHROPIC_API_KEY environment variable before
+            starting Lanes, e.g. <code>ANTHROPIC_API_KEY=sk-ant-… lanes web</code>.
           </p>
         )}
+        {key.canStore && <KeyStorageNote storage={key.storage} file={key.file} />}
       </fieldset>
       <fieldset>
         <legend>Model</legend>
@@ -260,5 +260,25 @@ function SettingsForm({
         </button>
       </div>
     </form>
+  )
+}
+
+/** Where a key typed here is kept, in one sentence (the key itself never leaves the app's main side). */
+function KeyStorageNote({ storage, file }: Pick<SettingsView['apiKey'], 'storage' | 'file'>) {
+  return (
+    <p className="muted small" data-testid="settings-key-storage" data-storage={storage}>
+      {storage === 'keychain' && 'Keys entered here are kept in your system’s keychain.'}
+      {storage === 'encrypted-file' && (
+        <>
+          Keys entered here are kept encrypted by your system, in <span className="mono">{file}</span>.
+        </>
+      )}
+      {storage === 'file' && (
+        <>
+          No system keychain is available here, so keys entered here are kept in a file only you can read:{' '}
+          <span className="mono">{file}</span>.
+        </>
+      )}
+    </p>
   )
 }

@@ -1,8 +1,12 @@
-import { useState, type FormEvent } from 'react'
+import { useCallback, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import { useAppStore } from '../../store/app-store'
+import { FolderBrowser } from './FolderBrowser'
 
-/** The open folder, and the way to open another: the native dialog in the app, a path field in a browser. */
+/**
+ * The open folder, and the way to open another: the native dialog in the app, the folder browser in a
+ * browser (which opens by itself when browser mode starts with no folder).
+ */
 export function WorkspacePanel() {
   const { workspace, error, opening, transport, openWorkspace } = useAppStore(
     useShallow((s) => ({
@@ -13,21 +17,21 @@ export function WorkspacePanel() {
       openWorkspace: s.openWorkspace,
     })),
   )
-  const [editing, setEditing] = useState(false)
-  const [path, setPath] = useState('')
+  // Null until the user opens or closes it: browser mode then shows it while no folder is open (`transport`
+  // is known once the app has loaded, together with the open folder).
+  const [browsingChoice, setBrowsing] = useState<boolean | null>(null)
+  const browsing = browsingChoice ?? (transport === 'web' && workspace === null)
 
-  const submit = (event: FormEvent): void => {
-    event.preventDefault()
-    const trimmed = path.trim()
-    if (trimmed === '') return
-    void openWorkspace(trimmed).then(() => {
-      if (useAppStore.getState().workspaceError === null) setEditing(false)
+  const open = (path: string): void => {
+    void openWorkspace(path).then(() => {
+      if (useAppStore.getState().workspaceError === null) setBrowsing(false)
     })
   }
+  const close = useCallback(() => setBrowsing(false), [])
 
   const openAnother = (): void => {
     if (transport === 'electron') void openWorkspace()
-    else setEditing(true)
+    else setBrowsing(true)
   }
 
   return (
@@ -45,36 +49,29 @@ export function WorkspacePanel() {
       ) : (
         <div className="workspace-empty">No folder open</div>
       )}
-      {editing ? (
-        <form className="workspace-form" onSubmit={submit}>
-          <input
-            className="text-input"
-            data-testid="workspace-path-input"
-            aria-label="Folder path"
-            placeholder="/path/to/project"
-            value={path}
-            autoFocus
-            onChange={(e) => setPath(e.target.value)}
-          />
-          <div className="row">
-            <button className="button primary" type="submit" disabled={opening}>
-              Open
-            </button>
-            <button className="button" type="button" onClick={() => setEditing(false)}>
-              Cancel
-            </button>
-          </div>
-        </form>
-      ) : (
-        <button className="button" data-testid="workspace-open" onClick={openAnother} disabled={opening}>
-          {workspace ? 'Open another folder…' : 'Open a folder…'}
-        </button>
+      <button className="button" data-testid="workspace-open" onClick={openAnother} disabled={opening}>
+        {workspace ? 'Open another folder…' : 'Open a folder…'}
+      </button>
+      {browsing && (
+        <FolderBrowser
+          // The folder around the open one: its siblings are the likely next projects.
+          startPath={workspace ? parentOf(workspace.path) : undefined}
+          opening={opening}
+          error={error}
+          onOpen={open}
+          onClose={close}
+        />
       )}
-      {error && (
+      {error && !browsing && (
         <div className="error-text" role="alert">
           {error}
         </div>
       )}
     </section>
   )
+}
+
+function parentOf(path: string): string {
+  const cut = path.replace(/[\\/]+$/, '').search(/[\\/][^\\/]*$/)
+  return cut <= 0 ? path.slice(0, 1) || path : path.slice(0, cut)
 }

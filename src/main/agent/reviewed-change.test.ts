@@ -1,0 +1,161 @@
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { SessionEvent } from '../../shared/events'
+import { getCall, reduceEvents } from '../../shared/reducer'
+import { readSession, sessionPaths } from '../session/log'
+import { loadBashGrammar } from '../tools/bash/validate'
+import { createToolRegistry } from '../tools/index'
+import { AgentSession, type AgentOptions } from './loop'
+import { createModelClient } from './model'
+import type { Scenario } from './scenario'
+import { startScriptedModel } from './scripted-model'
+
+// Per-hunk review and rewind through the whole pipeline: the real SDK against the scripted model over HTTP,
+// the real tools on a real folder, the real log.
+
+const cleanups: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+beforeAll(async () => {
+  await loadBashGrammar()
+})
+
+const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`)
+const original = lines(30).join('\n') + '\n'
+const changedLines = lines(30)
+changedLines[1] = 'CHANGED 2'
+changedLines[14] = 'CHANGED 15'
+changedLines[28] = 'CHANGED 29'
+const changed = changedLines.join('\n') + '\n'
+
+const scenario: Scenario = {
+  turns: [
+    { blocks: [{ tool: 'read_file', input: { path: 'f.txt' } }] },
+    { blocks: [{ tool: 'write_file', input: { path: 'f.txt', content: changed } }] },
+    { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
+    { blocks: [{ text: 'Asked again.' }], stop: 'end_turn' },
+  ],
+}
+
+async function setup() {
+  const base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-hunks-')))
+  const workspace = join(base, 'ws')
+  await mkdir(workspace)
+  await writeFile(join(workspace, 'f.txt'), original)
+  const recordFile = join(base, 'requests.jsonl')
+  const server = await startScriptedModel({ scenario, recordFile })
+  cleanups.push(async () => {
+    await server.close()
+    await rm(base, { recursive: true, force: true })
+  })
+  const options: AgentOptions = {
+    workspace,
+    sessionsDir: join(base, 'sessions'),
+    registry: createToolRegistry(),
+    model: createModelClient({ baseUrl: server.baseUrl, apiKey: 'test', maxRetries: 0 }),
+    modelName: 'scripted',
+    baseUrl: server.baseUrl,
+    demo: false,
+    scheduler: 'streaming',
+    siblingSkip: true,
+    maxTurns: 10,
+    autoApproveEdits: false,
+    approvals: 'pause',
+  }
+  const requests = async () =>
+    (await readFile(recordFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { messages: { role: string; content: unknown }[] })
+  const log = async (id: string): Promise<SessionEvent[]> =>
+    (await readSession(sessionPaths(options.sessionsDir, id).log)).events
+  return { workspace, options, requests, log }
+}
+
+/** Runs until the write asks for review; returns the session id and the write's call id. */
+async function pausedAtWrite(s: Awaited<ReturnType<typeof setup>>) {
+  const first = await AgentSession.create(s.options)
+  expect(await first.run('change f.txt')).toMatchObject({ status: 'paused' })
+  await first.close()
+  const events = await s.log(first.sessionId)
+  const write = events.find((e) => e.type === 'tool.queued' && e.name === 'write_file')
+  if (write?.type !== 'tool.queued') throw new Error('no write queued')
+  return { sessionId: first.sessionId, callId: write.callId }
+}
+
+describe('per-hunk review', () => {
+  it('writes exactly the accepted and edited hunks, tells the model so, and logs each decision', async () => {
+    const s = await setup()
+    const { sessionId, callId } = await pausedAtWrite(s)
+    const { session } = await AgentSession.open(sessionId, s.options)
+    const outcome = await session.continue([
+      {
+        callId,
+        decision: 'approved',
+        hunks: [
+          { index: 1, decision: 'rejected', note: 'line 15 stays' },
+          { index: 2, decision: 'edited', text: 'line 26\nline 27\nline 28\nedited 29\nline 30' },
+        ],
+      },
+    ])
+    expect(outcome).toEqual({ status: 'finished' })
+    await session.close()
+
+    const expected = lines(30)
+    expected[1] = 'CHANGED 2'
+    expected[28] = 'edited 29'
+    expect(await readFile(join(s.workspace, 'f.txt'), 'utf8')).toBe(expected.join('\n') + '\n')
+
+    // The model's next request carries the outcome of each hunk and the resulting lines.
+    const sent = JSON.stringify((await s.requests()).at(-1)?.messages.at(-1))
+    expect(sent).toContain('2 of 3 hunks were applied')
+    expect(sent).toContain('Hunk 2: rejected, not applied; the user wrote: line 15 stays')
+    expect(sent).toContain('applied as edited by the user')
+    expect(sent).toContain('    29|edited 29')
+
+    const state = reduceEvents(await s.log(sessionId))
+    expect(getCall(state, callId)?.approval?.hunks?.map((h) => h.decision)).toEqual(['rejected', 'edited'])
+  })
+
+  it('leaves the file as it was when every hunk is rejected, and says so', async () => {
+    const s = await setup()
+    const { sessionId, callId } = await pausedAtWrite(s)
+    const { session } = await AgentSession.open(sessionId, s.options)
+    const hunks = [0, 1, 2].map((index) => ({ index, decision: 'rejected' as const }))
+    await session.continue([{ callId, decision: 'approved', hunks }])
+    await session.close()
+    expect(await readFile(join(s.workspace, 'f.txt'), 'utf8')).toBe(original)
+    const finished = (await s.log(sessionId)).find((e) => e.type === 'tool.finished' && e.callId === callId)
+    expect(finished).toMatchObject({ isError: true, output: expect.stringContaining('rejected every hunk') })
+  })
+})
+
+describe('undo and rewind on a session', () => {
+  it('undoes a write, then rewinds the conversation so the next continue asks the model again', async () => {
+    const s = await setup()
+    const { sessionId, callId } = await pausedAtWrite(s)
+    const opened = await AgentSession.open(sessionId, { ...s.options, approvals: 'all' })
+    expect(await opened.session.continue()).toEqual({ status: 'finished' })
+    expect(await readFile(join(s.workspace, 'f.txt'), 'utf8')).toBe(changed)
+
+    const undone = await opened.session.rewind({ mode: 'undo', callId })
+    expect(undone.ok).toBe(true)
+    expect(await readFile(join(s.workspace, 'f.txt'), 'utf8')).toBe(original)
+    expect(getCall(opened.session.current, callId)?.rewoundBy).toBeDefined()
+
+    const back = await opened.session.rewind({ mode: 'rewind', callId, conversation: true })
+    // The files are already as they were; the conversation still goes back.
+    expect(back).toMatchObject({ ok: true, changes: [] })
+    expect(opened.session.current.status).toBe('paused')
+    expect(await opened.session.continue()).toEqual({ status: 'finished' })
+    await opened.session.close()
+
+    // The last request ends where the write's turn began: after the read's result, without the write.
+    const last = (await s.requests()).at(-1)
+    expect(JSON.stringify(last?.messages)).not.toContain('CHANGED 15')
+    expect(last?.messages.at(-1)?.role).toBe('user')
+  })
+})

@@ -1,0 +1,198 @@
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react'
+import type { FolderListing } from '../../../../shared/ipc'
+import './folder-browser.css'
+
+/**
+ * Browser mode's way to open a folder without typing a path (a page cannot show the OS folder dialog): the
+ * host lists folders (`folder:list`); the user starts from home or a recent folder, walks down by clicking
+ * and back up by the breadcrumbs, and opens the folder shown. A path can still be typed.
+ */
+export function FolderBrowser({
+  startPath,
+  opening,
+  error,
+  onOpen,
+  onClose,
+}: {
+  /** Where to start; the home folder when absent. */
+  startPath?: string
+  opening: boolean
+  /** Why the last open failed, if it did. */
+  error: string | null
+  onOpen(path: string): void
+  onClose(): void
+}) {
+  const [listing, setListing] = useState<FolderListing | null>(null)
+  const [problem, setProblem] = useState<string | null>(null)
+  const [typed, setTyped] = useState('')
+  const dialogRef = useRef<HTMLDivElement>(null)
+
+  const show = useCallback((result: Awaited<ReturnType<typeof listFolder>>): boolean => {
+    if (result.ok) {
+      setListing(result.value)
+      setProblem(null)
+    } else setProblem(result.error)
+    return result.ok
+  }, [])
+  const go = useCallback(async (path?: string) => show(await listFolder(path)), [show])
+
+  useEffect(() => {
+    let gone = false
+    void (async () => {
+      let result = await listFolder(startPath)
+      // A start folder that is gone (moved since) falls back to home.
+      if (!result.ok && startPath !== undefined) result = await listFolder(undefined)
+      if (!gone) show(result)
+    })()
+    return () => {
+      gone = true
+    }
+  }, [show, startPath])
+
+  useEffect(() => {
+    const previous = document.activeElement as HTMLElement | null
+    dialogRef.current?.querySelector<HTMLElement>('button')?.focus()
+    const onKey = (event: KeyboardEvent): void => {
+      if (event.key === 'Escape') onClose()
+    }
+    window.addEventListener('keydown', onKey)
+    return () => {
+      window.removeEventListener('keydown', onKey)
+      previous?.focus()
+    }
+  }, [onClose])
+
+  const submitTyped = (event: FormEvent): void => {
+    event.preventDefault()
+    if (typed.trim() !== '') onOpen(typed.trim())
+  }
+
+  return (
+    <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      <div
+        className="modal folder-browser"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="folder-browser-title"
+        data-testid="folder-browser"
+        ref={dialogRef}
+      >
+        <header className="modal-header">
+          <h2 id="folder-browser-title">Open a project folder</h2>
+          <button type="button" className="icon-button" aria-label="Close" onClick={onClose}>
+            ✕
+          </button>
+        </header>
+
+        <div className="folder-places" aria-label="Places">
+          <button type="button" className="button small" data-testid="folder-home" onClick={() => void go()}>
+            Home
+          </button>
+          {listing?.recent.map((folder) => (
+            <button
+              key={folder.path}
+              type="button"
+              className="button small"
+              data-testid="folder-recent"
+              title={folder.path}
+              onClick={() => void go(folder.path)}
+            >
+              {folder.name}
+            </button>
+          ))}
+        </div>
+
+        {listing && (
+          <>
+            <nav className="folder-crumbs" aria-label="Folder path">
+              {listing.crumbs.map((crumb, i) => (
+                <span key={crumb.path}>
+                  {i > 0 && <span className="folder-crumb-sep">/</span>}
+                  <button
+                    type="button"
+                    className="folder-crumb"
+                    data-testid="folder-crumb"
+                    aria-current={i === listing.crumbs.length - 1 ? 'location' : undefined}
+                    onClick={() => void go(crumb.path)}
+                  >
+                    {i === 0 ? crumb.path : crumb.name}
+                  </button>
+                </span>
+              ))}
+            </nav>
+            <ul
+              className="folder-list"
+              aria-label={`Folders in ${listing.name}`}
+              data-testid="folder-current"
+              data-path={listing.path}
+            >
+              {listing.parent !== null && (
+                <li>
+                  <button type="button" className="folder-entry up" onClick={() => void go(listing.parent!)}>
+                    ↑ Up to {listing.crumbs.at(-2)?.name ?? listing.parent}
+                  </button>
+                </li>
+              )}
+              {listing.folders.map((folder) => (
+                <li key={folder.path}>
+                  <button
+                    type="button"
+                    className="folder-entry"
+                    data-testid="folder-entry"
+                    onClick={() => void go(folder.path)}
+                  >
+                    {folder.name}
+                  </button>
+                </li>
+              ))}
+              {listing.folders.length === 0 && (
+                <li className="muted small folder-none">No folders inside.</li>
+              )}
+              {listing.truncated && (
+                <li className="muted small folder-none">
+                  More folders than can be shown: type a path below.
+                </li>
+              )}
+            </ul>
+          </>
+        )}
+
+        {(problem ?? error) && (
+          <p className="error-text" role="alert">
+            {problem ?? error}
+          </p>
+        )}
+
+        <div className="modal-actions">
+          <button
+            type="button"
+            className="button primary"
+            data-testid="folder-open-current"
+            disabled={!listing || opening}
+            onClick={() => listing && onOpen(listing.path)}
+          >
+            {listing ? `Open “${listing.name}”` : 'Open this folder'}
+          </button>
+        </div>
+
+        <form className="folder-typed" onSubmit={submitTyped}>
+          <input
+            className="text-input"
+            data-testid="workspace-path-input"
+            aria-label="Folder path"
+            placeholder="Or type a path: /path/to/project"
+            value={typed}
+            onChange={(e) => setTyped(e.target.value)}
+          />
+          <button className="button" type="submit" disabled={opening}>
+            Open
+          </button>
+        </form>
+      </div>
+    </div>
+  )
+}
+
+function listFolder(path: string | undefined) {
+  return window.api.invoke('folder:list', path === undefined ? undefined : { path })
+}
