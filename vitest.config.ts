@@ -1,13 +1,28 @@
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
 
+/**
+ * Two projects: `unit` (every other test) and `slow` (`*.slow.test.ts`: the 1 GB pty flood and the 100
+ * SIGKILLed agent runs, minutes each on two cores). `npm test` runs both; a developer runs
+ * `npm run test:unit` while working. A file named on the command line runs in whichever project holds it.
+ */
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'e2e/chromium.test.ts'],
     environment: 'node',
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Tests spawn real processes and write real files; two cores are all CI has.
     pool: 'forks',
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts', 'e2e/chromium.test.ts'],
+          exclude: [...configDefaults.exclude, 'src/**/*.slow.test.ts'],
+        },
+      },
+      { extends: true, test: { name: 'slow', include: ['src/**/*.slow.test.ts'] } },
+    ],
   },
 })

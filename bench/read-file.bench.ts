@@ -7,7 +7,7 @@ import { readFileTool } from '../src/main/tools/read-file'
 import { SnapshotStore } from '../src/main/tools/snapshots'
 import type { ToolContext } from '../src/main/tools/tool'
 import { median, result, timeRuns, type Benchmark, type BenchResult } from './harness'
-import { STRICT_RULES } from '../src/main/tools/sensitive-paths'
+import { makeToolContext } from '../src/main/tools/test-fixtures/tool-context'
 
 /**
  * read_file on a 1 GiB text file (DESIGN 2: a line range of a 1 GB file must not load the file).
@@ -76,17 +76,8 @@ async function ensureBigFile(dir: string): Promise<string> {
   return file
 }
 
-function context(workspace: string, snapshots: SnapshotStore): ToolContext {
-  return {
-    workspace,
-    pathRules: STRICT_RULES,
-    signal: new AbortController().signal,
-    snapshots,
-    outputDir: workspace,
-    callId: 'bench',
-    onProgress: () => undefined,
-  }
-}
+const context = (workspace: string, snapshots: SnapshotStore): ToolContext =>
+  makeToolContext(workspace, { snapshots, callId: 'bench' })
 
 /** The raw I/O floor: open, read 64 KiB at `from` (the start, or the end of the file), close. */
 async function fsRead64k(file: string, from: 'start' | 'end'): Promise<void> {

@@ -7,7 +7,7 @@ import { ripgrepArgs } from '../src/main/tools/grep/ripgrep'
 import type { ToolContext, ToolResult } from '../src/main/tools/tool'
 import { ensureTree, MODERATE_PATTERN, RARE_PATTERN } from './gen-tree'
 import { median, result, type Benchmark, type BenchResult } from './harness'
-import { STRICT_RULES } from '../src/main/tools/sensitive-paths'
+import { makeToolContext } from '../src/main/tools/test-fixtures/tool-context'
 
 /**
  * grep and glob on a 100k-file tree, each against the library or binary it wraps, called directly with the
@@ -21,17 +21,7 @@ const GREP_RUNS = Number(process.env.LANES_BENCH_RUNS ?? 11)
 const GLOB_RUNS = Number(process.env.LANES_BENCH_RUNS ?? 41)
 const GLOB_CAP = 1000
 
-function context(workspace: string): ToolContext {
-  return {
-    workspace,
-    pathRules: STRICT_RULES,
-    signal: new AbortController().signal,
-    snapshots: {} as ToolContext['snapshots'],
-    outputDir: workspace,
-    callId: 'bench',
-    onProgress: () => {},
-  }
-}
+const context = (workspace: string): ToolContext => makeToolContext(workspace, { callId: 'bench' })
 
 /** Median wall time of `tool` and `baseline`, alternated, after one warm-up of each (page cache). */
 async function sideBySide(

@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadBashGrammar } from '../tools/bash/validate'
-import { SnapshotStore } from '../tools/snapshots'
-import type { ToolContext } from '../tools/tool'
 import { AlwaysAllowStore, buildPreview, decidePolicy, type PolicyOptions } from './approvals'
 import { GIT_WORKSPACE_RULES, isSecretPath, STRICT_RULES } from '../tools/sensitive-paths'
 import { expectedProtected, SENSITIVE_PATH_TABLE } from '../tools/sensitive-paths.table'
+import { makeToolContext } from '../tools/test-fixtures/tool-context'
 
 describe('the approval policy', () => {
   let root: string
@@ -113,15 +112,7 @@ describe('the approval policy', () => {
   })
 
   it('previews an edit as a diff, and refuses to preview one that would not apply', async () => {
-    const ctx: ToolContext = {
-      workspace: root,
-      pathRules: STRICT_RULES,
-      signal: new AbortController().signal,
-      snapshots: new SnapshotStore(),
-      outputDir: root,
-      callId: 'c1',
-      onProgress: () => undefined,
-    }
+    const ctx = makeToolContext(root)
     const write = await buildPreview('write_file', { path: 'new.ts', content: 'hello\n' }, ctx, {
       protected: false,
     })

@@ -6,6 +6,9 @@ import { createAppApi, dispatchRequest } from './app-api'
 
 describe('the app API', () => {
   let base: string
+  /** An app API on this test's data folder; `opts` gives the transport and what differs. */
+  const appApi = (opts: Omit<Parameters<typeof createAppApi>[0], 'sessionsDir' | 'name' | 'version'>) =>
+    createAppApi({ sessionsDir: join(base, 'sessions'), name: 'Lanes', version: '1', ...opts })
   beforeAll(async () => {
     base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-api-')))
     await mkdir(join(base, 'project'))
@@ -17,12 +20,7 @@ describe('the app API', () => {
   })
 
   it('opens a folder by path and announces it', async () => {
-    const api = await createAppApi({
-      sessionsDir: join(base, 'sessions'),
-      name: 'Lanes',
-      version: '1',
-      transport: 'web',
-    })
+    const api = await appApi({ transport: 'web' })
     const seen: unknown[] = []
     api.subscribe((channel, payload) => seen.push({ channel, payload }))
     const result = await dispatchRequest(api, 'workspace:open', { path: join(base, 'link-to-project') })
@@ -34,13 +32,7 @@ describe('the app API', () => {
   })
 
   it('returns an error value for a missing folder or a file, and keeps the current one', async () => {
-    const api = await createAppApi({
-      sessionsDir: join(base, 'sessions'),
-      name: 'Lanes',
-      version: '1',
-      transport: 'web',
-      workspace: join(base, 'project'),
-    })
+    const api = await appApi({ transport: 'web', workspace: join(base, 'project') })
     await expect(dispatchRequest(api, 'workspace:open', { path: join(base, 'nope') })).resolves.toMatchObject(
       {
         ok: false,
@@ -59,45 +51,22 @@ describe('the app API', () => {
   })
 
   it('asks for a path in browser mode and reports a cancelled dialog in the app', async () => {
-    const web = await createAppApi({
-      sessionsDir: join(base, 'sessions'),
-      name: 'Lanes',
-      version: '1',
-      transport: 'web',
-    })
+    const web = await appApi({ transport: 'web' })
     await expect(dispatchRequest(web, 'workspace:open', undefined)).resolves.toMatchObject({
       ok: false,
       code: 'invalid-input',
     })
-    const desktop = await createAppApi({
-      sessionsDir: join(base, 'sessions'),
-      name: 'Lanes',
-      version: '1',
-      transport: 'electron',
-      pickFolder: async () => null,
-    })
+    const desktop = await appApi({ transport: 'electron', pickFolder: async () => null })
     await expect(dispatchRequest(desktop, 'workspace:open', {})).resolves.toMatchObject({
       ok: false,
       code: 'cancelled',
     })
-    const picked = await createAppApi({
-      sessionsDir: join(base, 'sessions'),
-      name: 'Lanes',
-      version: '1',
-      transport: 'electron',
-      pickFolder: async () => join(base, 'project'),
-    })
+    const picked = await appApi({ transport: 'electron', pickFolder: async () => join(base, 'project') })
     await expect(dispatchRequest(picked, 'workspace:open', undefined)).resolves.toMatchObject({ ok: true })
   })
 
   it('starts with no folder when the remembered one is gone', async () => {
-    const api = await createAppApi({
-      sessionsDir: join(base, 'sessions'),
-      name: 'Lanes',
-      version: '1',
-      transport: 'electron',
-      workspace: join(base, 'gone'),
-    })
+    const api = await appApi({ transport: 'electron', workspace: join(base, 'gone') })
     await expect(dispatchRequest(api, 'workspace:current', undefined)).resolves.toEqual({
       ok: true,
       value: null,
@@ -105,12 +74,7 @@ describe('the app API', () => {
   })
 
   it('turns a throwing handler into an error value', async () => {
-    const api = await createAppApi({
-      sessionsDir: join(base, 'sessions'),
-      name: 'Lanes',
-      version: '1',
-      transport: 'web',
-    })
+    const api = await appApi({ transport: 'web' })
     api.handlers['app:info'] = async () => {
       throw new Error('boom')
     }

@@ -74,7 +74,8 @@ describe.skipIf(process.platform !== 'linux')('a browser-mode host that goes dow
         [
           `process.stdin.on('data', (d) => { if (String(d).includes('crash')) setTimeout(() => { throw new Error('boom') }) })`,
           `const { main } = await import('./src/main/cli/cli.ts')`,
-          `process.exitCode = await main(process.argv.slice(1))`,
+          // Reading stdin would keep the process alive once `main` has returned.
+          `process.exitCode = await main(process.argv.slice(1)); process.stdin.destroy()`,
         ].join('\n'),
         'web',
         '--workspace',

@@ -1,41 +1,25 @@
 import { promises as fs } from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { editFileTool, planEdit } from './edit-file'
 import { readFileTool } from './read-file'
-import { SnapshotStore } from './snapshots'
 import type { ToolContext } from './tool'
-import { STRICT_RULES } from './sensitive-paths'
+import { makeToolContext } from './test-fixtures/tool-context'
+import { makeWorkspace, putFile, removeWorkspaces } from './test-fixtures/workspace'
 
-let base: string
 let root: string
 let ctx: ToolContext
 
 beforeEach(async () => {
-  base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-edit-')))
-  root = path.join(base, 'ws')
-  await fs.mkdir(root)
-  ctx = {
-    workspace: root,
-    pathRules: STRICT_RULES,
-    signal: new AbortController().signal,
-    snapshots: new SnapshotStore(),
-    outputDir: base,
-    callId: 'call-1',
-    onProgress: () => undefined,
-  }
+  root = await makeWorkspace('lanes-edit-')
+  ctx = makeToolContext(root)
 })
 
-afterEach(async () => {
-  await fs.rm(base, { recursive: true, force: true })
-})
+afterEach(removeWorkspaces)
 
 /** Creates the file and reads it through read_file, as the model must before editing. */
 async function readyFile(rel: string, content: string | Buffer): Promise<string> {
-  const file = path.join(root, rel)
-  await fs.mkdir(path.dirname(file), { recursive: true })
-  await fs.writeFile(file, content)
+  const file = await putFile(root, rel, content)
   const read = await readFileTool.execute({ path: rel }, ctx)
   expect(read.isError).toBe(false)
   return file

@@ -1,40 +1,19 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, promises as fs, readFileSync } from 'node:fs'
-import os from 'node:os'
+import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { braceExpansions, globTool, insideChecker } from './glob'
-import type { ToolContext, ToolResult } from './tool'
-import { STRICT_RULES } from './sensitive-paths'
+import type { ToolResult } from './tool'
+import { makeToolContext } from './test-fixtures/tool-context'
+import { makeWorkspace, removeWorkspaces } from './test-fixtures/workspace'
+import { itHoldsForEachPathCase } from './test-fixtures/path-corpus'
 
-const tempDirs: string[] = []
-
-async function makeWorkspace(files: string[]): Promise<string> {
-  const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-glob-')))
-  tempDirs.push(base)
-  const root = path.join(base, 'ws')
-  await fs.mkdir(root)
-  for (const name of files) {
-    await fs.mkdir(path.dirname(path.join(root, name)), { recursive: true })
-    await fs.writeFile(path.join(root, name), name)
-  }
-  return root
-}
-
-function context(workspace: string, signal = new AbortController().signal): ToolContext {
-  return {
-    workspace,
-    pathRules: STRICT_RULES,
-    signal,
-    snapshots: {} as ToolContext['snapshots'],
-    outputDir: workspace,
-    callId: 'call-1',
-    onProgress: () => {},
-  }
-}
+/** A workspace whose files each hold their own name. */
+const makeGlobWorkspace = (names: string[]): Promise<string> =>
+  makeWorkspace('lanes-glob-', Object.fromEntries(names.map((name) => [name, name])))
 
 function glob(workspace: string, input: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> {
-  return globTool.execute(globTool.input.parse(input), context(workspace, signal))
+  return globTool.execute(globTool.input.parse(input), makeToolContext(workspace, signal ? { signal } : {}))
 }
 
 function listed(result: ToolResult): string[] {
@@ -43,14 +22,17 @@ function listed(result: ToolResult): string[] {
   return body.startsWith('No files match') ? [] : body.split('\n')
 }
 
-afterAll(() => {
-  // `rm -rf` copes with trees deeper than PATH_MAX, which fs.rm does not.
-  for (const dir of tempDirs) execFileSync('rm', ['-rf', dir])
-})
+afterAll(removeWorkspaces)
 
 describe('glob', () => {
   it('lists matching files relative to the workspace root, newest first', async () => {
-    const ws = await makeWorkspace(['src/old.ts', 'src/new.ts', 'src/deep/mid.ts', 'src/readme.md', 'top.ts'])
+    const ws = await makeGlobWorkspace([
+      'src/old.ts',
+      'src/new.ts',
+      'src/deep/mid.ts',
+      'src/readme.md',
+      'top.ts',
+    ])
     const at = (name: string, seconds: number) => fs.utimes(path.join(ws, name), seconds, seconds)
     await at('src/old.ts', 1_000_000)
     await at('src/deep/mid.ts', 2_000_000)
@@ -64,13 +46,13 @@ describe('glob', () => {
   })
 
   it('searches inside `path` but still answers with workspace-relative paths', async () => {
-    const ws = await makeWorkspace(['src/a.ts', 'src/x/b.ts', 'lib/c.ts'])
+    const ws = await makeGlobWorkspace(['src/a.ts', 'src/x/b.ts', 'lib/c.ts'])
     const result = await glob(ws, { pattern: '**/*.ts', path: 'src' })
     expect(listed(result).sort()).toEqual(['src/a.ts', 'src/x/b.ts'])
   })
 
   it('supports brace alternatives and single-level stars', async () => {
-    const ws = await makeWorkspace(['src/index.ts', 'src/index.js', 'src/index.md', 'src/x/index.ts'])
+    const ws = await makeGlobWorkspace(['src/index.ts', 'src/index.js', 'src/index.md', 'src/x/index.ts'])
     expect(listed(await glob(ws, { pattern: 'src/index.{js,ts}' })).sort()).toEqual([
       'src/index.js',
       'src/index.ts',
@@ -79,7 +61,7 @@ describe('glob', () => {
   })
 
   it('includes dotfiles but skips .git and node_modules unless the pattern names them', async () => {
-    const ws = await makeWorkspace([
+    const ws = await makeGlobWorkspace([
       '.github/workflows/ci.yml',
       '.eslintrc.js',
       '.git/hooks/pre-commit.js',
@@ -98,7 +80,7 @@ describe('glob', () => {
   })
 
   it('says so plainly when nothing matches, without an error', async () => {
-    const ws = await makeWorkspace(['a.ts'])
+    const ws = await makeGlobWorkspace(['a.ts'])
     const result = await glob(ws, { pattern: '**/*.rs', path: '.' })
     expect(result).toMatchObject({
       isError: false,
@@ -109,7 +91,7 @@ describe('glob', () => {
 
   it('stops at 1000 files with a note telling the model to narrow the pattern', async () => {
     const names = Array.from({ length: 1100 }, (_, i) => `gen/d${i % 10}/f${String(i).padStart(4, '0')}.txt`)
-    const ws = await makeWorkspace(names)
+    const ws = await makeGlobWorkspace(names)
     const result = await glob(ws, { pattern: '**/*.txt' })
     const files = listed(result)
     expect(files).toHaveLength(1000)
@@ -123,7 +105,7 @@ describe('glob', () => {
   })
 
   it('refuses patterns that climb out with ".." or point outside the workspace', async () => {
-    const ws = await makeWorkspace(['src/a.ts'])
+    const ws = await makeGlobWorkspace(['src/a.ts'])
     await fs.writeFile(path.join(ws, '..', 'secret.txt'), 'x')
     for (const pattern of [
       '../**',
@@ -140,7 +122,7 @@ describe('glob', () => {
   })
 
   it('refuses patterns whose braces expand to too many alternatives, without blocking', async () => {
-    const ws = await makeWorkspace(['a.ts'])
+    const ws = await makeGlobWorkspace(['a.ts'])
     for (const pattern of ['{1..10000000}/*', `${'{a,b}'.repeat(17)}/*`]) {
       const started = performance.now()
       const result = await glob(ws, { pattern })
@@ -151,13 +133,13 @@ describe('glob', () => {
   })
 
   it('accepts an absolute pattern inside the workspace', async () => {
-    const ws = await makeWorkspace(['src/a.ts', 'lib/b.ts'])
+    const ws = await makeGlobWorkspace(['src/a.ts', 'lib/b.ts'])
     const result = await glob(ws, { pattern: `${ws}/src/**/*.ts` })
     expect(listed(result)).toEqual(['src/a.ts'])
   })
 
   it('never follows or lists symlinks that lead outside the workspace', async () => {
-    const ws = await makeWorkspace(['inside.txt', 'real/inner.txt'])
+    const ws = await makeGlobWorkspace(['inside.txt', 'real/inner.txt'])
     const outside = path.join(ws, '..', 'outside')
     await fs.mkdir(outside)
     await fs.writeFile(path.join(outside, 'secret.txt'), 'x')
@@ -179,14 +161,14 @@ describe('glob', () => {
   })
 
   it('rejects a path that is a file or does not exist', async () => {
-    const ws = await makeWorkspace(['a.ts'])
+    const ws = await makeGlobWorkspace(['a.ts'])
     expect((await glob(ws, { pattern: '*', path: 'a.ts' })).output).toMatch(/is a file, not a folder/)
     expect((await glob(ws, { pattern: '*', path: 'missing' })).output).toMatch(/does not exist/)
     expect((await glob(ws, { pattern: '*', path: '../' })).isError).toBe(true)
   })
 
   it('reports folders it cannot read and still returns the rest', async () => {
-    const ws = await makeWorkspace(['a.txt'])
+    const ws = await makeGlobWorkspace(['a.txt'])
     // Nested deeper than PATH_MAX: reading it fails with ENAMETOOLONG, even for root.
     const segment = 'd'.repeat(200)
     execFileSync('bash', [
@@ -203,7 +185,7 @@ describe('glob', () => {
   })
 
   it('stops when the call is aborted', async () => {
-    const ws = await makeWorkspace([])
+    const ws = await makeGlobWorkspace([])
     for (let d = 0; d < 100; d++) {
       const dir = path.join(ws, `d${d}`)
       await fs.mkdir(dir)
@@ -225,50 +207,12 @@ describe('glob', () => {
 
 // The shared hostile path samples, as glob's `path` (and, for glob-specific cases, as the pattern).
 describe('glob with the shared path corpus', () => {
-  const corpusFile = path.resolve(import.meta.dirname, '../../../../shared/corpus/path-sample.json')
-  interface PathCase {
-    path: string | null
-    path_build?: Array<[string, number]>
-    expect: 'inside' | 'outside'
-    category: string
-    tool?: string
-    setup_ops?: Array<{ op: string; link?: string; target?: string; path?: string }>
-  }
-  const cases: PathCase[] = existsSync(corpusFile)
-    ? (JSON.parse(readFileSync(corpusFile, 'utf8')) as PathCase[])
-    : []
-
-  it.skipIf(cases.length === 0)('has the corpus', () => expect(cases.length).toBeGreaterThan(0))
-
-  it.each(cases.map((c, i) => [i, c.category, c.path ?? '(built)', c] as const))(
-    'case %i (%s) %s',
-    async (_i, _category, _label, c) => {
-      const ws = await makeWorkspace(['src/index.ts', 'README.md'])
-      const base = path.dirname(ws)
-      const out = path.join(base, 'outside')
-      await fs.mkdir(out)
-      await fs.writeFile(path.join(out, 'secret.txt'), 'x')
-      await fs.mkdir(`${ws}-evil`)
-      await fs.writeFile(path.join(`${ws}-evil`, 'secret.txt'), 'x')
-      const fill = (s: string): string =>
-        s
-          .replaceAll('<ROOT>', ws)
-          .replaceAll('<ROOTNAME>', 'ws')
-          .replaceAll('<OUT>', out)
-          .replaceAll('<BASE>', base)
-      let workspace = ws
-      for (const op of c.setup_ops ?? []) {
-        const link = op.link === undefined ? '' : path.resolve(ws, fill(op.link))
-        if (op.op === 'symlink' && op.target !== undefined) await fs.symlink(fill(op.target), link)
-        else if (op.op === 'mkdir')
-          await fs.mkdir(path.resolve(ws, fill(op.path ?? op.link ?? '')), { recursive: true })
-        else if (op.op === 'hardlink' && op.target !== undefined) await fs.link(fill(op.target), link)
-        else if (op.op === 'rootlink') {
-          await fs.symlink(ws, link)
-          workspace = await fs.realpath(link)
-        }
-      }
-      const text = c.path === null ? (c.path_build ?? []).map(([s, n]) => s.repeat(n)).join('') : fill(c.path)
+  itHoldsForEachPathCase(
+    {
+      rootFiles: { 'src/index.ts': 'src/index.ts', 'README.md': 'README.md' },
+      secrets: { outside: 'x', evil: 'x' },
+    },
+    async (c, { workspace, input: text }) => {
       const asPath = globTool.input.safeParse({ pattern: '**/*', path: text })
       const attempts = [asPath]
       if (c.tool === 'glob') attempts.push(globTool.input.safeParse({ pattern: text }))
@@ -277,7 +221,7 @@ describe('glob with the shared path corpus', () => {
           expect(c.expect).toBe('outside')
           continue
         }
-        const result = await globTool.execute(parsed.data, context(workspace))
+        const result = await globTool.execute(parsed.data, makeToolContext(workspace))
         // Whatever is listed really lies inside the workspace.
         for (const entry of listed(result)) {
           expect(entry.startsWith('/') || entry.split('/').includes('..'), entry).toBe(false)
@@ -313,7 +257,7 @@ describe('braceExpansions', () => {
 
 describe('insideChecker', () => {
   it('accepts real folders inside, follows links to judge them, refuses the rest', async () => {
-    const ws = await makeWorkspace(['a/b/c/file.txt'])
+    const ws = await makeGlobWorkspace(['a/b/c/file.txt'])
     const outside = path.join(ws, '..', 'outside')
     await fs.mkdir(outside)
     await fs.symlink(outside, path.join(ws, 'a', 'escape'))

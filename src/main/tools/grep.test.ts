@@ -1,51 +1,27 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, promises as fs, readFileSync } from 'node:fs'
-import os from 'node:os'
+import { existsSync, promises as fs } from 'node:fs'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { grepTool } from './grep'
 import { globToRegExp } from './grep/gitignore'
 import { translateRegex } from './grep/rust-regex'
-import type { ToolContext, ToolResult } from './tool'
-import { STRICT_RULES } from './sensitive-paths'
+import type { ToolResult } from './tool'
+import { makeToolContext } from './test-fixtures/tool-context'
+import { makeWorkspace, removeWorkspaces } from './test-fixtures/workspace'
+import { itHoldsForEachPathCase } from './test-fixtures/path-corpus'
 
-const tempDirs: string[] = []
-
-async function makeWorkspace(files: Record<string, string | Buffer>): Promise<string> {
-  const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-grep-')))
-  tempDirs.push(base)
-  const root = path.join(base, 'ws')
-  await fs.mkdir(root)
-  for (const [name, content] of Object.entries(files)) {
-    await fs.mkdir(path.dirname(path.join(root, name)), { recursive: true })
-    await fs.writeFile(path.join(root, name), content)
-  }
-  return root
-}
-
-function context(workspace: string, signal = new AbortController().signal): ToolContext {
-  return {
-    workspace,
-    pathRules: STRICT_RULES,
-    signal,
-    snapshots: {} as ToolContext['snapshots'],
-    outputDir: workspace,
-    callId: 'call-1',
-    onProgress: () => {},
-  }
-}
+const makeGrepWorkspace = (files: Record<string, string | Buffer>): Promise<string> =>
+  makeWorkspace('lanes-grep-', files)
 
 function grep(workspace: string, input: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> {
-  return grepTool.execute(grepTool.input.parse(input), context(workspace, signal))
+  return grepTool.execute(grepTool.input.parse(input), makeToolContext(workspace, signal ? { signal } : {}))
 }
 
 function outputLines(result: ToolResult): string[] {
   return result.output.split('\n\n')[0]?.split('\n') ?? []
 }
 
-afterAll(async () => {
-  for (const dir of tempDirs) execFileSync('rm', ['-rf', dir])
-})
+afterAll(removeWorkspaces)
 
 /** A folder nested deeper than PATH_MAX: reading it fails with ENAMETOOLONG even for root. */
 function makeTooDeepFolder(parent: string): void {
@@ -91,7 +67,7 @@ describe.each([
   })
 
   it('returns matching lines as path:line:text with paths relative to the workspace root', async () => {
-    const ws = await makeWorkspace({
+    const ws = await makeGrepWorkspace({
       'src/a.ts': 'const x = 1\nexport function needle() {}\n',
       'src/deep/b.ts': 'needle()\nother\nneedle again\n',
       'README.md': 'no match here\n',
@@ -108,7 +84,7 @@ describe.each([
   })
 
   it('reports the engine it used, and warns when the built-in search stands in for ripgrep', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'needle\n' })
+    const ws = await makeGrepWorkspace({ 'a.txt': 'needle\n' })
     const result = await grep(ws, { pattern: 'needle' })
     expect(result.metadata?.engine).toBe(engine)
     if (engine === 'builtin')
@@ -117,13 +93,13 @@ describe.each([
   })
 
   it('searches a single file given as path', async () => {
-    const ws = await makeWorkspace({ 'src/a.ts': 'one\nneedle\n', 'src/b.ts': 'needle\n' })
+    const ws = await makeGrepWorkspace({ 'src/a.ts': 'one\nneedle\n', 'src/b.ts': 'needle\n' })
     const result = await grep(ws, { pattern: 'needle', path: 'src/a.ts' })
     expect(outputLines(result)).toEqual(['src/a.ts:2:needle'])
   })
 
   it('says so plainly when nothing matches, without an error', async () => {
-    const ws = await makeWorkspace({ 'a.ts': 'hello\n' })
+    const ws = await makeGrepWorkspace({ 'a.ts': 'hello\n' })
     const result = await grep(ws, { pattern: 'absent', include: '*.ts' })
     expect(result.isError).toBe(false)
     expect(result.output).toBe('No matches for "absent" (files matching *.ts).')
@@ -131,7 +107,7 @@ describe.each([
   })
 
   it('respects .gitignore at the root and in subfolders, also outside a git repository', async () => {
-    const ws = await makeWorkspace({
+    const ws = await makeGrepWorkspace({
       '.gitignore': 'dist/\n*.log\n!keep.log\n',
       'dist/bundle.js': 'needle\n',
       'debug.log': 'needle\n',
@@ -156,7 +132,7 @@ describe.each([
   })
 
   it('searches an ignored folder when it is named explicitly, still applying the rules inside it', async () => {
-    const ws = await makeWorkspace({
+    const ws = await makeGrepWorkspace({
       '.gitignore': 'dist/\n*.log\n',
       'dist/bundle.js': 'needle\n',
       'dist/build.log': 'needle\n',
@@ -167,7 +143,7 @@ describe.each([
   })
 
   it('searches hidden files but never .git internals', async () => {
-    const ws = await makeWorkspace({
+    const ws = await makeGrepWorkspace({
       '.github/workflows/ci.yml': 'run: needle\n',
       '.eslintrc.json': '{"needle": true}\n',
       '.git/config': 'needle\n',
@@ -181,7 +157,7 @@ describe.each([
   })
 
   it('withholds lines from credential files and says how many', async () => {
-    const ws = await makeWorkspace({
+    const ws = await makeGrepWorkspace({
       '.env': 'API_TOKEN=needle-secret\n',
       'config/.env.production': 'needle\n',
       'certs/server.key': 'needle\n',
@@ -199,7 +175,7 @@ describe.each([
   })
 
   it('filters files with the include glob', async () => {
-    const ws = await makeWorkspace({
+    const ws = await makeGrepWorkspace({
       'src/a.ts': 'needle\n',
       'src/b.tsx': 'needle\n',
       'src/c.js': 'needle\n',
@@ -212,7 +188,7 @@ describe.each([
   })
 
   it('matches regardless of case only when case_insensitive is set', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'Needle\nNEEDLE\nneedle\nnope\n' })
+    const ws = await makeGrepWorkspace({ 'a.txt': 'Needle\nNEEDLE\nneedle\nnope\n' })
     expect(outputLines(await grep(ws, { pattern: 'needle' }))).toEqual(['a.txt:3:needle'])
     expect(outputLines(await grep(ws, { pattern: 'needle', case_insensitive: true }))).toEqual([
       'a.txt:1:Needle',
@@ -222,28 +198,28 @@ describe.each([
   })
 
   it('treats a pattern starting with a dash as a pattern, not an option', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'use --files here\n' })
+    const ws = await makeGrepWorkspace({ 'a.txt': 'use --files here\n' })
     expect(outputLines(await grep(ws, { pattern: '--files' }))).toEqual(['a.txt:1:use --files here'])
   })
 
   it('supports look-around and backreferences', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'foobar\nfoobaz\nabab\nabcd\n' })
+    const ws = await makeGrepWorkspace({ 'a.txt': 'foobar\nfoobaz\nabab\nabcd\n' })
     expect(outputLines(await grep(ws, { pattern: 'foo(?=baz)' }))).toEqual(['a.txt:2:foobaz'])
     expect(outputLines(await grep(ws, { pattern: '(ab)\\1' }))).toEqual(['a.txt:3:abab'])
   })
 
   it('matches `$` at the end of CRLF lines and shows them without the carriage return', async () => {
-    const ws = await makeWorkspace({ 'win.txt': 'first needle\r\nsecond\r\n' })
+    const ws = await makeGrepWorkspace({ 'win.txt': 'first needle\r\nsecond\r\n' })
     expect(outputLines(await grep(ws, { pattern: 'needle$' }))).toEqual(['win.txt:1:first needle'])
   })
 
   it('keeps file names containing colons intact', async () => {
-    const ws = await makeWorkspace({ 'a:1:b.txt': 'x:needle:y\n' })
+    const ws = await makeGrepWorkspace({ 'a:1:b.txt': 'x:needle:y\n' })
     expect(outputLines(await grep(ws, { pattern: 'needle' }))).toEqual(['a:1:b.txt:1:x:needle:y'])
   })
 
   it('skips binary files', async () => {
-    const ws = await makeWorkspace({
+    const ws = await makeGrepWorkspace({
       'image.bin': Buffer.from('needle\u0000\u0001\u0002needle'),
       'a.txt': 'needle\n',
     })
@@ -251,7 +227,7 @@ describe.each([
   })
 
   it('does not show the content of a binary file named as path, and says why', async () => {
-    const ws = await makeWorkspace({ 'assets/image.bin': Buffer.from('needle\u0000\u0001needle\n') })
+    const ws = await makeGrepWorkspace({ 'assets/image.bin': Buffer.from('needle\u0000\u0001needle\n') })
     const result = await grep(ws, { pattern: 'needle', path: 'assets/image.bin' })
     expect(result.isError).toBe(false)
     expect(result.output).toMatch(
@@ -260,7 +236,7 @@ describe.each([
   })
 
   it('cuts very long lines with a marker', async () => {
-    const ws = await makeWorkspace({ 'min.js': `${'x'.repeat(5000)}needle${'y'.repeat(5000)}\n` })
+    const ws = await makeGrepWorkspace({ 'min.js': `${'x'.repeat(5000)}needle${'y'.repeat(5000)}\n` })
     const [line] = outputLines(await grep(ws, { pattern: 'needle' }))
     expect(line?.length).toBeLessThan(700)
     expect(line).toMatch(/^min\.js:1:x+ \[\.\.\. omitted end of long line\]$/)
@@ -268,7 +244,7 @@ describe.each([
 
   it('shows at most 200 lines and tells the model how many matched and how to narrow the search', async () => {
     const body = Array.from({ length: 150 }, (_, i) => `needle ${i}`).join('\n') + '\n'
-    const ws = await makeWorkspace({ 'a.txt': body, 'b.txt': body, 'c/d.txt': body })
+    const ws = await makeGrepWorkspace({ 'a.txt': body, 'b.txt': body, 'c/d.txt': body })
     const result = await grep(ws, { pattern: 'needle' })
     expect(result.isError).toBe(false)
     const [lines, note] = result.output.split('\n\n')
@@ -285,21 +261,21 @@ describe.each([
   })
 
   it('stops counting at 5,000 matching lines instead of reading everything', async () => {
-    const ws = await makeWorkspace({ 'huge.txt': 'needle\n'.repeat(200_000) })
+    const ws = await makeGrepWorkspace({ 'huge.txt': 'needle\n'.repeat(200_000) })
     const result = await grep(ws, { pattern: 'needle' })
     expect(result.output).toContain('Showing 200 of more than 5,000 matching lines')
     expect(result.metadata).toMatchObject({ matches: 5000, truncated: true, countComplete: false })
   })
 
   it('refuses an invalid regex with a readable message naming the problem', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'x\n' })
+    const ws = await makeGrepWorkspace({ 'a.txt': 'x\n' })
     const result = await grep(ws, { pattern: 'foo[bar' })
     expect(result.isError).toBe(true)
     expect(result.output).toMatch(/^Invalid regex "foo\[bar".*unclosed character class/i)
   })
 
   it('explains regex errors in terms of the pattern the model wrote', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'x\n' })
+    const ws = await makeGrepWorkspace({ 'a.txt': 'x\n' })
     const unbalanced = await grep(ws, { pattern: 'call(' })
     expect(unbalanced.isError).toBe(true)
     expect(unbalanced.output).toMatch(
@@ -311,7 +287,7 @@ describe.each([
   })
 
   it('refuses paths outside the workspace and reports missing ones', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'x\n' })
+    const ws = await makeGrepWorkspace({ 'a.txt': 'x\n' })
     await fs.writeFile(path.join(ws, '..', 'secret.txt'), 'needle\n')
     const escape = await grep(ws, { pattern: 'needle', path: '..' })
     expect(escape.isError).toBe(true)
@@ -322,7 +298,7 @@ describe.each([
   })
 
   it('never follows a symlink to a folder outside the workspace', async () => {
-    const ws = await makeWorkspace({ 'inside.txt': 'needle inside\n' })
+    const ws = await makeGrepWorkspace({ 'inside.txt': 'needle inside\n' })
     const outside = path.join(ws, '..', 'outside')
     await fs.mkdir(outside)
     await fs.writeFile(path.join(outside, 'secret.txt'), 'needle outside\n')
@@ -336,7 +312,7 @@ describe.each([
   })
 
   it('returns what it found plus a note when some files cannot be read', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'needle\n' })
+    const ws = await makeGrepWorkspace({ 'a.txt': 'needle\n' })
     makeTooDeepFolder(ws)
     const result = await grep(ws, { pattern: 'needle' })
     expect(result.isError).toBe(false)
@@ -348,7 +324,7 @@ describe.each([
   })
 
   it('returns a cancelled result at once when the signal is already aborted', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'needle\n' })
+    const ws = await makeGrepWorkspace({ 'a.txt': 'needle\n' })
     const controller = new AbortController()
     controller.abort()
     const result = await grep(ws, { pattern: 'needle' }, controller.signal)
@@ -361,7 +337,7 @@ describe('grep (ripgrep only)', () => {
   // Finds ripgrep's process through /proc.
   it.skipIf(process.platform !== 'linux')('kills ripgrep when the call is aborted', async () => {
     delete process.env.LANES_RG_PATH
-    const ws = await makeWorkspace({})
+    const ws = await makeGrepWorkspace({})
     // A sparse 1 TiB file takes no disk space and keeps ripgrep busy for minutes.
     const handle = await fs.open(path.join(ws, 'sparse.txt'), 'w')
     await handle.truncate(2 ** 40)
@@ -396,7 +372,7 @@ describe('grep (built-in search)', () => {
   })
 
   it('translates ripgrep-only syntax it can express in JavaScript', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'id 42\nfoo bar\nfoobar\nname: value\nΑθήνα\n' })
+    const ws = await makeGrepWorkspace({ 'a.txt': 'id 42\nfoo bar\nfoobar\nname: value\nΑθήνα\n' })
     expect(outputLines(await grep(ws, { pattern: '[[:digit:]]+' }))).toEqual(['a.txt:1:id 42'])
     expect(outputLines(await grep(ws, { pattern: '\\<foo\\>' }))).toEqual(['a.txt:2:foo bar'])
     expect(outputLines(await grep(ws, { pattern: '(?P<key>name): (?P=key)?value' }))).toEqual([
@@ -407,14 +383,14 @@ describe('grep (built-in search)', () => {
   })
 
   it('refuses syntax it cannot translate, saying why', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'x\n' })
+    const ws = await makeGrepWorkspace({ 'a.txt': 'x\n' })
     const result = await grep(ws, { pattern: '(?x) a b # comment' })
     expect(result.isError).toBe(true)
     expect(result.output).toMatch(/inline flags .* not supported by the built-in search/)
   })
 
   it('can be stopped while a catastrophic pattern is backtracking', async () => {
-    const ws = await makeWorkspace({ 'a.txt': `${'a'.repeat(40)}!\n` })
+    const ws = await makeGrepWorkspace({ 'a.txt': `${'a'.repeat(40)}!\n` })
     const controller = new AbortController()
     const started = performance.now()
     const pending = grep(ws, { pattern: '^(a+)+$' }, controller.signal)
@@ -427,7 +403,7 @@ describe('grep (built-in search)', () => {
   })
 
   it('skips files over 32 MiB and says so', async () => {
-    const ws = await makeWorkspace({ 'a.txt': 'needle\n' })
+    const ws = await makeGrepWorkspace({ 'a.txt': 'needle\n' })
     const handle = await fs.open(path.join(ws, 'big.txt'), 'w')
     await handle.truncate(33 * 1024 * 1024)
     await handle.close()
@@ -489,57 +465,19 @@ describe('globToRegExp', () => {
 
 // The shared hostile path samples, as grep's `path`: nothing outside is ever searched.
 describe('grep with the shared path corpus', () => {
-  const corpusFile = path.resolve(import.meta.dirname, '../../../../shared/corpus/path-sample.json')
-  interface PathCase {
-    path: string | null
-    path_build?: Array<[string, number]>
-    expect: 'inside' | 'outside'
-    category: string
-    setup_ops?: Array<{ op: string; link?: string; target?: string; path?: string }>
-  }
-  const cases: PathCase[] = existsSync(corpusFile)
-    ? (JSON.parse(readFileSync(corpusFile, 'utf8')) as PathCase[])
-    : []
-
-  it.skipIf(cases.length === 0)('has the corpus', () => expect(cases.length).toBeGreaterThan(0))
-
-  it.each(cases.map((c, i) => [i, c.category, c.path ?? '(built)', c] as const))(
-    'case %i (%s) %s',
-    async (_i, _category, _label, c) => {
-      const ws = await makeWorkspace({ 'src/index.ts': 'needle\n', 'README.md': 'needle\n' })
-      const base = path.dirname(ws)
-      await fs.mkdir(path.join(base, 'outside'))
-      await fs.writeFile(path.join(base, 'outside', 'secret.txt'), 'needle TOPSECRET\n')
-      await fs.mkdir(`${ws}-evil`)
-      await fs.writeFile(path.join(`${ws}-evil`, 'secret.txt'), 'needle TOPSECRET\n')
-      const fill = (s: string): string =>
-        s
-          .replaceAll('<ROOT>', ws)
-          .replaceAll('<ROOTNAME>', 'ws')
-          .replaceAll('<OUT>', path.join(base, 'outside'))
-          .replaceAll('<BASE>', base)
-      let workspace = ws
-      for (const op of c.setup_ops ?? []) {
-        const link = op.link === undefined ? '' : path.resolve(ws, fill(op.link))
-        if (op.op === 'symlink' && op.target !== undefined) await fs.symlink(fill(op.target), link)
-        else if (op.op === 'mkdir')
-          await fs.mkdir(path.resolve(ws, fill(op.path ?? op.link ?? '')), { recursive: true })
-        else if (op.op === 'hardlink' && op.target !== undefined) await fs.link(fill(op.target), link)
-        else if (op.op === 'rootlink') {
-          await fs.symlink(ws, link)
-          // The tool receives the real root, as DESIGN's ToolContext says.
-          workspace = await fs.realpath(link)
-        }
-      }
-      const input =
-        c.path === null ? (c.path_build ?? []).map(([s, n]) => s.repeat(n)).join('') : fill(c.path)
+  itHoldsForEachPathCase(
+    {
+      rootFiles: { 'src/index.ts': 'needle\n', 'README.md': 'needle\n' },
+      secrets: { outside: 'needle TOPSECRET\n', evil: 'needle TOPSECRET\n' },
+    },
+    async (c, { workspace, input }) => {
       const parsed = grepTool.input.safeParse({ pattern: 'needle', path: input })
       if (!parsed.success) {
         // Refused by the schema (control characters): nothing was searched.
         expect(c.expect).toBe('outside')
         return
       }
-      const result = await grepTool.execute(parsed.data, context(workspace))
+      const result = await grepTool.execute(parsed.data, makeToolContext(workspace))
       expect(result.output).not.toContain('TOPSECRET')
       if (c.expect === 'outside') expect(result.isError).toBe(true)
       else if (result.isError) expect(result.output).toMatch(/does not exist|too long|ENAMETOOLONG/i)

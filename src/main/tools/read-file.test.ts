@@ -1,45 +1,25 @@
-import { createHash } from 'node:crypto'
 import { promises as fs } from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readFileTool } from './read-file'
-import { SnapshotStore } from './snapshots'
 import type { ToolContext } from './tool'
-import { STRICT_RULES } from './sensitive-paths'
+import { makeToolContext } from './test-fixtures/tool-context'
+import { makeWorkspace, putFile, removeWorkspaces, sha } from './test-fixtures/workspace'
 
 let base: string
 let root: string
 let ctx: ToolContext
 
 beforeEach(async () => {
-  base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-read-')))
-  root = path.join(base, 'ws')
-  await fs.mkdir(root)
+  root = await makeWorkspace('lanes-read-')
+  base = path.dirname(root)
   await fs.mkdir(path.join(base, 'out'))
-  ctx = {
-    workspace: root,
-    pathRules: STRICT_RULES,
-    signal: new AbortController().signal,
-    snapshots: new SnapshotStore(),
-    outputDir: path.join(base, 'out'),
-    callId: 'call-1',
-    onProgress: () => undefined,
-  }
+  ctx = makeToolContext(root, { outputDir: path.join(base, 'out') })
 })
 
-afterEach(async () => {
-  await fs.rm(base, { recursive: true, force: true })
-})
+afterEach(removeWorkspaces)
 
-const sha = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex')
-
-async function put(rel: string, content: string | Buffer): Promise<string> {
-  const file = path.join(root, rel)
-  await fs.mkdir(path.dirname(file), { recursive: true })
-  await fs.writeFile(file, content)
-  return file
-}
+const put = (rel: string, content: string | Buffer): Promise<string> => putFile(root, rel, content)
 
 function numbered(from: number, texts: string[]): string {
   return texts.map((t, i) => `${String(from + i).padStart(6)}|${t}`).join('\n')

@@ -1,6 +1,4 @@
-import { execFileSync } from 'node:child_process'
 import { promises as fs } from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isReadOnlyCommand, loadBashGrammar } from './bash/validate'
@@ -17,38 +15,19 @@ import {
   type SensitivePathRules,
 } from './sensitive-paths'
 import { expectedProtected, SENSITIVE_PATH_TABLE } from './sensitive-paths.table'
-import { SnapshotStore } from './snapshots'
-import type { ToolContext } from './tool'
 import { writeFileTool } from './write-file'
+import { makeToolContext } from './test-fixtures/tool-context'
+import { makeWorkspace, removeWorkspaces } from './test-fixtures/workspace'
 
-const tempDirs: string[] = []
+const tempWorkspace = (): Promise<string> => makeWorkspace('lanes-sensitive-')
 
-async function tempWorkspace(): Promise<string> {
-  const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-sensitive-')))
-  tempDirs.push(base)
-  const root = path.join(base, 'ws')
-  await fs.mkdir(root)
-  return root
-}
-
-function context(workspace: string, pathRules: SensitivePathRules): ToolContext {
-  return {
-    workspace,
-    pathRules,
-    signal: new AbortController().signal,
-    snapshots: new SnapshotStore(),
-    outputDir: path.dirname(workspace),
-    callId: 'call-1',
-    onProgress: () => undefined,
-  }
-}
+const context = (workspace: string, pathRules: SensitivePathRules) =>
+  makeToolContext(workspace, { pathRules })
 
 /** What each table file holds: a marker no other row's marker contains. */
 const marker = (rel: string): string => `needle[${rel}]`
 
-afterAll(() => {
-  for (const dir of tempDirs) execFileSync('rm', ['-rf', dir])
-})
+afterAll(removeWorkspaces)
 
 describe('isSecretPath and isProtectedPath', () => {
   it.each(SENSITIVE_PATH_TABLE)('judge $path', (row) => {

@@ -2,108 +2,26 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, promises as fs, readFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { GIT_WORKSPACE_RULES, isProtectedPath } from './sensitive-paths'
 import { isInside, resolveInWorkspace, toWorkspaceRelative } from './workspace'
 import type { WorkspaceOp, WorkspaceResolution } from './workspace'
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
-const corpusFile = path.resolve(repoRoot, '..', 'shared', 'corpus', 'path-sample.json')
-
-interface SetupOp {
-  op: string
-  link?: string
-  target?: string
-  path?: string
-  [field: string]: unknown
-}
-
-interface PathCase {
-  path: string | null
-  path_build?: Array<[string, number]>
-  expect: 'inside' | 'outside'
-  op?: WorkspaceOp
-  setup_ops?: SetupOp[]
-  protected?: boolean
-  why: string
-  category: string
-}
-
-/**
- * The layout of the corpus README: `<BASE>` holds the workspace `<ROOT>` (`ws`), `<OUT>` (`outside`, with
- * secret.txt) and the prefix sibling `<ROOT>-evil`, each with a few real files.
- */
-interface Layout {
-  base: string
-  root: string
-  out: string
-  /** The root as the tool is configured with it (a symlink to `root` after a `rootlink` op). */
-  configuredRoot: string
-}
+import {
+  applyCorpusSetup,
+  casePath,
+  fillCorpus,
+  loadPathCases,
+  makeCorpusLayout,
+  PATH_CORPUS_FILE,
+  type CorpusLayout as Layout,
+} from './test-fixtures/path-corpus'
 
 async function makeLayout(): Promise<Layout> {
   const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-ws-')))
-  const root = path.join(base, 'ws')
-  const out = path.join(base, 'outside')
-  await fs.mkdir(path.join(root, 'src'), { recursive: true })
-  await fs.writeFile(path.join(root, 'src', 'index.ts'), 'export {}\n')
-  await fs.writeFile(path.join(root, 'README.md'), '# ws\n')
-  await fs.mkdir(out)
-  await fs.writeFile(path.join(out, 'secret.txt'), 'outside secret\n')
-  await fs.mkdir(`${root}-evil`)
-  await fs.writeFile(path.join(`${root}-evil`, 'secret.txt'), 'evil secret\n')
-  return { base, root, out, configuredRoot: root }
-}
-
-function fill(text: string, layout: Layout): string {
-  return text
-    .replaceAll('<ROOTNAME>', path.basename(layout.root))
-    .replaceAll('<ROOT>', layout.root)
-    .replaceAll('<OUT>', layout.out)
-    .replaceAll('<BASE>', layout.base)
-}
-
-/** A relative link location is inside the root; an absolute one is used as is. */
-function at(layout: Layout, where: string): string {
-  const filled = fill(where, layout)
-  return path.isAbsolute(filled) ? filled : path.join(layout.root, filled)
-}
-
-async function applySetup(layout: Layout, ops: SetupOp[]): Promise<void> {
-  for (const op of ops) {
-    switch (op.op) {
-      case 'symlink': {
-        const link = at(layout, String(op.link))
-        await fs.mkdir(path.dirname(link), { recursive: true })
-        await fs.symlink(fill(String(op.target), layout), link)
-        break
-      }
-      case 'hardlink': {
-        const link = at(layout, String(op.link ?? op.path))
-        await fs.mkdir(path.dirname(link), { recursive: true })
-        await fs.link(at(layout, String(op.target ?? op.existing)), link)
-        break
-      }
-      case 'mkdir':
-        await fs.mkdir(at(layout, String(op.path ?? op.link ?? op.dir)), { recursive: true })
-        break
-      case 'rootlink': {
-        const link = at(layout, String(op.link))
-        await fs.symlink(layout.root, link)
-        layout.configuredRoot = link
-        break
-      }
-      case 'file': {
-        const file = at(layout, String(op.path))
-        await fs.mkdir(path.dirname(file), { recursive: true })
-        await fs.writeFile(file, String(op.content ?? ''))
-        break
-      }
-      default:
-        throw new Error(`unknown setup op ${JSON.stringify(op)}: teach this test how to build it`)
-    }
-  }
+  return makeCorpusLayout(base, {
+    rootFiles: { 'src/index.ts': 'export {}\n', 'README.md': '# ws\n' },
+    secrets: { outside: 'outside secret\n', evil: 'evil secret\n' },
+  })
 }
 
 /** Every entry under `dir` with its size and mtime, without following links: proves nothing was touched. */
@@ -159,35 +77,30 @@ async function check(input: string, op: WorkspaceOp = 'read'): Promise<Workspace
 
 async function expectOutside(input: string, op: WorkspaceOp = 'read'): Promise<string> {
   const before = await treeState(layout.base)
-  const result = await check(fill(input, layout), op)
+  const result = await check(fillCorpus(input, layout), op)
   expect(result, `${JSON.stringify(input)} (${op}) must be refused`).toMatchObject({ ok: false })
   expect(await treeState(layout.base)).toEqual(before)
   return result.ok ? '' : result.reason
 }
 
 async function expectInside(input: string, op: WorkspaceOp = 'read'): Promise<string> {
-  const result = await check(fill(input, layout), op)
+  const result = await check(fillCorpus(input, layout), op)
   expect(result, `${JSON.stringify(input)} (${op}) must be accepted`).toMatchObject({ ok: true })
   await expectReallyInside(layout, result)
   return result.ok ? result.path : ''
 }
 
 describe('resolveInWorkspace: the shared corpus', () => {
-  const cases: PathCase[] = existsSync(corpusFile)
-    ? (JSON.parse(readFileSync(corpusFile, 'utf8')) as PathCase[])
-    : []
+  const cases = loadPathCases()
   if (cases.length === 0) {
-    it.skip(`corpus not found at ${corpusFile}`, () => {})
+    it.skip(`corpus not found at ${PATH_CORPUS_FILE}`, () => {})
     return
   }
   for (const [index, c] of cases.entries()) {
     const shown = c.path ?? `<built ${c.category} path>`
     it(`#${index} ${c.category}: ${JSON.stringify(shown).slice(0, 60)} is ${c.expect} (${c.why.slice(0, 60)})`, async () => {
-      await applySetup(layout, c.setup_ops ?? [])
-      const input = fill(
-        c.path ?? (c.path_build ?? []).map(([segment, count]) => segment.repeat(count)).join(''),
-        layout,
-      )
+      await applyCorpusSetup(layout, c.setup_ops)
+      const input = casePath(c, layout)
       for (const op of c.op ? [c.op] : (['read', 'write'] as const)) {
         if (c.expect === 'outside') {
           const reason = await expectOutside(input, op)
@@ -357,7 +270,7 @@ describe('resolveInWorkspace: absolute and foreign path forms', () => {
 
 describe('resolveInWorkspace: symbolic links', () => {
   it('follows links that stay inside and returns the real target', async () => {
-    await applySetup(layout, [
+    await applyCorpusSetup(layout, [
       { op: 'symlink', link: 'rel', target: 'src' },
       { op: 'symlink', link: 'abs', target: '<ROOT>/src' },
       { op: 'symlink', link: 'chain1', target: 'chain2' },
@@ -371,7 +284,7 @@ describe('resolveInWorkspace: symbolic links', () => {
   })
 
   it('refuses links that lead outside, directly, through a parent folder or along a chain', async () => {
-    await applySetup(layout, [
+    await applyCorpusSetup(layout, [
       { op: 'symlink', link: 'out-file', target: '<OUT>/secret.txt' },
       { op: 'symlink', link: 'out-dir', target: '<OUT>' },
       { op: 'symlink', link: 'rel-out', target: '../outside' },
@@ -396,14 +309,14 @@ describe('resolveInWorkspace: symbolic links', () => {
   })
 
   it('judges ".." after a link by the link target, as the kernel does', async () => {
-    await applySetup(layout, [{ op: 'symlink', link: 'self', target: '.' }])
+    await applyCorpusSetup(layout, [{ op: 'symlink', link: 'self', target: '.' }])
     await expectInside('self/src/index.ts')
     await expectOutside('self/../outside/secret.txt')
     await expectOutside('self/../<ROOTNAME>/README.md')
   })
 
   it('refuses dangling links that point outside, so a write cannot create a file there', async () => {
-    await applySetup(layout, [
+    await applyCorpusSetup(layout, [
       { op: 'symlink', link: 'dangling-out', target: '<OUT>/created-by-write.txt' },
       { op: 'symlink', link: 'dangling-abs', target: '/nonexistent-lanes-dir/x' },
       { op: 'symlink', link: 'dangling-in', target: 'src/not-yet.ts' },
@@ -417,7 +330,7 @@ describe('resolveInWorkspace: symbolic links', () => {
   })
 
   it('reports symlink loops clearly', async () => {
-    await applySetup(layout, [
+    await applyCorpusSetup(layout, [
       { op: 'symlink', link: 'loop-a', target: 'loop-b' },
       { op: 'symlink', link: 'loop-b', target: 'loop-a' },
       { op: 'symlink', link: 'me', target: 'me' },
@@ -427,7 +340,7 @@ describe('resolveInWorkspace: symbolic links', () => {
   })
 
   it('accepts the real path and the configured path when the root itself is a symlink', async () => {
-    await applySetup(layout, [{ op: 'rootlink', link: '<BASE>/root-link' }])
+    await applyCorpusSetup(layout, [{ op: 'rootlink', link: '<BASE>/root-link' }])
     const real = path.join(layout.root, 'src', 'index.ts')
     expect(await expectInside('<ROOT>/src/index.ts')).toBe(real)
     expect(await expectInside('<BASE>/root-link/src/index.ts')).toBe(real)
@@ -438,14 +351,14 @@ describe('resolveInWorkspace: symbolic links', () => {
 
 describe('resolveInWorkspace: hard links and special files', () => {
   it('refuses to write a file hard-linked to a file outside, but reads it', async () => {
-    await applySetup(layout, [{ op: 'hardlink', link: 'linked.txt', target: '<OUT>/secret.txt' }])
+    await applyCorpusSetup(layout, [{ op: 'hardlink', link: 'linked.txt', target: '<OUT>/secret.txt' }])
     expect(await expectOutside('linked.txt', 'write')).toContain('hard link')
     await expectInside('linked.txt', 'read')
     expect(readFileSync(path.join(layout.out, 'secret.txt'), 'utf8')).toBe('outside secret\n')
   })
 
   it('refuses a write through a symlink to a hard-linked file, and accepts ordinary files', async () => {
-    await applySetup(layout, [
+    await applyCorpusSetup(layout, [
       { op: 'hardlink', link: 'src/twin.ts', target: 'src/index.ts' },
       { op: 'symlink', link: 'to-twin', target: 'src/twin.ts' },
     ])
@@ -469,7 +382,7 @@ describe('resolveInWorkspace: long paths', () => {
   })
 
   it('still refuses a long path that escapes at its end or through a link at its start', async () => {
-    await applySetup(layout, [{ op: 'symlink', link: 'escape', target: '/etc' }])
+    await applyCorpusSetup(layout, [{ op: 'symlink', link: 'escape', target: '/etc' }])
     await expectOutside('a/'.repeat(3000) + '../'.repeat(3001) + 'x')
     await expectOutside('escape/' + 'a/'.repeat(3000) + 'x', 'write')
   })
@@ -526,7 +439,7 @@ describe('resolveInWorkspace: protected paths', () => {
     await fs.mkdir(path.join(layout.root, '.git'))
     await fs.writeFile(path.join(layout.root, '.git', 'config'), '[core]\n')
     await fs.writeFile(path.join(layout.root, 'env.txt'), 'A=1\n')
-    await applySetup(layout, [
+    await applyCorpusSetup(layout, [
       { op: 'symlink', link: 'cfg', target: '.git/config' },
       { op: 'symlink', link: '.env', target: 'env.txt' },
     ])
@@ -548,7 +461,7 @@ describe('resolveInWorkspace: protected paths', () => {
 
 describe('resolveInWorkspace: never escapes on hostile input', () => {
   it('returns a verdict for thousands of generated paths, and every accepted one is really inside', async () => {
-    await applySetup(layout, [
+    await applyCorpusSetup(layout, [
       { op: 'symlink', link: 'out', target: '<OUT>' },
       { op: 'symlink', link: 'in', target: 'src' },
       { op: 'symlink', link: 'self', target: '.' },

@@ -1,8 +1,5 @@
-import { createHash } from 'node:crypto'
 import { existsSync, promises as fs } from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { editFileTool } from './edit-file'
 import { readFileTool } from './read-file'
@@ -10,7 +7,9 @@ import { SnapshotStore } from './snapshots'
 import type { FileSnapshot } from './snapshots'
 import type { ToolContext } from './tool'
 import { planWrite, writeFileTool } from './write-file'
-import { STRICT_RULES } from './sensitive-paths'
+import { makeToolContext } from './test-fixtures/tool-context'
+import { makeWorkspace, putFile, removeWorkspaces, sha } from './test-fixtures/workspace'
+import { applyCorpusSetup, casePath, loadPathCases, makeCorpusLayout } from './test-fixtures/path-corpus'
 
 let base: string
 let root: string
@@ -18,33 +17,15 @@ let ctx: ToolContext
 let recorded: FileSnapshot[]
 
 beforeEach(async () => {
-  base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-write-')))
-  root = path.join(base, 'ws')
-  await fs.mkdir(root)
+  root = await makeWorkspace('lanes-write-')
+  base = path.dirname(root)
   recorded = []
-  ctx = {
-    workspace: root,
-    pathRules: STRICT_RULES,
-    signal: new AbortController().signal,
-    snapshots: new SnapshotStore({ onRecord: (s) => recorded.push(s) }),
-    outputDir: base,
-    callId: 'call-1',
-    onProgress: () => undefined,
-  }
+  ctx = makeToolContext(root, { snapshots: new SnapshotStore({ onRecord: (s) => recorded.push(s) }) })
 })
 
-afterEach(async () => {
-  await fs.rm(base, { recursive: true, force: true })
-})
+afterEach(removeWorkspaces)
 
-const sha = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex')
-
-async function put(rel: string, content: string | Buffer): Promise<string> {
-  const file = path.join(root, rel)
-  await fs.mkdir(path.dirname(file), { recursive: true })
-  await fs.writeFile(file, content)
-  return file
-}
+const put = (rel: string, content: string | Buffer): Promise<string> => putFile(root, rel, content)
 
 const write = (p: string, content: string) => writeFileTool.execute({ path: p, content }, ctx)
 const read = (p: string) => readFileTool.execute({ path: p }, ctx)
@@ -235,52 +216,26 @@ describe('planWrite', () => {
 })
 
 // The shared hostile-path sample (../shared/corpus): every tool refuses what lies outside and never touches it.
-interface PathCase {
-  path: string | null
-  path_build?: Array<[string, number]>
-  expect: 'inside' | 'outside'
-  tool?: string
-  category: string
-  setup_ops?: Array<{ op: string; link?: string; target?: string }>
-}
-
-const corpusFile = fileURLToPath(new URL('../../../../shared/corpus/path-sample.json', import.meta.url))
-// The corpus lives next to the repository on the team machine; elsewhere the test shows as skipped.
-const haveCorpus = existsSync(corpusFile)
-
 describe('file tools on the hostile path sample', () => {
-  it.skipIf(!haveCorpus)(
+  const cases = loadPathCases()
+  // The corpus lives next to the repository on the team machine; elsewhere the test shows as skipped.
+  it.skipIf(cases.length === 0)(
     'refuse every outside path without touching it, and work on inside paths',
     async () => {
-      const cases = JSON.parse(await fs.readFile(corpusFile, 'utf8')) as PathCase[]
-      expect(cases.length).toBeGreaterThan(0)
       for (const [index, c] of cases.filter((c) => c.tool === undefined || c.tool !== 'glob').entries()) {
         const caseBase = path.join(base, `case-${index}`)
-        const rootName = 'project'
-        const caseRoot = path.join(caseBase, rootName)
-        const out = path.join(caseBase, 'outside')
-        for (const d of [path.join(caseRoot, 'src'), out, `${caseRoot}-evil`])
-          await fs.mkdir(d, { recursive: true })
-        await fs.writeFile(path.join(out, 'secret.txt'), 'secret')
-        await fs.writeFile(path.join(`${caseRoot}-evil`, 'secret.txt'), 'secret')
-        await fs.writeFile(path.join(caseRoot, 'src', 'index.ts'), 'export {}\n')
-        await fs.writeFile(path.join(caseRoot, 'README.md'), '# readme\n')
-        const fill = (s: string): string =>
-          s
-            .replaceAll('<ROOT>', caseRoot)
-            .replaceAll('<ROOTNAME>', rootName)
-            .replaceAll('<OUT>', out)
-            .replaceAll('<BASE>', caseBase)
-        let workspace = caseRoot
-        for (const op of c.setup_ops ?? []) {
-          if (op.op === 'symlink') await fs.symlink(fill(op.target ?? ''), path.join(caseRoot, op.link ?? ''))
-          if (op.op === 'rootlink') {
-            workspace = fill(op.link ?? '')
-            await fs.symlink(caseRoot, workspace)
-          }
-        }
-        const raw =
-          c.path === null ? (c.path_build ?? []).map(([s, n]) => s.repeat(n)).join('') : fill(c.path)
+        await fs.mkdir(caseBase)
+        const layout = await makeCorpusLayout(caseBase, {
+          rootName: 'project',
+          rootFiles: { 'src/index.ts': 'export {}\n', 'README.md': '# readme\n' },
+          secrets: { outside: 'secret', evil: 'secret' },
+        })
+        const { root: caseRoot, out } = layout
+        await applyCorpusSetup(layout, c.setup_ops)
+        // Configured through the root's symlink where the case says so, unlike the app (which passes the
+        // real root): the tools must hold even then.
+        const workspace = layout.configuredRoot
+        const raw = casePath(c, layout)
         const caseCtx = { ...ctx, workspace, snapshots: new SnapshotStore() }
         const label = `${c.category}: ${raw.slice(0, 80)}`
 

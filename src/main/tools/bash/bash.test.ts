@@ -4,11 +4,10 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { SnapshotStore } from '../snapshots'
 import type { ToolContext } from '../tool'
 import { bashTool } from './bash'
 import { MAX_MODEL_BYTES } from './rolling-buffer'
-import { STRICT_RULES } from '../sensitive-paths'
+import { makeToolContext } from '../test-fixtures/tool-context'
 
 let workspace: string
 let outputDir: string
@@ -28,15 +27,13 @@ afterEach(async () => {
 function context(overrides: Partial<ToolContext> = {}): ToolContext & { progress: string[] } {
   const progress: string[] = []
   return {
-    workspace,
-    pathRules: STRICT_RULES,
-    signal: new AbortController().signal,
-    snapshots: new SnapshotStore(),
-    outputDir,
-    callId: 'toolu_01',
-    onProgress: (chunk) => progress.push(chunk),
+    ...makeToolContext(workspace, {
+      outputDir,
+      callId: 'toolu_01',
+      onProgress: (chunk) => progress.push(chunk),
+      ...overrides,
+    }),
     progress,
-    ...overrides,
   }
 }
 
