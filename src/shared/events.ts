@@ -342,6 +342,10 @@ export const ApprovalDecidedEvent = z.object({
   note: z.string().optional(),
   /** "Always allow" for this workspace was ticked. */
   always: z.boolean().optional(),
+  /** bash: "needs the internet" was switched on: the command ran in the sandbox with the network. */
+  network: z.boolean().optional(),
+  /** bash: "run outside the sandbox" was switched on: the command ran unconfined. */
+  outsideSandbox: z.boolean().optional(),
   by: z.enum(['user', 'policy', 'cli']).optional(),
   /** An approved write or edit reviewed hunk by hunk: what was decided for each hunk (absent: all accepted). */
   hunks: z.array(HunkDecision).optional(),

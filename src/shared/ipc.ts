@@ -16,6 +16,11 @@ export const AppInfo = z.object({
   version: z.string(),
   platform: z.string(),
   transport: z.enum(['electron', 'web']),
+  /**
+   * Whether commands run in an OS sandbox here (DESIGN 2.3); without one every command asks first, and
+   * `reason` says why in one sentence, with how to enable it.
+   */
+  sandbox: z.object({ available: z.boolean(), reason: z.string().optional() }),
 })
 export type AppInfo = z.infer<typeof AppInfo>
 
@@ -97,6 +102,10 @@ export const ApprovalReply = z
     note: z.string().max(10_000).optional(),
     /** bash only: always allow this exact command in this folder. */
     always: z.boolean().optional(),
+    /** bash only: "needs the internet": the sandbox keeps the network for this command. */
+    network: z.boolean().optional(),
+    /** bash only: "run outside the sandbox" for this command. */
+    outsideSandbox: z.boolean().optional(),
     /** An approved write or edit reviewed hunk by hunk: the decision per hunk (absent: the whole change). */
     hunks: z.array(HunkDecision).max(10_000).optional(),
   })

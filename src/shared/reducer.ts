@@ -491,6 +491,8 @@ function apply(r: Reduction, event: SessionEvent): void {
         decision: event.decision,
         note: event.note,
         always: event.always,
+        network: event.network,
+        outsideSandbox: event.outsideSandbox,
         by: event.by,
         decidedAt: event.at,
         hunks: event.hunks,

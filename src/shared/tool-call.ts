@@ -27,6 +27,10 @@ export const ToolCallApproval = z.object({
   decision: ApprovalDecision.optional(),
   note: z.string().optional(),
   always: z.boolean().optional(),
+  /** bash: the user let it reach the network (in the sandbox). */
+  network: z.boolean().optional(),
+  /** bash: the user let it run outside the sandbox. */
+  outsideSandbox: z.boolean().optional(),
   by: z.enum(['user', 'policy', 'cli']).optional(),
   decidedAt: z.number().optional(),
   /** Per-hunk review of a write or edit: the decision on each hunk (absent: the change as a whole). */

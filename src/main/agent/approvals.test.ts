@@ -17,7 +17,13 @@ describe('the approval policy', () => {
     await mkdir(join(root, '.git'))
     await writeFile(join(root, 'a.ts'), 'one\ntwo\n')
     await writeFile(join(root, '.env'), 'TOKEN=x\n')
-    opts = { workspace: root, pathRules: GIT_WORKSPACE_RULES, alwaysAllow: [], autoApproveEdits: false }
+    opts = {
+      workspace: root,
+      pathRules: GIT_WORKSPACE_RULES,
+      alwaysAllow: [],
+      autoApproveEdits: false,
+      sandbox: true,
+    }
   })
   afterAll(async () => {
     await rm(root, { recursive: true, force: true })
@@ -61,11 +67,23 @@ describe('the approval policy', () => {
     expect(denied.kind).toBe('deny')
     expect((denied as { reason: string }).reason.length).toBeGreaterThan(10)
     const always = { ...opts, alwaysAllow: [{ tool: 'bash' as const, command: 'npm test' }] }
-    expect(await decidePolicy('bash', { command: 'npm test' }, always)).toEqual({ kind: 'allow' })
+    expect(await decidePolicy('bash', { command: 'npm test' }, always)).toEqual({
+      kind: 'allow',
+      byRule: true,
+    })
     expect(await decidePolicy('bash', { command: 'npm test -- --bail' }, always)).toEqual({
       kind: 'ask',
       protected: false,
     })
+  })
+
+  it('runs nothing without asking where there is no sandbox', () => {
+    const unsandboxed = { ...opts, sandbox: false }
+    for (const command of ['ls', 'git status', 'cat a.ts'])
+      expect(decidePolicy('bash', { command }, unsandboxed)).toEqual({ kind: 'ask', protected: false })
+    // What the user marked "always allow" was their decision, sandbox or not.
+    const always = { ...unsandboxed, alwaysAllow: [{ tool: 'bash' as const, command: 'npm test' }] }
+    expect(decidePolicy('bash', { command: 'npm test' }, always)).toEqual({ kind: 'allow', byRule: true })
   })
 
   it('judges paths by the name given, so deciding never waits for the disk', () => {

@@ -29,10 +29,16 @@ export interface PolicyOptions {
   alwaysAllow: readonly AlwaysAllowRule[]
   /** Writes and edits outside protected paths run without asking. */
   autoApproveEdits: boolean
+  /**
+   * This machine has an OS sandbox (DESIGN 2.3). Read-only commands run without asking only inside it; without
+   * one every command asks.
+   */
+  sandbox: boolean
 }
 
 export type PolicyVerdict =
-  { kind: 'allow' } | { kind: 'ask'; protected: boolean } | { kind: 'deny'; reason: string }
+  /** `byRule`: a command the user marked "always allow": it runs as an approved one. */
+  { kind: 'allow'; byRule?: true } | { kind: 'ask'; protected: boolean } | { kind: 'deny'; reason: string }
 
 export function decidePolicy(name: string, input: unknown, opts: PolicyOptions): PolicyVerdict {
   switch (name) {
@@ -58,9 +64,9 @@ export function decidePolicy(name: string, input: unknown, opts: PolicyOptions):
       const { command } = input as BashInput
       const verdict = validateBashCommand(command)
       if (!verdict.ok) return { kind: 'deny', reason: verdict.reason }
-      if (isReadOnlyCommand(command)) return { kind: 'allow' }
+      if (opts.sandbox && isReadOnlyCommand(command)) return { kind: 'allow' }
       if (opts.alwaysAllow.some((rule) => rule.tool === 'bash' && rule.command === command))
-        return { kind: 'allow' }
+        return { kind: 'allow', byRule: true }
       return { kind: 'ask', protected: false }
     }
     default:

@@ -350,6 +350,56 @@ describe('the agent loop', () => {
     expect(requests).toHaveLength(2)
   })
 
+  it('runs unasked commands read-only in the sandbox, approved ones writable, and as the review switches say', async () => {
+    const scenario: Scenario = {
+      turns: [
+        {
+          blocks: [
+            { tool: 'bash', input: { command: 'ls' } },
+            { tool: 'bash', input: { command: 'touch made.txt' } },
+            { tool: 'bash', input: { command: 'touch also.txt' } },
+          ],
+        },
+        { blocks: [{ text: 'done' }] },
+      ],
+    }
+    const s = await setup(scenario, { 'a.txt': 'x\n' }, { approvals: 'pause' })
+    const first = await AgentSession.create(s.options)
+    expect(await first.run('look and touch')).toMatchObject({ status: 'paused' })
+    const [unasked, made, also] = [0, 1, 2].map((n) => callIdOf(s.events, 'bash', n)) as [
+      string,
+      string,
+      string,
+    ]
+    await first.close()
+    // The read-only command ran at once, in the read-only sandbox.
+    const finished = byType(s.events, 'tool.finished')
+    expect(finished.find((e) => e.callId === unasked)?.metadata).toMatchObject({ sandbox: 'read-only' })
+
+    const { session } = await AgentSession.open(first.sessionId, {
+      ...s.options,
+      onEvent: (e) => s.events.push(e),
+    })
+    expect(
+      await session.continue([
+        { callId: made, decision: 'approved' },
+        { callId: also, decision: 'approved', outsideSandbox: true, network: true },
+      ]),
+    ).toEqual({ status: 'finished' })
+    await session.close()
+    expect(await readFile(join(s.workspace, 'made.txt'), 'utf8')).toBe('')
+    expect(await readFile(join(s.workspace, 'also.txt'), 'utf8')).toBe('')
+    const decided = byType(s.events, 'approval.decided')
+    expect(decided.find((e) => e.callId === made)).not.toHaveProperty('outsideSandbox')
+    expect(decided.find((e) => e.callId === also)).toMatchObject({ outsideSandbox: true, network: true })
+    const results = byType(s.events, 'tool.finished')
+    expect(results.find((e) => e.callId === made)?.metadata).toMatchObject({
+      sandbox: 'writable',
+      network: false,
+    })
+    expect(results.find((e) => e.callId === also)?.metadata).toMatchObject({ sandbox: 'off' })
+  })
+
   it('refuses a write when the file changed on disk after it was read, also across a continue', async () => {
     const scenario: Scenario = {
       turns: [

@@ -29,6 +29,7 @@ import { callLabel, formatForModel } from '../tools/result-format'
 import type { ToolRegistry } from '../tools/registry'
 import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
 import { SnapshotStore } from '../tools/snapshots'
+import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import type { ToolContext, ToolResult } from '../tools/tool'
 import { buildPreview, decidePolicy, type AlwaysAllowStore } from './approvals'
 import type { ModelClient, TurnResult } from './model'
@@ -91,8 +92,20 @@ type Draft = {
 interface Decision {
   decision: 'approved' | 'rejected'
   note?: string
+  /** bash, approved: the review's "needs the internet" and "run outside the sandbox" switches. */
+  network?: boolean
+  outsideSandbox?: boolean
   /** Per-hunk review of an approved write or edit. */
   hunks?: HunkDecision[]
+}
+
+/** The review's sandbox switches as given, kept only for an approved bash call and only when on. */
+function sandboxSwitches(name: string, decision: Decision): Pick<Decision, 'network' | 'outsideSandbox'> {
+  if (name !== 'bash' || decision.decision !== 'approved') return {}
+  return {
+    ...(decision.network ? { network: true } : {}),
+    ...(decision.outsideSandbox ? { outsideSandbox: true } : {}),
+  }
 }
 
 type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown }
@@ -119,6 +132,8 @@ interface PendingCall {
   decision?: Decision
   /** Resolved by `decide()` when the user answers. */
   waiter?: (decision: Decision) => void
+  /** Allowed by the user's "always allow" rule for this command: it runs as an approved one. */
+  allowedByRule?: boolean
   /** Content the user approved to be written: a write that would now write something else is refused. */
   approvedAfter?: string
   /** Its approval events and its tool.started, as they are appended: a side effect waits for them. */
@@ -287,6 +302,7 @@ export class AgentSession {
     call.decision = {
       decision: decision.decision,
       ...(decision.note?.trim() ? { note: decision.note.trim() } : {}),
+      ...sandboxSwitches(call.name, decision),
       // Per-hunk decisions only mean something for an approved write or edit.
       ...(decision.decision === 'approved' && isPartial(decision.hunks)
         ? { hunks: [...decision.hunks] }
@@ -308,6 +324,7 @@ export class AgentSession {
       by: 'user',
       ...(call.decision.note ? { note: call.decision.note } : {}),
       ...(decision.always ? { always: true } : {}),
+      ...sandboxSwitches(call.name, call.decision),
       ...(call.decision.hunks ? { hunks: call.decision.hunks } : {}),
     })
     const waiter = call.waiter
@@ -849,6 +866,7 @@ class TurnContext {
         call.decision = {
           decision: state.approval.decision,
           ...(state.approval.note ? { note: state.approval.note } : {}),
+          ...sandboxSwitches(call.name, state.approval as Decision),
           ...(state.approval.hunks ? { hunks: state.approval.hunks } : {}),
         }
       }
@@ -897,6 +915,7 @@ class TurnContext {
         pathRules: this.session.rules,
         alwaysAllow: rules,
         autoApproveEdits: options.autoApproveEdits,
+        sandbox: sandboxSupport().available,
       })
     })()
     const link = this.preparing.then(async () => {
@@ -934,6 +953,7 @@ class TurnContext {
     return verdictReady.then((verdict) => {
       if (verdict.kind === 'ask') return link
       if (verdict.kind === 'deny') call.prepared = { output: verdict.reason, isError: true }
+      if (verdict.kind === 'allow' && verdict.byRule) call.allowedByRule = true
     })
   }
 
@@ -1022,6 +1042,13 @@ class TurnContext {
           if (isPartial(hunks) && check.preview.kind === 'write')
             return executeReviewed(check.preview, hunks, ctx)
         }
+        // A person approved it (now, or earlier with "always allow"): bash runs in the writable sandbox, or
+        // as the review's switches say. Without that, the read-only sandbox.
+        if (call.decision?.decision === 'approved' || call.allowedByRule)
+          ctx.approval = {
+            network: call.decision?.network === true,
+            outsideSandbox: call.decision?.outsideSandbox === true,
+          }
         return tool.execute(call.input as never, ctx)
       },
     }

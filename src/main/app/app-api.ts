@@ -1,4 +1,5 @@
 import { SessionLogError } from '../session/log'
+import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import { listFolder, recentFolders, resolveWorkspace } from './folders'
 import { createKeyStore, keyFileOf, osKeychainEntry, type KeychainEntry, type SecretBox } from './key-store'
 import { RefusedError, SessionHost, type ConfirmBaseUrl } from './session-host'
@@ -100,8 +101,16 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
       : err<never>('failed', e instanceof Error ? e.message : String(e))
 
   const handlers: Handlers = {
-    'app:info': async () =>
-      ok({ name: opts.name, version: opts.version, platform: process.platform, transport: opts.transport }),
+    'app:info': async () => {
+      const sandbox = sandboxSupport()
+      return ok({
+        name: opts.name,
+        version: opts.version,
+        platform: process.platform,
+        transport: opts.transport,
+        sandbox: sandbox.available ? { available: true } : { available: false, reason: sandbox.reason },
+      })
+    },
 
     'workspace:current': async () => ok(current),
 

@@ -307,6 +307,72 @@ describe('writeFileAtomic under SIGKILL', () => {
   }, 180_000)
 })
 
+/**
+ * A second process swaps a checked folder for a symbolic link to a folder outside, over and over, while
+ * writes go to the folder: every write must land in the real folder or be refused, never outside.
+ */
+const SWAPPER = `
+const fs = require('node:fs')
+const [folder, outside, stopFile] = process.argv.slice(1)
+const moved = folder + '.moved'
+const until = Date.now() + 20000
+let swaps = 0
+process.stdout.write('go\\n')
+while (Date.now() < until && !fs.existsSync(stopFile)) {
+  try {
+    fs.renameSync(folder, moved)
+    fs.symlinkSync(outside, folder)
+    fs.unlinkSync(folder)
+    fs.renameSync(moved, folder)
+    swaps++
+  } catch {}
+}
+console.log(swaps)
+`
+
+describe('writeFileAtomic under a racing folder swap', () => {
+  it('never writes outside the checked folder', async () => {
+    const folder = path.join(dir, 'workspace', 'sub')
+    const outside = path.join(dir, 'outside')
+    const stopFile = path.join(dir, 'stop')
+    await fs.mkdir(folder, { recursive: true })
+    await fs.mkdir(outside)
+    const swapper = spawn(process.execPath, ['-e', SWAPPER, folder, outside, stopFile], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let swaps = ''
+    const started = new Promise<void>((resolve) =>
+      swapper.stdout.on('data', (chunk: Buffer) => {
+        swaps += chunk.toString()
+        if (swaps.startsWith('go\n')) resolve()
+      }),
+    )
+    const exited = new Promise((resolve) => swapper.on('exit', resolve))
+    await started
+    let written = 0
+    let refused = 0
+    try {
+      for (let i = 0; i < 200; i++) {
+        const result = await writeFileAtomic(path.join(folder, `f${i}.txt`), `content ${i}\n`)
+        if (result.ok) written++
+        else refused++
+      }
+    } finally {
+      await fs.writeFile(stopFile, '')
+      await exited
+    }
+    expect(Number(swaps.slice(3))).toBeGreaterThan(10)
+    expect(await fs.readdir(outside)).toEqual([])
+    // Every write that reported success is in the real folder (under its name or its temporary one).
+    const inFolder = [
+      ...(await fs.readdir(folder).catch(() => [])),
+      ...(await fs.readdir(`${folder}.moved`).catch(() => [])),
+    ].filter((name) => !TEMP.test(name))
+    expect(inFolder.length).toBe(written)
+    expect(written + refused).toBe(200)
+  }, 60_000)
+})
+
 describe('writeJsonAtomic', () => {
   it('writes the value as indented JSON, a new file with the mode asked for, an existing one keeping its own', async () => {
     const file = path.join(dir, 'nested', 'settings.json')

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs } from 'node:fs'
+import { constants as fsConstants, existsSync, promises as fs } from 'node:fs'
 import type { Stats } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
@@ -9,6 +9,13 @@ import { basename, dirname, join } from 'node:path'
  * old content or the whole new content, never a torn mix. The data goes to a temp file in the same directory
  * (same file system, so `rename` is atomic), is fsynced, renamed over the target, and the directory is
  * fsynced so the rename itself survives a power loss.
+ *
+ * The folder is the one that was checked, not whatever its name leads to by the time of the write: swapping a
+ * checked folder for a symbolic link while a write is under way must not put the file outside the workspace.
+ * The folder is opened first and its real path compared with the checked one; then, on Linux, every step
+ * goes through that open folder (`/proc/self/fd/<dir>/<name>`, which resolves through the descriptor, as
+ * openat and renameat would), so a later swap changes nothing. Elsewhere the steps use the path and the
+ * result is verified after the rename: a write that landed in another folder is removed and reported.
  */
 
 export type AtomicWriteResult =
@@ -46,14 +53,23 @@ export async function writeFileAtomic(
   opts: AtomicWriteOptions = {},
 ): Promise<AtomicWriteResult> {
   const dir = dirname(path)
-  const tmp = join(
-    dir,
-    `.${basename(path).slice(0, MAX_BASE_IN_TEMP)}.lanes-${randomBytes(6).toString('hex')}.tmp`,
-  )
+  const name = basename(path)
+  const tmpName = `.${name.slice(0, MAX_BASE_IN_TEMP)}.lanes-${randomBytes(6).toString('hex')}.tmp`
+  let dirHandle: FileHandle | undefined
   let fh: FileHandle | undefined
   let tmpCreated = false
+  let inDir = (entry: string): string => join(dir, entry)
   try {
     await fs.mkdir(dir, { recursive: true })
+    // Windows cannot open a folder as a file; its paths are then verified by real path alone.
+    if (process.platform !== 'win32')
+      dirHandle = await fs.open(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY)
+    const opened = await openedFolder(dirHandle, dir)
+    if (opened !== dir) return { ok: false, reason: swappedReason(dir, opened) }
+    if (THROUGH_FD && dirHandle) {
+      const fd = dirHandle.fd
+      inDir = (entry) => `/proc/self/fd/${fd}/${entry}`
+    }
     if (!cleanedDirs.has(dir)) {
       cleanedDirs.add(dir)
       // Leftovers of a crashed earlier process; never awaited, never fatal: it only tidies up.
@@ -62,7 +78,7 @@ export async function writeFileAtomic(
 
     let existing: Stats | null = null
     try {
-      existing = await fs.stat(path)
+      existing = await fs.stat(inDir(name))
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
     }
@@ -77,7 +93,11 @@ export async function writeFileAtomic(
       }
 
     // 0o666 lets the umask pick a new file's mode (0o644 usually), as any editor would.
-    fh = await fs.open(tmp, 'wx', existing === null ? (opts.mode ?? 0o666) : existing.mode & 0o7777)
+    fh = await fs.open(
+      inDir(tmpName),
+      'wx',
+      existing === null ? (opts.mode ?? 0o666) : existing.mode & 0o7777,
+    )
     tmpCreated = true
     if (existing !== null) {
       // The umask also applied to the mode given to open: set the old mode exactly.
@@ -96,7 +116,7 @@ export async function writeFileAtomic(
     fh = undefined
 
     if (opts.expect !== undefined) {
-      const now = await fs.stat(path).catch((error: NodeJS.ErrnoException) => {
+      const now = await fs.stat(inDir(name)).catch((error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') return null
         throw error
       })
@@ -106,7 +126,7 @@ export async function writeFileAtomic(
           ? now === null
           : now !== null && now.mtimeMs === expected.mtimeMs && now.size === expected.size
       if (!same) {
-        await fs.unlink(tmp).catch(() => undefined)
+        await fs.unlink(inDir(tmpName)).catch(() => undefined)
         tmpCreated = false
         return {
           ok: false,
@@ -116,15 +136,71 @@ export async function writeFileAtomic(
       }
     }
 
-    await fs.rename(tmp, path)
+    await fs.rename(inDir(tmpName), inDir(name))
     tmpCreated = false
-    if (opts.durable !== false) await syncDirectory(dir)
+    if (!THROUGH_FD) {
+      const elsewhere = await landedElsewhere(dir, name, dirHandle, written)
+      if (elsewhere !== null) return { ok: false, reason: elsewhere }
+    }
+    // So the rename itself survives a power loss. Some platforms and file systems (Windows, some network
+    // mounts) cannot fsync a folder; the rename has still happened, only its durability is weaker there.
+    if (opts.durable !== false) await dirHandle?.sync().catch(() => undefined)
     return { ok: true, mtimeMs: written.mtimeMs, size: written.size, created: existing === null }
   } catch (error) {
     if (fh !== undefined) await fh.close().catch(() => undefined)
-    if (tmpCreated) await fs.unlink(tmp).catch(() => undefined)
+    if (tmpCreated) await fs.unlink(inDir(tmpName)).catch(() => undefined)
     return { ok: false, reason: `could not be written (${(error as Error).message})` }
+  } finally {
+    await dirHandle?.close().catch(() => undefined)
   }
+}
+
+/** Linux names an open folder's entries through its descriptor; checked once. */
+const THROUGH_FD = process.platform === 'linux' && existsSync('/proc/self/fd')
+
+/**
+ * The real path of the folder that was opened: on Linux the kernel's own answer for the descriptor; elsewhere
+ * the path's real path, trusted only when it is the very folder that is open (same device and inode).
+ */
+async function openedFolder(handle: FileHandle | undefined, dir: string): Promise<string> {
+  if (handle === undefined) return fs.realpath(dir)
+  if (THROUGH_FD) return fs.readlink(`/proc/self/fd/${handle.fd}`)
+  const [real, byPath, open] = await Promise.all([fs.realpath(dir), fs.stat(dir), handle.stat()])
+  return byPath.dev === open.dev && byPath.ino === open.ino ? real : `${real} (another folder)`
+}
+
+function swappedReason(dir: string, opened: string): string {
+  return `was not written: its folder ${dir} was replaced while the write was under way (it led to ${opened}), so nothing was written there`
+}
+
+/**
+ * After a rename by path (not Linux): the new file must be in the folder that was checked. If the folder was
+ * swapped in between, the file is removed from wherever it landed, and the write reported as not done.
+ */
+async function landedElsewhere(
+  dir: string,
+  name: string,
+  dirHandle: FileHandle | undefined,
+  written: Stats,
+): Promise<string | null> {
+  const [open, real] = await Promise.all([
+    dirHandle?.stat() ?? fs.stat(dir),
+    fs.realpath(dir).catch(() => dir),
+  ])
+  const target = await fs.lstat(join(dir, name)).catch(() => null)
+  const byPath = await fs.stat(dir).catch(() => null)
+  const inPlace =
+    real === dir &&
+    byPath !== null &&
+    byPath.ino === open.ino &&
+    byPath.dev === open.dev &&
+    target !== null &&
+    target.ino === written.ino
+  if (inPlace) return null
+  const landed = join(real, name)
+  const there = await fs.lstat(landed).catch(() => null)
+  if (there !== null && there.ino === written.ino) await fs.unlink(landed).catch(() => undefined)
+  return `was not written: its folder ${dir} was replaced while the write was under way, so the file landed in ${real}; it was removed from there`
 }
 
 /**
@@ -136,7 +212,12 @@ export async function writeJsonAtomic(
   value: unknown,
   opts: { mode?: number } = {},
 ): Promise<void> {
-  const written = await writeFileAtomic(path, JSON.stringify(value, null, 2), opts)
+  // The app's own folders may be reached through links (a dotfiles `~/.config`): written in their real place.
+  const real = await fs
+    .mkdir(dirname(path), { recursive: true })
+    .then(async () => join(await fs.realpath(dirname(path)), basename(path)))
+    .catch(() => path)
+  const written = await writeFileAtomic(real, JSON.stringify(value, null, 2), opts)
   if (!written.ok) throw new Error(`${path} ${written.reason}`)
 }
 

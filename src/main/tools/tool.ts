@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import type { CommandApproval } from './bash/sandbox/policy'
 import type { SensitivePathRules } from './sensitive-paths'
 import type { SnapshotStore } from './snapshots'
 
@@ -31,6 +32,11 @@ export interface ToolContext {
   onProgress: (chunk: string) => void
   /** Default bash timeout in seconds when the call gives none (settings). */
   bashTimeoutSec?: number
+  /**
+   * Set when a person approved this call. Without it a bash command runs in the read-only sandbox (the
+   * policy let it run unasked); with it, in the writable one, or outside as the approval says (DESIGN 2.3).
+   */
+  approval?: CommandApproval
   /** Keeps the contents around each file change so it can be undone; absent: changes are not kept. */
   changes?: ChangeKeeper
 }

@@ -182,9 +182,13 @@ describe('bash', () => {
     expect(ctx.progress.join('').length).toBeLessThan(4 * 1024 * 1024)
   })
 
+  // Outside the sandbox the process tree is all there is to find what a command started (inside, the PID
+  // namespace ends with it too: sandbox.test.ts).
+  const outside = { approval: { network: false, outsideSandbox: true } }
+
   it('kills the command and everything it started at the timeout, and says so', async () => {
     await writeFile(join(workspace, 'stubborn.js'), STUBBORN_JS)
-    const result = await bashTool.execute({ command: 'node stubborn.js', timeout: 4 }, context())
+    const result = await bashTool.execute({ command: 'node stubborn.js', timeout: 4 }, context(outside))
     expect(result.isError).toBe(true)
     expect(result.output).toContain('ready')
     expect(result.output).toMatch(
@@ -212,6 +216,7 @@ describe('bash', () => {
     await writeFile(join(workspace, 'stubborn.js'), STUBBORN_JS)
     const controller = new AbortController()
     const ctx = context({
+      ...outside,
       signal: controller.signal,
       onProgress: (chunk) => {
         if (chunk.includes('ready')) controller.abort()

@@ -1,8 +1,9 @@
 import { join } from 'node:path'
 import { BashInput, DEFAULT_BASH_TIMEOUT_SEC } from '../schemas'
 import { defineTool, fail, ok } from '../tool'
-import { runInPty, TIMEOUT_KILL_GRACE_MS } from './pty-runner'
+import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner'
 import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
+import { prepareSandbox, sandboxStartFailure } from './sandbox/launch'
 import { loadBashGrammar, validateBashCommand } from './validate'
 
 /** Live output reaches the UI at most this often, or sooner once this much is waiting. */
@@ -65,20 +66,42 @@ export const bashTool = defineTool({
         : DEFAULT_BASH_TIMEOUT_SEC)
     // The id comes from the model's stream: keep it a plain file name whatever it holds.
     const outputPath = join(ctx.outputDir, `${ctx.callId.replace(/[^A-Za-z0-9_.-]/g, '_')}.log`)
+    const approval = ctx.approval
+    const sandbox = approval?.outsideSandbox
+      ? null
+      : prepareSandbox({
+          mode: approval ? 'workspace-write' : 'read-only',
+          workspace: ctx.workspace,
+          network: approval?.network ?? false,
+        })
+    if (sandbox !== null && 'error' in sandbox) {
+      // Never a silent run without the sandbox: the model and the user read why.
+      return fail(`Command not run: the sandbox could not start (${sandbox.error}).`, {
+        title,
+        metadata: { cwd: ctx.workspace, description: input.description, sandbox: 'failed' },
+      })
+    }
     const buffer = new RollingBuffer({ filePath: outputPath })
     const live = new LiveOutput(ctx.onProgress, outputPath)
-    const run = await runInPty({
-      command: input.command,
-      cwd: ctx.workspace,
-      timeoutMs: timeoutSec * 1000,
-      signal: ctx.signal,
-      onData: (chunk) => {
-        live.push(chunk)
-        return buffer.write(chunk)
-      },
-    })
+    let run: PtyRunResult
+    try {
+      run = await runInPty({
+        command: input.command,
+        cwd: ctx.workspace,
+        timeoutMs: timeoutSec * 1000,
+        signal: ctx.signal,
+        onData: (chunk) => {
+          live.push(chunk)
+          return buffer.write(chunk)
+        },
+        ...(sandbox ? { launch: sandbox } : {}),
+      })
+    } finally {
+      await sandbox?.cleanup()
+    }
     live.end()
     const summary = await buffer.close()
+    const sandboxFailure = sandbox ? sandboxStartFailure(sandbox, run, summary.text) : null
 
     const metadata = {
       exitCode: run.exitCode,
@@ -94,10 +117,19 @@ export const bashTool = defineTool({
       cwd: ctx.workspace,
       description: input.description,
       timeoutSec,
+      // For the UI and the log: how the command was confined.
+      sandbox: sandbox === null ? 'off' : approval ? 'writable' : 'read-only',
+      network: sandbox === null || approval?.network === true,
       ...(summary.saveError !== undefined ? { saveError: summary.saveError } : {}),
     }
     if (run.pid === null && !run.aborted) {
       return fail(`Command not run: ${run.error ?? 'bash could not be started'}.`, { title, metadata })
+    }
+    if (sandboxFailure !== null) {
+      return fail(`Command not run: the sandbox could not start (${sandboxFailure}).`, {
+        title,
+        metadata: { ...metadata, sandbox: 'failed' },
+      })
     }
 
     const parts: string[] = []

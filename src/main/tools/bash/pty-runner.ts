@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, readSync, writeSync } from 'node:fs'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
+import type { Readable } from 'node:stream'
 import { ReadStream as TtyReadStream } from 'node:tty'
 import * as nodePty from 'node-pty'
 
@@ -73,6 +74,12 @@ export interface PtyRunOptions {
   onData: (chunk: Buffer) => Promise<void> | undefined | void
   /** The environment to start from (secrets are removed and terminal settings added); process.env by default. */
   env?: NodeJS.ProcessEnv
+  /**
+   * Start `bash -c` through this program (the sandbox): `program ...args bash -c <command>`, in exactly `env`
+   * (the `env` option above is then unused). With `statusFd`, the program gets a pipe on that descriptor and
+   * what it writes there is returned as `status`.
+   */
+  launch?: { program: string; args: string[]; env: Record<string, string>; statusFd: number | null }
 }
 
 export interface PtyRunResult {
@@ -86,6 +93,8 @@ export interface PtyRunResult {
   durationMs: number
   /** Set when the command could not be started, or output handling failed; the command did not complete. */
   error?: string
+  /** What the launch program wrote on its status descriptor (see `launch`). */
+  status?: string
 }
 
 /** Runs the command to its end (or its timeout or stop). Never rejects. */
@@ -103,7 +112,7 @@ export async function runInPty(options: PtyRunOptions): Promise<PtyRunResult> {
   if (options.signal?.aborted) return notStarted({ aborted: true })
   let term: Terminal
   try {
-    term = startInTerminal(options.command, options.cwd, commandEnv(options.env ?? process.env))
+    term = startInTerminal(options)
   } catch (err) {
     // The folder is checked only now: checking first would cost every command a round trip.
     return notStarted({ error: await startFailure(options.cwd, err) })
@@ -127,6 +136,8 @@ interface Terminal {
   /** The master side's descriptor, owned by `output`, which closes it. */
   fd: number
   output: TtyReadStream
+  /** Everything the launch program wrote on its status descriptor, once it closed it. */
+  status: Promise<string> | null
 }
 
 /**
@@ -140,16 +151,23 @@ const ptyNative = (
 ).native
 
 /** Throws when the terminal or the process cannot be had (no ptys left, no bash, bad arguments). */
-function startInTerminal(command: string, cwd: string, env: Record<string, string>): Terminal {
+function startInTerminal({ command, cwd, env, launch }: PtyRunOptions): Terminal {
   if (!ptyNative) throw new Error('pseudo-terminals are not available on this system')
   const { master, slave } = ptyNative.open(COLUMNS, ROWS)
+  const bashArgs = ['bash', '-c', STDIN_FROM_NULL + command]
+  const [program, ...args] = launch ? [launch.program, ...launch.args, ...bashArgs] : bashArgs
+  const stdio: Array<number | 'pipe' | 'ignore'> = [slave, slave, slave]
+  if (launch?.statusFd != null) {
+    while (stdio.length < launch.statusFd) stdio.push('ignore')
+    stdio[launch.statusFd] = 'pipe'
+  }
   let child: ChildProcess
   try {
     // libuv makes stdio blocking in the child (openpty's slave was set non-blocking) and resets signals.
-    child = spawn('bash', ['-c', STDIN_FROM_NULL + command], {
+    child = spawn(program as string, args, {
       cwd,
-      env: { ...env, PWD: cwd },
-      stdio: [slave, slave, slave],
+      env: { ...(launch ? launch.env : commandEnv(env ?? process.env)), PWD: cwd },
+      stdio,
       detached: true,
     })
   } catch (err) {
@@ -163,9 +181,26 @@ function startInTerminal(command: string, cwd: string, env: Record<string, strin
     closeSync(master)
     // The reason comes as an 'error' event on the next tick; the pid's absence already says it failed.
     child.on('error', () => {})
-    throw new Error('bash could not be started (is it installed and on the PATH?)')
+    throw new Error(
+      launch
+        ? `${launch.program} could not be started`
+        : 'bash could not be started (is it installed and on the PATH?)',
+    )
   }
-  return { child, pid: child.pid, fd: master, output: new TtyReadStream(master) }
+  let status: Promise<string> | null = null
+  const statusPipe = launch?.statusFd != null ? (child.stdio[launch.statusFd] as Readable | null) : null
+  if (statusPipe) {
+    status = new Promise((resolve) => {
+      let text = ''
+      statusPipe.setEncoding('utf8')
+      statusPipe.on('data', (chunk: string) => {
+        if (text.length < 64 * 1024) text += chunk
+      })
+      statusPipe.on('error', () => resolve(text))
+      statusPipe.on('close', () => resolve(text))
+    })
+  }
+  return { child, pid: child.pid, fd: master, output: new TtyReadStream(master), status }
 }
 
 class PtyRun {
@@ -183,6 +218,7 @@ class PtyRun {
   private readonly timeoutTimer: NodeJS.Timeout
   private exitWatchdog: NodeJS.Timeout | undefined
   private done = false
+  private statusText: string | undefined
   private readonly onAbort = (): void => {
     if (this.exit) return
     this.aborted = true
@@ -276,6 +312,8 @@ class PtyRun {
     clearTimeout(cutOff)
     const tail = this.lineEndings.flush()
     if (tail.length > 0 && this.error === undefined) void this.options.onData(tail)
+    // Written before the launcher exits; closed with its exit (a descendant cannot hold it: not inherited).
+    if (this.term.status) this.statusText = await Promise.race([this.term.status, delay(1000, '')])
     this.finish()
   }
 
@@ -309,6 +347,7 @@ class PtyRun {
       aborted: this.aborted && !this.timedOut,
       durationMs: performance.now() - this.startedAt,
       ...(this.error !== undefined ? { error: this.error } : {}),
+      ...(this.statusText !== undefined ? { status: this.statusText } : {}),
     })
   }
 }
@@ -357,13 +396,38 @@ export class LineEndingRestorer {
   }
 }
 
-const SECRET_NAME =
-  /(^|_)(API_?KEY|[A-Z]*TOKEN|SECRET|SECRET_?KEY|SECRET_ACCESS_KEY|PASSWORD|PASSWD|PRIVATE_KEY|PASSPHRASE|CREDENTIALS?)$/
+/**
+ * Names whose values are credentials, for a command the user chose to run outside the sandbox (inside it,
+ * the environment is an allowlist: sandbox/policy.ts). A name ending in a credential word, glued or not
+ * (`OPENAI_KEY`, `PGPASSWORD`, `GITHUB_TOKEN`); one with such a word as a part (`SECRET_KEY_BASE`) unless it
+ * names a place (`PASSWORD_STORE_DIR`, `SSH_AUTH_SOCK`); and connection strings, which carry passwords
+ * (`DATABASE_URL`, `REDIS_URL`, `SENTRY_DSN`).
+ */
+function isSecretName(name: string): boolean {
+  const upper = name.toUpperCase()
+  if (/(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|COOKIE)$/.test(upper)) return true
+  if (/_(?:DIR|PATH|FILE|SOCK|HOME)$/.test(upper)) return false
+  if (upper.split('_').some((part) => SECRET_PARTS.has(part))) return true
+  return CONNECTION_STRING.test(upper)
+}
+
+const SECRET_PARTS = new Set([
+  'KEY',
+  'APIKEY',
+  'TOKEN',
+  'SECRET',
+  'PASSWORD',
+  'PASSWD',
+  'CREDENTIALS',
+  'PRIVATE',
+])
+const CONNECTION_STRING =
+  /(?:^|_)(?:DATABASE|DB|POSTGRES|PG|MYSQL|MONGO|MONGODB|REDIS|AMQP|RABBITMQ|BROKER|CONNECTION)_?(?:URL|URI|STRING)$|(?:^|_)DSN$/
 
 /**
- * The command's environment. Secrets are removed: whatever a command prints goes to the model provider, and
- * a model-chosen command like `printenv` would otherwise hand over the user's keys (ours first:
- * ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN; and by name, any *_API_KEY, *_TOKEN, *_SECRET, *_PASSWORD, ...).
+ * The environment of a command run outside the sandbox. Secrets are removed: whatever a command prints goes
+ * to the model provider, and a model-chosen command like `printenv` would otherwise hand over the user's keys
+ * (ours first: ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN; and by name, see isSecretName).
  * Then settings that keep tools from waiting for a person: no pager, no editor, no git prompt, CI mode
  * (no watch modes, npx does not ask), and a dumb terminal without colour (colour is stripped for the model
  * and shown inert in the UI, so it only costs bytes).
@@ -371,7 +435,7 @@ const SECRET_NAME =
 export function commandEnv(base: NodeJS.ProcessEnv): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(base)) {
-    if (value === undefined || SECRET_NAME.test(name.toUpperCase())) continue
+    if (value === undefined || isSecretName(name)) continue
     env[name] = value
   }
   // Leftovers from the app's own terminal that would contradict the settings below.

@@ -4,7 +4,8 @@ import { ALLOW, deny, longName, type Verdict } from './validate-options'
  * Commands run in the workspace folder and may only name paths inside it (DESIGN 2.2, applied lexically:
  * the validator has no file system). Absolute paths, `~` and `..` that climb above the workspace are
  * refused wherever they appear in an argument: whole, after `=` (`--git-dir=/x`), after `:` (`a:/x` lists),
- * glued to a short option (`-I/usr/include`) or in a `file://` URL. `/dev/null` is the one absolute path
+ * glued to a short option (`-I/usr/include`), or in a URL (`file:///x`; and any URL read as the path it
+ * also is: `ab://../../x`). `/dev/null` is the one absolute path
  * allowed. Arguments that are data rather than paths are exempt: everything echo and printf print, the
  * patterns of grep/rg/git grep (`'/api/'`), sed scripts (`'/^$/d'`) and git commit messages.
  */
@@ -29,18 +30,25 @@ export function checkPaths(programKey: string, args: readonly string[]): Verdict
 
 function outsidePart(arg: string, devNullOk: boolean): string | null {
   if (/^[A-Za-z]:[\\/]/.test(arg) || arg.startsWith('\\')) return arg
-  const url = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(arg)
-  if (url !== null) {
-    if (url[1]?.toLowerCase() !== 'file') return null
-    return outsidePath(arg.slice(url[0].length), devNullOk) ? arg : null
-  }
-  for (const piece of arg.split(/[=:]/)) {
-    const glued = /^-[A-Za-z0-9]+(\/.*)$/.exec(piece)
-    const candidate = glued?.[1] ?? piece
-    if (outsidePath(candidate, devNullOk)) return arg
+  for (const part of arg.split('=')) {
+    const url = URL_LIKE.exec(part)
+    if (url !== null) {
+      // To bash a URL is a path like any other (`ab://../../x` is the folder `ab:` and then `..` twice once
+      // such a folder exists), and a `file:` URL is a path to the program too: both are checked.
+      if (outsidePath(part, devNullOk)) return arg
+      if (url[1]?.toLowerCase() === 'file' && outsidePath(part.slice(url[0].length), devNullOk)) return arg
+      continue
+    }
+    for (const piece of part.split(':')) {
+      const glued = /^-[A-Za-z0-9]+(\/.*)$/.exec(piece)
+      const candidate = glued?.[1] ?? piece
+      if (outsidePath(candidate, devNullOk)) return arg
+    }
   }
   return null
 }
+
+const URL_LIKE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//
 
 function outsidePath(path: string, devNullOk: boolean): boolean {
   if (path === '/dev/null' && devNullOk) return false

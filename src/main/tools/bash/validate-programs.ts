@@ -9,6 +9,16 @@ import {
   shortCluster,
   type Verdict,
 } from './validate-options'
+import {
+  ASK_USER,
+  DENIED,
+  DENIED_PREFIXES,
+  NPM_ALIASES,
+  NPM_COMMANDS,
+  PACKAGE_MANAGER_DENIED,
+  PACKAGE_MANAGER_OPTIONS,
+  SCRIPT_RUNNERS,
+} from './validate-programs.data'
 import { checkSed } from './validate-sed'
 
 /**
@@ -17,603 +27,6 @@ import { checkSed } from './validate-sed'
  * (`mkfs.ext4` -> `mkfs`, `python3.12` -> `python3`, `pip3` -> `pip`), so spelling variants of a denied
  * program stay denied. Unknown programs are allowed here: they go to human approval.
  */
-
-interface DenyClass {
-  /** Why the program is refused, completing "`x` is not allowed: ...". */
-  why: string
-  names: readonly string[]
-}
-
-const ASK_USER = 'ask the user to run it themselves'
-
-const DENY_CLASSES: readonly DenyClass[] = [
-  {
-    why: `it deletes or overwrites data irreversibly; ${ASK_USER} (to change a file, use write_file or edit_file)`,
-    names: [
-      'rm',
-      'rmdir',
-      'unlink',
-      'shred',
-      'wipe',
-      'srm',
-      'dd',
-      'truncate',
-      'fdisk',
-      'sfdisk',
-      'cfdisk',
-      'gdisk',
-      'sgdisk',
-      'parted',
-      'partprobe',
-      'wipefs',
-      'blkdiscard',
-      'mkswap',
-      'swapon',
-      'swapoff',
-      'losetup',
-      'cryptsetup',
-      'mdadm',
-      'dmsetup',
-      'lvremove',
-      'vgremove',
-      'pvremove',
-      'lvcreate',
-      'vgcreate',
-      'pvcreate',
-      'hdparm',
-      'debugfs',
-      'tune2fs',
-      'e2fsck',
-      'badblocks',
-      'zerofree',
-      'mke2fs',
-      'diskutil',
-      'zpool',
-      'zfs',
-      'btrfs',
-      'format',
-      'del',
-      'erase',
-      'rd',
-      'deltree',
-    ],
-  },
-  {
-    why: `it changes the state of the whole machine (power, services, kernel, boot); ${ASK_USER}`,
-    names: [
-      'shutdown',
-      'reboot',
-      'halt',
-      'poweroff',
-      'init',
-      'telinit',
-      'systemctl',
-      'service',
-      'rc-service',
-      'rc-update',
-      'update-rc.d',
-      'chkconfig',
-      'launchctl',
-      'loginctl',
-      'sysctl',
-      'modprobe',
-      'insmod',
-      'rmmod',
-      'kexec',
-      'hostnamectl',
-      'timedatectl',
-      'hwclock',
-      'grub-install',
-      'update-grub',
-      'efibootmgr',
-      'wall',
-      'update-alternatives',
-    ],
-  },
-  {
-    why: `it runs commands with other privileges or as another user; ${ASK_USER}`,
-    names: [
-      'sudo',
-      'su',
-      'doas',
-      'pkexec',
-      'runuser',
-      'sg',
-      'newgrp',
-      'setpriv',
-      'capsh',
-      'setcap',
-      'visudo',
-      'sudoedit',
-      'gosu',
-      'su-exec',
-      'chroot',
-      'login',
-      'runas',
-    ],
-  },
-  {
-    why: `it changes ownership, permissions or attributes of files; ${ASK_USER}`,
-    names: [
-      'chown',
-      'chmod',
-      'chgrp',
-      'chattr',
-      'setfacl',
-      'chcon',
-      'chflags',
-      'lchown',
-      'icacls',
-      'takeown',
-      'attrib',
-    ],
-  },
-  {
-    why: `it signals or kills processes; ${ASK_USER} (a bash call that times out is stopped with everything it started)`,
-    names: ['kill', 'killall', 'killall5', 'pkill', 'skill', 'slay', 'xkill', 'renice', 'fuser', 'taskkill'],
-  },
-  {
-    why: 'it reaches the network (downloads, uploads, remote shells, scans) outside what the user approved; ask the user to fetch what you need',
-    names: [
-      'curl',
-      'wget',
-      'ssh',
-      'scp',
-      'sftp',
-      'rsync',
-      'nc',
-      'ncat',
-      'netcat',
-      'socat',
-      'telnet',
-      'ftp',
-      'tftp',
-      'lftp',
-      'aria2c',
-      'axel',
-      'http',
-      'https',
-      'httpie',
-      'xh',
-      'ssh-keygen',
-      'ssh-copy-id',
-      'ssh-add',
-      'ssh-agent',
-      'ssh-keyscan',
-      'sshpass',
-      'sshfs',
-      'mosh',
-      'nmap',
-      'masscan',
-      'ping',
-      'ping6',
-      'dig',
-      'nslookup',
-      'host',
-      'traceroute',
-      'tracepath',
-      'mtr',
-      'whois',
-      'tcpdump',
-      'tshark',
-      'iptables',
-      'ip6tables',
-      'nft',
-      'ufw',
-      'firewall-cmd',
-      'ip',
-      'ifconfig',
-      'route',
-      'iwconfig',
-      'nmcli',
-      'openssl',
-      'gh',
-      'glab',
-      'hub',
-      'aws',
-      'gcloud',
-      'gsutil',
-      'az',
-      'doctl',
-      'heroku',
-      'flyctl',
-      'fly',
-      'vercel',
-      'netlify',
-      'firebase',
-      'wrangler',
-      'rclone',
-      's3cmd',
-      'smbclient',
-      'sendmail',
-      'mail',
-      'mailx',
-      'mutt',
-      'ngrok',
-      'cloudflared',
-      'tailscale',
-      'wg',
-      'wg-quick',
-      'openvpn',
-      'lynx',
-      'links',
-      'w3m',
-      'bitsadmin',
-      'certutil',
-      'invoke-webrequest',
-      'iwr',
-    ],
-  },
-  {
-    why: `it schedules commands to run later; ${ASK_USER}`,
-    names: ['crontab', 'at', 'batch', 'atrm', 'anacron', 'systemd-run', 'schtasks'],
-  },
-  {
-    why: `it mounts or unmounts file systems; ${ASK_USER}`,
-    names: ['mount', 'umount', 'fusermount', 'fusermount3'],
-  },
-  {
-    why: `it manages users, groups, passwords or secrets; ${ASK_USER}`,
-    names: [
-      'useradd',
-      'userdel',
-      'usermod',
-      'adduser',
-      'deluser',
-      'groupadd',
-      'groupdel',
-      'groupmod',
-      'addgroup',
-      'delgroup',
-      'passwd',
-      'chpasswd',
-      'chsh',
-      'chfn',
-      'gpasswd',
-      'vipw',
-      'vigr',
-      'chage',
-      'newusers',
-      'gpg',
-      'gpg2',
-      'security',
-      'secret-tool',
-      'keyctl',
-      'pass',
-      'gopass',
-      'op',
-      'bw',
-      'lpass',
-      'vault',
-    ],
-  },
-  {
-    why: 'it runs another command given as its arguments, which the checker cannot vet; run the command directly',
-    names: [
-      'env',
-      'nice',
-      'ionice',
-      'timeout',
-      'xargs',
-      'nohup',
-      'eval',
-      'exec',
-      'command',
-      'builtin',
-      'time',
-      'times',
-      'watch',
-      'strace',
-      'ltrace',
-      'gdb',
-      'lldb',
-      'valgrind',
-      'perf',
-      'setsid',
-      'stdbuf',
-      'script',
-      'unbuffer',
-      'expect',
-      'parallel',
-      'flock',
-      'chrt',
-      'taskset',
-      'prlimit',
-      'numactl',
-      'cgexec',
-      'firejail',
-      'bwrap',
-      'proot',
-      'fakeroot',
-      'fakechroot',
-      'unshare',
-      'nsenter',
-      'runcon',
-      'xvfb-run',
-      'dbus-run-session',
-      'dbus-launch',
-      'entr',
-      'nodemon',
-      'run-parts',
-      'rlwrap',
-      'torsocks',
-      'torify',
-      'proxychains',
-      'proxychains4',
-      'tsocks',
-      'direnv',
-      'dotenv',
-      'envdir',
-      'chpst',
-      'daemonize',
-      'start-stop-daemon',
-      'screen',
-      'tmux',
-      'byobu',
-      'dtach',
-      'abduco',
-      'coproc',
-      'caffeinate',
-      'catchsegv',
-      'sem',
-      'trap',
-      'fc',
-      'bind',
-      'complete',
-      'compgen',
-      'enable',
-      'mapfile',
-      'readarray',
-      'xdotool',
-      'start',
-      'open',
-      'xdg-open',
-      'gio',
-      'kde-open',
-      'gnome-open',
-      'explorer',
-      'sensible-browser',
-      'x-www-browser',
-      'www-browser',
-      'rundll32',
-      'regsvr32',
-      'mshta',
-      'cscript',
-      'wscript',
-      'osascript',
-      'jrunscript',
-      'nix-shell',
-      'nix',
-      'ld.so',
-    ],
-  },
-  {
-    why: 'it is a shell, which runs whatever code it is given; run the command itself directly',
-    names: [
-      'sh',
-      'bash',
-      'zsh',
-      'dash',
-      'ksh',
-      'mksh',
-      'pdksh',
-      'oksh',
-      'yash',
-      'fish',
-      'csh',
-      'tcsh',
-      'ash',
-      'rbash',
-      'rc',
-      'es',
-      'elvish',
-      'nu',
-      'nushell',
-      'xonsh',
-      'pwsh',
-      'powershell',
-      'cmd',
-      'osh',
-      'ysh',
-      'posh',
-      'hush',
-      'busybox',
-      'toybox',
-    ],
-  },
-  {
-    why: 'its program text is code (awk can run commands with system() and pipes, and write files); use the grep tool to search, or read_file',
-    names: ['awk', 'gawk', 'mawk', 'nawk', 'goawk', 'frawk', 'm4', 'dc', 'gnuplot'],
-  },
-  {
-    why: 'it is interactive (an editor, pager or full-screen program) and can run shell commands from inside; there is no terminal input here. Use read_file, edit_file or write_file',
-    names: [
-      'less',
-      'more',
-      'most',
-      'pg',
-      'vi',
-      'vim',
-      'nvim',
-      'view',
-      'vimdiff',
-      'gvim',
-      'ex',
-      'ed',
-      'red',
-      'nano',
-      'pico',
-      'emacs',
-      'emacsclient',
-      'joe',
-      'jed',
-      'mcedit',
-      'micro',
-      'hx',
-      'helix',
-      'kak',
-      'man',
-      'info',
-      'pinfo',
-      'top',
-      'htop',
-      'btop',
-      'atop',
-      'iotop',
-      'nmtui',
-      'mc',
-      'ranger',
-      'nnn',
-      'lf',
-      'vifm',
-      'fzf',
-      'dialog',
-      'whiptail',
-      'tig',
-      'lazygit',
-      'sqlite3',
-      'mysql',
-      'mariadb',
-      'psql',
-      'mongo',
-      'mongosh',
-      'redis-cli',
-      'sqlcmd',
-      'code',
-      'subl',
-      'notepad',
-    ],
-  },
-  {
-    why: `it controls containers, virtual machines or remote infrastructure, which reach outside the workspace; ${ASK_USER}`,
-    names: [
-      'docker',
-      'docker-compose',
-      'podman',
-      'podman-compose',
-      'nerdctl',
-      'ctr',
-      'crictl',
-      'kubectl',
-      'helm',
-      'minikube',
-      'kind',
-      'k3s',
-      'lxc',
-      'lxd',
-      'systemd-nspawn',
-      'virsh',
-      'vagrant',
-      'multipass',
-      'terraform',
-      'tofu',
-      'pulumi',
-      'ansible',
-      'ansible-playbook',
-      'salt',
-      'puppet',
-      'chef',
-    ],
-  },
-  {
-    why: `it installs or removes system packages outside the workspace; ${ASK_USER}`,
-    names: [
-      'apt',
-      'apt-get',
-      'aptitude',
-      'dpkg',
-      'yum',
-      'dnf',
-      'rpm',
-      'pacman',
-      'yay',
-      'paru',
-      'zypper',
-      'apk',
-      'emerge',
-      'brew',
-      'port',
-      'snap',
-      'flatpak',
-      'nix-env',
-      'guix',
-      'choco',
-      'winget',
-      'scoop',
-      'pkg',
-      'pkgin',
-      'installer',
-      'softwareupdate',
-    ],
-  },
-  {
-    why: 'it downloads and runs code in one step; add the dependency to the project and use a package script (`npm run <script>`)',
-    names: ['npx', 'pnpx', 'bunx', 'uvx', 'pipx'],
-  },
-  {
-    why: 'it is a shell builtin that defines, evaluates or inspects shell state (names it is given can run code through array subscripts), and nothing it sets outlives this call; write values literally',
-    names: [
-      'source',
-      'alias',
-      'unalias',
-      'let',
-      'declare',
-      'typeset',
-      'local',
-      'export',
-      'readonly',
-      'unset',
-      'read',
-      'getopts',
-      'wait',
-      'test',
-      'hash',
-      'history',
-      'shopt',
-      'set',
-      'disown',
-      'suspend',
-      'logout',
-      'ulimit',
-      'umask',
-      'jobs',
-      'fg',
-      'bg',
-      'caller',
-      'function',
-      'select',
-      'if',
-      'then',
-      'else',
-      'elif',
-      'fi',
-      'case',
-      'esac',
-      'for',
-      'while',
-      'until',
-      'do',
-      'done',
-      'in',
-    ],
-  },
-]
-
-const DENIED: ReadonlyMap<string, string> = new Map(
-  DENY_CLASSES.flatMap((c) => c.names.map((name) => [name, c.why] as const)),
-)
-
-/** Families matched by prefix: every variant of these is the same danger. */
-const DENIED_PREFIXES: readonly [prefix: string, why: string][] = [
-  ['mkfs', DENIED.get('rm') as string],
-  ['fsck', DENIED.get('rm') as string],
-  ['qemu', DENIED.get('docker') as string],
-  ['ld-linux', DENIED.get('env') as string],
-  [
-    'git-',
-    'git helper programs are not run directly (some run shells or servers); use `git <subcommand>` with a built-in subcommand',
-  ],
-]
 
 /** The names a program may be known by: `Rm.EXE` -> rm; `python3.12` -> python3.12, python3, python. */
 export function programKeys(name: string): string[] {
@@ -649,6 +62,9 @@ export function checkProgram(name: string, args: readonly string[]): Verdict {
   }
   return ALLOW
 }
+
+const PS_ENVIRONMENT =
+  "`ps` with `e` shows the processes' environments, which hold keys; run ps without it (e.g. `ps aux`)"
 
 type Rule = (args: readonly string[], name: string) => Verdict
 
@@ -776,6 +192,21 @@ const RULES: Record<string, Rule> = {
           '`cargo --config` / `-Z` can make cargo run other programs (runners, linkers); run cargo without them',
         )
       : ALLOW,
+  ps: (args) => {
+    // BSD-style `e` (`ps axeww`), `-E`, and on macOS `-e` print every process's environment: the user's
+    // keys included, and the app's own when the command runs outside the sandbox.
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i] as string
+      const shows =
+        (!arg.startsWith('-') && /^[A-Za-z]+$/.test(arg) && arg.includes('e')) ||
+        clusterHas(arg, 'E') ||
+        (process.platform === 'darwin' && clusterHas(arg, 'e'))
+      if (shows) return deny(PS_ENVIRONMENT)
+      // A short option that takes a value (`-o user`, `-C node`) has it in the next argument.
+      if (/^-[A-Za-z]*[oOCpqsugGtUk]$/.test(arg)) i++
+    }
+    return ALLOW
+  },
   npm: (args, name) => checkNodePackageManager(name, args),
   pnpm: (args, name) => checkNodePackageManager(name, args),
   yarn: (args, name) => checkNodePackageManager(name, args),
@@ -826,62 +257,6 @@ function checkFd(args: readonly string[]): Verdict {
     : ALLOW
 }
 
-/** npm/pnpm/yarn/bun: package scripts are fine (human approval); downloading-and-running is not. */
-const PACKAGE_MANAGER_DENIED: Record<string, readonly string[]> = {
-  npm: [
-    'exec',
-    'x',
-    'explore',
-    'edit',
-    'create',
-    'publish',
-    'unpublish',
-    'deprecate',
-    'owner',
-    'access',
-    'token',
-    'adduser',
-    'login',
-    'logout',
-    'team',
-    'org',
-    'hook',
-    'profile',
-  ],
-  pnpm: ['dlx', 'exec', 'create', 'x', 'publish', 'env'],
-  yarn: ['dlx', 'exec', 'create', 'node', 'publish', 'npm'],
-  bun: ['x', 'create', 'repl', 'publish', 'upgrade'],
-}
-
-const SCRIPT_RUNNERS = new Set([
-  'run',
-  'run-script',
-  'rum',
-  'urn',
-  'test',
-  't',
-  'tst',
-  'start',
-  'stop',
-  'restart',
-])
-
-/** Options that choose the shell or the node runtime flags that package scripts run with. */
-const PACKAGE_MANAGER_OPTIONS = [
-  '--script-shell',
-  '--shell',
-  '--shell-emulator',
-  '--node-options',
-  '--editor',
-  '--browser',
-  '--call',
-  '--userconfig',
-  '--globalconfig',
-  '--init-module',
-  '--eval',
-  '--print',
-]
-
 function checkNodePackageManager(name: string, args: readonly string[]): Verdict {
   const tool = programKeys(name).find((key) => key in PACKAGE_MANAGER_DENIED) ?? 'npm'
   const option = args.find((arg) => matchesLong(arg, PACKAGE_MANAGER_OPTIONS) !== null)
@@ -898,23 +273,41 @@ function checkNodePackageManager(name: string, args: readonly string[]): Verdict
   // package script (what follows it is the script's name and arguments).
   const dashDash = args.indexOf('--')
   const positional = (dashDash === -1 ? args : args.slice(0, dashDash)).filter((arg) => !arg.startsWith('-'))
-  for (const arg of positional) {
+  const resolve = (arg: string): string => (tool === 'npm' ? (npmCommand(arg) ?? arg) : arg)
+  for (const word of positional) {
+    const arg = resolve(word)
     if (SCRIPT_RUNNERS.has(arg)) break
     if (PACKAGE_MANAGER_DENIED[tool]?.includes(arg))
       return deny(
-        `\`${tool} ${arg}\` is not allowed: it downloads and runs code, opens an interactive program, or publishes; use a package script (\`${tool} run <script>\`) or ${ASK_USER}`,
+        `\`${tool} ${word}\`${word === arg ? '' : ` (${tool} ${arg})`} is not allowed: it downloads and runs code, opens an interactive program, or publishes; use a package script (\`${tool} run <script>\`) or ${ASK_USER}`,
       )
   }
-  const [sub, ...rest] = positional
+  const [word, ...rest] = positional
+  const sub = word === undefined ? undefined : resolve(word)
   // `npm init <initializer>` is `npm exec create-<initializer>`: a download-and-run.
-  if ((sub === 'init' || sub === 'innit') && rest.length > 0)
-    return deny(`\`${tool} init <initializer>\` downloads and runs a package; ${ASK_USER}`)
+  if (sub === 'init' && rest.length > 0)
+    return deny(`\`${tool} ${word} <initializer>\` downloads and runs a package; ${ASK_USER}`)
   const configWrite =
-    sub === 'set' ||
-    ((sub === 'config' || sub === 'c') && ['set', 'edit', 'delete', 'rm', 'fix'].includes(rest[0] ?? ''))
+    sub === 'set' || (sub === 'config' && ['set', 'edit', 'delete', 'rm', 'fix'].includes(rest[0] ?? ''))
   if (configWrite)
     return deny(
       `\`${tool} config set/edit/delete\` changes settings for later commands; ask the user to change them`,
     )
   return ALLOW
+}
+
+/**
+ * The npm command a word runs, resolved as npm's `deref` does (lib/utils/cmd-list.js): camelCase to
+ * kebab-case, an exact command or alias, else the one command or alias it is a unique prefix of, then
+ * aliases followed to their command. Undefined when npm would not run a command for it.
+ */
+export function npmCommand(word: string): string | undefined {
+  const c = /[A-Z]/.test(word) ? word.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`) : word
+  if (NPM_COMMANDS.includes(c)) return c
+  if (Object.hasOwn(NPM_ALIASES, c)) return NPM_ALIASES[c]
+  const names = [...NPM_COMMANDS, ...Object.keys(NPM_ALIASES)]
+  const candidates = names.filter((name) => name.startsWith(c))
+  let found = candidates.length === 1 ? candidates[0] : undefined
+  while (found !== undefined && Object.hasOwn(NPM_ALIASES, found)) found = NPM_ALIASES[found]
+  return found
 }

@@ -1,3 +1,4 @@
+import { posix } from 'node:path'
 import { GIT_WORKSPACE_RULES, isProtectedPath } from '../sensitive-paths'
 import { splitGit } from './validate-git'
 import { clusterHas, matchesLong, shortCluster } from './validate-options'
@@ -67,23 +68,18 @@ const RULES: Record<string, ReadOnlyRule> = {
   // `tree -o file` writes its output to a file.
   tree: (args) => !args.some((arg) => clusterHas(arg, 'o')),
   grep: (args) => {
-    const recursive = args.some(
-      (arg) =>
-        matchesLong(arg, ['--recursive', '--dereference-recursive']) !== null ||
-        arg === '--directories=recurse' ||
-        clusterHas(arg, 'rR'),
-    )
-    if (!recursive) return true
+    if (!grepRecurses(args)) return true
+    // A recursive search reads the whole tree below its operands: only a named sub-folder is read-only.
     const operands = searchOperands('grep', args) ?? []
     return operands.length > 0 && !operands.some(isWorkspaceRoot)
   },
-  // rg skips hidden and ignored files (`.env`, `.git`) unless told otherwise. `--search-zip` runs
-  // decompression programs; `--pre` is refused by validation already.
+  // rg skips hidden and ignored files (`.env`, `.git`) unless told otherwise: `--hidden`, `-u`, the
+  // `--no-ignore*` family, and globs (`-g '.e*'` selects hidden files too) make it read the whole tree.
+  // `--search-zip` runs decompression programs; `--pre` is refused by validation already.
   rg: (args) =>
     !args.some(
       (arg) =>
-        matchesLong(arg, ['--search-zip', '--pre-glob', '--hidden', '--no-ignore', '--unrestricted']) !==
-          null || clusterHas(arg, 'zu.'),
+        matchesLong(arg, RG_WHOLE_TREE) !== null || arg.startsWith('--no-ignore') || clusterHas(arg, 'zu.g'),
     ),
   find: ANY,
   git: isReadOnlyGit,
@@ -127,9 +123,56 @@ export function isReadOnly(program: string, args: readonly string[]): boolean {
   return rule !== undefined && rule(args)
 }
 
+/** `.`, `./`, `src/..`: the workspace root however it is spelled. */
 function isWorkspaceRoot(path: string): boolean {
-  return path.split('/').every((segment) => segment === '' || segment === '.')
+  return posix.normalize(path).replace(/\/+$/, '') === '.' || posix.normalize(path) === '/'
 }
+
+const RG_WHOLE_TREE = [
+  '--search-zip',
+  '--pre-glob',
+  '--hidden',
+  '--no-ignore',
+  '--unrestricted',
+  '--glob',
+  '--iglob',
+  '--glob-case-insensitive',
+  '--follow',
+]
+
+/**
+ * Every way GNU grep is told to recurse: `-r`, `-R` (also in a cluster, `-rn`), `--recursive`,
+ * `--dereference-recursive` (and their abbreviations), and `-d`/`--directories` with `recurse` glued, after
+ * `=` or in the next argument.
+ */
+function grepRecurses(args: readonly string[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string
+    if (arg === '--') return false
+    if (matchesLong(arg, ['--recursive', '--dereference-recursive']) !== null) return true
+    if (matchesLong(arg, ['--directories']) !== null) {
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[i + 1]
+      if (value === undefined || 'recurse'.startsWith(value)) return true
+      continue
+    }
+    const cluster = shortCluster(arg)
+    if (cluster === null) continue
+    for (let j = 0; j < cluster.length; j++) {
+      const letter = cluster[j] as string
+      if (letter === 'r' || letter === 'R') return true
+      if (!GREP_VALUE_LETTERS.includes(letter)) continue
+      if (letter === 'd') {
+        const value = j + 1 < cluster.length ? cluster.slice(j + 1) : args[i + 1]
+        if (value === undefined || 'recurse'.startsWith(value)) return true
+      }
+      break // the rest of the cluster, or the next argument, is this option's value
+    }
+  }
+  return false
+}
+
+/** grep's short options that take a value. */
+const GREP_VALUE_LETTERS = 'efmABCdD'
 
 const GIT_READ_ONLY = new Set(['status', 'diff', 'log', 'show', 'rev-parse', 'branch', 'ls-files', 'blame'])
 

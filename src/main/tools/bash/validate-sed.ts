@@ -111,6 +111,33 @@ const SED_LONG: readonly { name: string; kind: SedOptionKind }[] = [
   { name: '--file', kind: 'file' },
 ]
 
+const BRACKET_UNCLEAR =
+  'a sed bracket expression (`[...]`) is unterminated or holds a backslash, so where the expression ends is unclear; write the characters outside brackets, escaped with a backslash'
+
+/**
+ * Index of the `]` that closes the bracket expression opening at `start`, the POSIX way: a `]` first (after
+ * an optional `^`) is literal, and `[:class:]`, `[=x=]`, `[.x.]` are read whole. Null when it does not
+ * close, or when it holds a backslash (literal in POSIX, not always in GNU sed: refused as unclear).
+ */
+function bracketEnd(script: string, start: number): number | null {
+  let j = start + 1
+  if (script[j] === '^') j++
+  if (script[j] === ']') j++
+  while (j < script.length) {
+    const ch = script[j] as string
+    if (ch === '\\') return null
+    if (ch === ']') return j
+    if (ch === '[' && ':=.'.includes(script[j + 1] ?? '')) {
+      const close = script.indexOf(`${script[j + 1]}]`, j + 2)
+      if (close === -1) return null
+      j = close + 2
+      continue
+    }
+    j++
+  }
+  return null
+}
+
 /** Commands that take no argument (GNU sed). */
 const SIMPLE_COMMANDS = '=dDgGhHnNpPxzF'
 
@@ -121,12 +148,22 @@ export function scanSedScript(script: string): Verdict {
   const skipBlanks = (): void => {
     while (peek() === ' ') i++
   }
-  /** Reads up to the unescaped delimiter; returns false when it never comes. */
-  const readDelimited = (delimiter: string): boolean => {
+  /**
+   * Reads up to the unescaped delimiter; false when it never comes. In a regular expression GNU sed skips
+   * bracket expressions whole, so the delimiter does not end it there: `s/[/]/;#/e` is the regex `[/]`, the
+   * replacement `;#` and the `e` flag, not a harmless `s` and a comment.
+   */
+  const readDelimited = (delimiter: string, regex: boolean): boolean | 'unclear' => {
     while (i < script.length) {
       const ch = script[i] as string
       if (ch === '\\') {
         i += 2
+        continue
+      }
+      if (regex && ch === '[') {
+        const end = bracketEnd(script, i)
+        if (end === null) return 'unclear'
+        i = end + 1
         continue
       }
       i++
@@ -145,7 +182,9 @@ export function scanSedScript(script: string): Verdict {
       const delimiter = ch === '/' ? '/' : script[i + 1]
       if (delimiter === undefined || delimiter === '\\') return deny('sed address is not terminated')
       i += ch === '/' ? 1 : 2
-      if (!readDelimited(delimiter)) return deny('sed address is not terminated')
+      const read = readDelimited(delimiter, true)
+      if (read === 'unclear') return deny(BRACKET_UNCLEAR)
+      if (!read) return deny('sed address is not terminated')
       while (peek() === 'I' || peek() === 'M') i++
     } else {
       return null
@@ -204,8 +243,10 @@ export function scanSedScript(script: string): Verdict {
       if (delimiter === undefined || delimiter === '\\' || delimiter === ' ')
         return deny(`sed \`${command}\` command is malformed`)
       i++
-      if (!readDelimited(delimiter) || !readDelimited(delimiter))
-        return deny(`sed \`${command}\` command is not terminated`)
+      const pattern = readDelimited(delimiter, command === 's')
+      const replacement = pattern === true ? readDelimited(delimiter, false) : pattern
+      if (pattern === 'unclear') return deny(BRACKET_UNCLEAR)
+      if (replacement !== true) return deny(`sed \`${command}\` command is not terminated`)
       if (command === 's') {
         while (i < script.length && /[gpiImM0-9ew]/.test(peek() ?? '')) {
           const flag = peek() as string

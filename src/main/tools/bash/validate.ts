@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { setFlagsFromString } from 'node:v8'
 import { Language, Parser, type Tree } from 'web-tree-sitter'
 import { lexWords, REASONS, type Word } from './lexer'
 import type { Verdict } from './validate-options'
@@ -37,6 +38,13 @@ let loading: Promise<void> | null = null
 export function loadBashGrammar(): Promise<void> {
   if (parser !== null) return Promise.resolve()
   loading ??= (async () => {
+    // V8 compiles WebAssembly twice: at once with its baseline compiler (Liftoff), then again with its
+    // optimising one (TurboFan) in the background on every core, which for this grammar took over a second:
+    // it competed with the first tools and kept `lanes run` alive 1.1-1.45 s after its run had finished. The
+    // baseline code validates a command well within a millisecond (bench/validator.bench.ts), so the
+    // optimising tier is off for WebAssembly, set before the compile. The flag is process-wide: the other
+    // WebAssembly in this process (undici's HTTP parser) runs baseline code too, at our traffic's scale free.
+    setFlagsFromString('--liftoff-only')
     const require = createRequire(import.meta.url)
     const runtimeDir = dirname(require.resolve('web-tree-sitter'))
     await Parser.init({ locateFile: (file: string) => join(runtimeDir, file) })

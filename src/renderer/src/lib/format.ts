@@ -83,3 +83,13 @@ export function skipReason(cause: ToolCallState | undefined): string {
 export function waitLabel(call: ToolCallState): string {
   return call.status === 'awaiting-approval' ? 'waiting for you' : 'queued'
 }
+
+/**
+ * What the user let a command do beyond the sandbox (the review's switches, kept in the log): shown on its
+ * bar so a glance at the lanes tells which commands ran with the internet or unconfined. Null: sandboxed.
+ */
+export function sandboxFlag(call: ToolCallState): 'outside the sandbox' | 'internet' | null {
+  if (call.approval?.decision !== 'approved') return null
+  if (call.approval.outsideSandbox) return 'outside the sandbox'
+  return call.approval.network ? 'internet' : null
+}

@@ -1,12 +1,13 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import type { ApprovalPreview } from '../../../../shared/events'
-import type { ApprovalReply } from '../../../../shared/ipc'
+import type { ApprovalReply, AppInfo } from '../../../../shared/ipc'
 import { getCall } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import { DiffView } from './DiffView'
+import { SANDBOX_DEFAULT, SandboxSwitches } from './SandboxSwitches'
 import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-drafts'
 import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
 
@@ -19,11 +20,12 @@ import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
  */
 
 export function ApprovalPanel() {
-  const { head, busy, replyApprovals, sessionId } = useAppStore(
+  const { head, busy, replyApprovals, sessionId, sandbox } = useAppStore(
     useShallow((s) => ({
       head: s.timeline?.head,
       busy: s.busy,
       replyApprovals: s.replyApprovals,
+      sandbox: s.info?.sandbox,
       sessionId: s.openSessionId,
       version: s.version,
     })),
@@ -46,6 +48,7 @@ export function ApprovalPanel() {
           skips={siblingSkips(head, pending)}
           busy={busy}
           replyApprovals={replyApprovals}
+          sandbox={sandbox}
         />
       )}
     </>
@@ -59,9 +62,10 @@ interface ReviewProps {
   skips: ReadonlyMap<string, string[]>
   busy: boolean
   replyApprovals(decisions: ApprovalReply[]): Promise<boolean>
+  sandbox: AppInfo['sandbox'] | undefined
 }
 
-function Review({ sessionId, pending, skips, busy, replyApprovals }: ReviewProps) {
+function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: ReviewProps) {
   const { drafts, update, forget } = useReviewDrafts(sessionId)
   const [focus, setFocus] = useState(0)
   const panelRef = useRef<HTMLElement>(null)
@@ -80,6 +84,8 @@ function Review({ sessionId, pending, skips, busy, replyApprovals }: ReviewProps
         const reply: ApprovalReply = { callId: c.callId, decision: d.decision }
         if (d.note.trim() !== '') reply.note = d.note.trim()
         if (d.always && d.decision === 'approved') reply.always = true
+        if (d.decision === 'approved' && d.sandbox?.network) reply.network = true
+        if (d.decision === 'approved' && d.sandbox?.outsideSandbox) reply.outsideSandbox = true
         return reply
       })
       void replyApprovals(decisions).then((ok) => {
@@ -208,6 +214,11 @@ function Review({ sessionId, pending, skips, busy, replyApprovals }: ReviewProps
               {decision ? (
                 <div className="approval-staged" role="status">
                   {decision.decision === 'approved' ? 'Will approve' : 'Will reject'}
+                  {decision.decision === 'approved' && decision.sandbox?.outsideSandbox
+                    ? ' (outside the sandbox)'
+                    : decision.decision === 'approved' && decision.sandbox?.network
+                      ? ' (with the internet)'
+                      : ''}
                   {decision.note ? ` with note “${decision.note}”` : ''}
                   {remaining > 0
                     ? ` once the other ${remaining === 1 ? 'call is' : `${remaining} calls are`} decided`
@@ -251,6 +262,13 @@ function Review({ sessionId, pending, skips, busy, replyApprovals }: ReviewProps
                       />
                       Always allow this command in this folder
                     </label>
+                  )}
+                  {preview.kind === 'bash' && (
+                    <SandboxSwitches
+                      sandbox={sandbox}
+                      value={draft.sandbox ?? SANDBOX_DEFAULT}
+                      onChange={(next) => update([call.callId], (d) => ({ ...d, sandbox: next }))}
+                    />
                   )}
                   <div className="row">
                     <button

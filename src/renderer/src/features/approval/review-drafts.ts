@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useState } from 'react'
+import type { SandboxChoice } from './SandboxSwitches'
 
 /**
  * What the user has put into the review and not yet sent: per call, the note being typed, the "always allow"
- * box and a staged decision. Kept per session in localStorage, so neither new calls streaming into the review
+ * box, the sandbox switches and a staged decision. Kept per session in localStorage, so neither new calls streaming into the review
  * (which change the list it shows) nor a reload of the page loses a word of it. A session's drafts go once
  * their decisions are sent.
  */
@@ -11,6 +12,8 @@ export interface Draft {
   decision?: 'approved' | 'rejected'
   note: string
   always: boolean
+  /** For a command: the sandbox switches of the review (network, outside the sandbox). */
+  sandbox?: SandboxChoice
 }
 
 export type Drafts = Readonly<Record<string, Draft>>

@@ -6,8 +6,9 @@ import { trapTab } from '../../lib/focus-trap'
 
 /** Settings: the API key (kept in main, shown masked), the model and how the agent runs. */
 export function SettingsDialog() {
-  const { settings, open, error, setOpen, save } = useAppStore(
+  const { settings, open, error, setOpen, save, sandbox } = useAppStore(
     useShallow((s) => ({
+      sandbox: s.info?.sandbox,
       settings: s.settings,
       open: s.settingsOpen,
       error: s.settingsError,
@@ -55,6 +56,11 @@ export function SettingsDialog() {
             ✕
           </button>
         </header>
+        {sandbox && !sandbox.available && (
+          <p className="warning-line" data-testid="settings-sandbox-unavailable">
+            {sandbox.reason}
+          </p>
+        )}
         {settings ? <SettingsForm settings={settings} save={save} /> : <p className="muted">Loading…</p>}
         {error && (
           <p className="error-text" role="alert" data-testid="settings-error">

@@ -1,5 +1,5 @@
 import { memo } from 'react'
-import { callTitle, formatDuration, skipReason, statusLabel, waitLabel } from '../../lib/format'
+import { callTitle, formatDuration, sandboxFlag, skipReason, statusLabel, waitLabel } from '../../lib/format'
 import {
   labelWidth,
   LANE_GAP,
@@ -114,6 +114,7 @@ function Bar({
   const waitEnd = waiting ? x : g.x
   const waitWidth = waitEnd - g.waitX
   const title = callTitle(call)
+  const flag = sandboxFlag(call)
   const top = g.row * ROW_HEIGHT + 3
   // A label beside a bar near the right edge goes on its left, so it is never cut off.
   const labelLeft = g.label === 'beside' && x + width + labelWidth(title) > contentWidth
@@ -136,6 +137,7 @@ function Bar({
         data-testid="tool-bar"
         data-status={call.status}
         data-call-id={call.callId}
+        data-sandbox-flag={flag ?? undefined}
         data-start={bar.waitStart}
         data-run-start={bar.runStart ?? ''}
         data-end={bar.end ?? ''}
@@ -148,13 +150,14 @@ function Bar({
             waiting ? 'waiting-bar' : 'run',
           )
         }
-        aria-label={`${title}: ${statusLabel(call.status)}${call.durationMs !== undefined ? `, ran ${formatDuration(call.durationMs)}` : ''}`}
+        aria-label={`${title}${flag ? ` (${flag})` : ''}: ${statusLabel(call.status)}${call.durationMs !== undefined ? `, ran ${formatDuration(call.durationMs)}` : ''}`}
         onClick={() => onSelect(call.callId, 'timeline')}
         onMouseEnter={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
         onMouseLeave={() => onHover(null)}
         onFocus={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
         onBlur={() => onHover(null)}
       >
+        {flag && <span className="bar-flag">{flag}</span>}
         {g.label !== 'none' && (
           <span
             className="bar-label"

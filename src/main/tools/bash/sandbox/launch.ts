@@ -1,0 +1,157 @@
+import { spawnSync } from 'node:child_process'
+import { accessSync, constants, mkdtempSync, realpathSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { homedir, tmpdir } from 'node:os'
+import { delimiter, isAbsolute, join, sep } from 'node:path'
+import { bwrapArgs, STATUS_FD } from './bwrap'
+import { MaskIndex } from './masks'
+import { SANDBOX_HOME, SANDBOX_TMP, sandboxEnv, type SandboxSpec } from './policy'
+import { seatbeltProfile } from './seatbelt'
+
+/**
+ * Whether this machine has a sandbox, and how to start a command in it. The check runs once (a sandboxed
+ * `true`, a few milliseconds): bubblewrap may be missing, or present while the kernel refuses it the user
+ * namespaces it needs. The reason is one plain sentence with how to enable it, for Settings and the review.
+ */
+export type SandboxSupport =
+  { available: true; kind: 'bubblewrap' | 'seatbelt'; program: string } | { available: false; reason: string }
+
+export function probeSandbox(platform: NodeJS.Platform, searchPath: string): SandboxSupport {
+  if (platform === 'darwin') {
+    const program = '/usr/bin/sandbox-exec'
+    if (!isExecutable(program))
+      return {
+        available: false,
+        reason: 'Commands cannot run in a sandbox: macOS’s sandbox-exec is missing.',
+      }
+    return { available: true, kind: 'seatbelt', program }
+  }
+  if (platform !== 'linux')
+    return {
+      available: false,
+      reason:
+        'Commands cannot run in a sandbox on this system yet, so every command asks first (on Windows, run Lanes inside WSL to have one).',
+    }
+  const program = searchPath
+    .split(delimiter)
+    .filter((dir) => isAbsolute(dir))
+    .map((dir) => join(dir, 'bwrap'))
+    .find(isExecutable)
+  if (!program)
+    return {
+      available: false,
+      reason:
+        'Commands cannot run in a sandbox because bubblewrap is not installed, so every command asks first; install it (`sudo apt install bubblewrap`, or your system’s bubblewrap package) and restart Lanes.',
+    }
+  const probe = spawnSync(
+    program,
+    ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'],
+    { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] },
+  )
+  if (probe.status !== 0) {
+    const why = (probe.stderr || probe.error?.message || `exit ${String(probe.status)}`).trim().slice(0, 300)
+    return {
+      available: false,
+      reason: `Commands cannot run in a sandbox because bubblewrap cannot start here (${why}), so every command asks first; allow unprivileged user namespaces (\`sudo sysctl kernel.unprivileged_userns_clone=1\`, and on Ubuntu 24.04 or later \`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0\`) and restart Lanes.`,
+    }
+  }
+  return { available: true, kind: 'bubblewrap', program }
+}
+
+let support: SandboxSupport | null = null
+
+/** This machine's sandbox, checked on first use and remembered. */
+export function sandboxSupport(): SandboxSupport {
+  support ??= probeSandbox(process.platform, process.env.PATH ?? '')
+  return support
+}
+
+/** How to start one command: `program ...args bash -c <command>`, in `env`, then `cleanup()`. */
+export interface SandboxLaunch {
+  program: string
+  args: string[]
+  env: Record<string, string>
+  /** The descriptor on which the sandbox reports the command's start and exit, if it does. */
+  statusFd: number | null
+  cleanup(): Promise<void>
+}
+
+const indexes = new Map<string, MaskIndex>()
+
+/**
+ * The launch of one command in the sandbox, or the reason it cannot be had (no sandbox on this machine, a
+ * workspace too large to check). Never a launch without the sandbox: the caller reports the reason.
+ */
+export function prepareSandbox(
+  spec: SandboxSpec,
+  base: NodeJS.ProcessEnv = process.env,
+): SandboxLaunch | { error: string } {
+  const found = sandboxSupport()
+  if (!found.available) return { error: found.reason }
+  let index = indexes.get(spec.workspace)
+  if (!index) {
+    index = new MaskIndex(spec.workspace)
+    indexes.set(spec.workspace, index)
+  }
+  let masks
+  try {
+    masks = index.current()
+  } catch (err) {
+    return { error: `the sandbox could not check the workspace for secret files: ${message(err)}` }
+  }
+  const path = base.PATH ?? ''
+  if (found.kind === 'bubblewrap') {
+    return {
+      program: found.program,
+      args: [...bwrapArgs(spec, masks, { path, home: homedir() }), '--'],
+      env: sandboxEnv(base, { home: SANDBOX_HOME, tmp: SANDBOX_TMP }),
+      statusFd: STATUS_FD,
+      cleanup: async () => {},
+    }
+  }
+  let tmp: string
+  try {
+    tmp = realpathSync(mkdtempSync(join(tmpdir(), 'lanes-sandbox-')))
+  } catch (err) {
+    return { error: `the sandbox's private temp folder could not be made: ${message(err)}` }
+  }
+  const pathFolders = path
+    .split(delimiter)
+    .filter((dir) => isAbsolute(dir) && !(homedir() + sep).startsWith(dir.endsWith(sep) ? dir : dir + sep))
+  return {
+    program: found.program,
+    args: ['-p', seatbeltProfile(spec, masks, { tmp, pathFolders })],
+    env: sandboxEnv(base, { home: tmp, tmp }),
+    statusFd: null,
+    cleanup: () => rm(tmp, { recursive: true, force: true }),
+  }
+}
+
+/**
+ * bubblewrap reports the command's exit on its status descriptor; a launcher that ended on its own without
+ * that report never started the command (a mount it could not make, namespaces refused), and what it printed
+ * (its last lines of `output`) says why. A run that was stopped or timed out is not a start failure.
+ */
+export function sandboxStartFailure(
+  launch: SandboxLaunch,
+  run: { pid: number | null; exitCode: number | null; timedOut: boolean; aborted: boolean; status?: string },
+  output: string,
+): string | null {
+  if (launch.statusFd === null || run.pid === null || run.timedOut || run.aborted) return null
+  if (run.status !== undefined && /"exit-code"\s*:/.test(run.status)) return null
+  const said = output.trim().split('\n').slice(-3).join(' ').slice(0, 500)
+  return said || `${launch.program} exited with ${run.exitCode ?? 'no status'}`
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}

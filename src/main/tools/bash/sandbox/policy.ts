@@ -1,0 +1,74 @@
+/**
+ * How one bash command is confined (DESIGN 2.3). Auto-run commands get `read-only`; approved ones
+ * `workspace-write`, with the network only when the user switched "needs the internet" on in the review.
+ * "Run outside the sandbox" is not a mode of the sandbox: the command then runs as before, unconfined.
+ */
+export type SandboxMode = 'read-only' | 'workspace-write'
+
+/**
+ * A person's approval of one bash command (in the review, or earlier with "always allow"), with the review's
+ * two switches, both off unless the user turned them on for this command.
+ */
+export interface CommandApproval {
+  /** "Needs the internet": the sandbox keeps the network. */
+  network: boolean
+  /** "Run outside the sandbox": the command runs unconfined, as a terminal would run it. */
+  outsideSandbox: boolean
+}
+
+export interface SandboxSpec {
+  mode: SandboxMode
+  /** Real path of the workspace root. */
+  workspace: string
+  network: boolean
+}
+
+/** The environment names a sandboxed command inherits from the app: an allowlist, never a denylist. */
+const INHERITED = /^(?:PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ)$/
+
+/** Inside the sandbox: the private temp folder and the empty HOME in it (Linux: a tmpfs at /tmp). */
+export const SANDBOX_TMP = '/tmp'
+export const SANDBOX_HOME = '/tmp/home'
+
+/**
+ * The environment of a sandboxed command. Whatever a command prints goes to the model provider, so nothing
+ * the app's own environment holds reaches it unless named here: no keys, tokens or database URLs by any
+ * name. Then settings that keep tools from waiting for a person (no pager, no editor, no prompts, CI mode),
+ * a dumb terminal without colour, and git with the system and global config off: a hostile repository
+ * config still runs what it names, but inside the sandbox; `safe.bareRepository=explicit` keeps git from
+ * treating a workspace that only looks like a bare repository as one, and `core.fsmonitor=false` from
+ * starting the repository's watcher on every `git status`.
+ */
+export function sandboxEnv(
+  base: NodeJS.ProcessEnv,
+  paths: { home: string; tmp: string },
+): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [name, value] of Object.entries(base)) {
+    if (value !== undefined && INHERITED.test(name)) env[name] = value
+  }
+  // Output is decoded as UTF-8; a GUI-launched app may have no locale at all, and programs then print '?'.
+  if (!env.LC_ALL && !env.LC_CTYPE && !env.LANG) env.LANG = 'C.UTF-8'
+  env.PATH ??= '/usr/local/bin:/usr/bin:/bin'
+  return {
+    ...env,
+    HOME: paths.home,
+    TMPDIR: paths.tmp,
+    TERM: 'dumb',
+    NO_COLOR: '1',
+    PAGER: 'cat',
+    GIT_PAGER: 'cat',
+    GIT_EDITOR: 'true',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: 'safe.bareRepository',
+    GIT_CONFIG_VALUE_0: 'explicit',
+    GIT_CONFIG_KEY_1: 'core.fsmonitor',
+    GIT_CONFIG_VALUE_1: 'false',
+    CI: '1',
+    PIP_NO_INPUT: '1',
+    DEBIAN_FRONTEND: 'noninteractive',
+  }
+}

@@ -1,0 +1,63 @@
+import type { AppInfo } from '../../../../shared/ipc'
+
+/**
+ * The review's two per-command switches for bash (DESIGN 2.3), both off unless the user turns them on:
+ * "needs the internet" keeps the sandbox but gives it the network; "run outside the sandbox" runs the command
+ * with the user's own rights. Each says in one plain line what it allows. Without a sandbox on this machine
+ * there is nothing to switch: the review says so, and how to get one.
+ */
+
+export interface SandboxChoice {
+  network: boolean
+  outsideSandbox: boolean
+}
+
+export const SANDBOX_DEFAULT: SandboxChoice = { network: false, outsideSandbox: false }
+
+interface Props {
+  sandbox: AppInfo['sandbox'] | undefined
+  value: SandboxChoice
+  onChange(next: SandboxChoice): void
+}
+
+export function SandboxSwitches({ sandbox, value, onChange }: Props) {
+  if (sandbox && !sandbox.available)
+    return (
+      <p className="sandbox-note warning-line" data-testid="sandbox-unavailable">
+        {sandbox.reason}
+      </p>
+    )
+  return (
+    <div className="sandbox-switches" data-testid="sandbox-switches">
+      <label className="checkbox">
+        <input
+          type="checkbox"
+          data-testid="approval-network"
+          checked={value.network}
+          disabled={value.outsideSandbox}
+          onChange={(e) => onChange({ ...value, network: e.target.checked })}
+        />
+        Needs the internet
+      </label>
+      {value.network && !value.outsideSandbox && (
+        <p className="warning-line small" role="note">
+          It can send what it reads in this folder to any server.
+        </p>
+      )}
+      <label className="checkbox">
+        <input
+          type="checkbox"
+          data-testid="approval-outside-sandbox"
+          checked={value.outsideSandbox}
+          onChange={(e) => onChange({ ...value, outsideSandbox: e.target.checked })}
+        />
+        Run outside the sandbox
+      </label>
+      {value.outsideSandbox && (
+        <p className="warning-line small" role="note">
+          It runs with all your rights: it can read, change or send any of your files, secrets included.
+        </p>
+      )}
+    </div>
+  )
+}
