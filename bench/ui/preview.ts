@@ -33,7 +33,7 @@ export function mockData(events: ReturnType<typeof generateSession>, live = fals
       siblingSkip: true,
       autoApproveEdits: false,
       bashTimeoutSec: 180,
-      apiKey: { source: 'none', masked: null, canStore: true, storage: 'file', file: null },
+      apiKey: { source: 'none', masked: null, storage: 'file', file: null },
       demo: true,
     },
   }

@@ -64,8 +64,6 @@ export const SettingsView = z.object({
     source: z.enum(['stored', 'environment', 'none']),
     /** e.g. "sk-ant-…f3Qa"; null when there is none. */
     masked: z.string().nullable(),
-    /** Whether a key entered here can be kept (always, since a user-only file is the last resort). */
-    canStore: z.boolean(),
     /**
      * Where a key entered here is (or would be) kept: the OS keychain, a file sealed with the OS secret
      * store (the desktop app), or a file only this user can read.

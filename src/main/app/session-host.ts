@@ -154,7 +154,6 @@ export class SessionHost {
       apiKey: {
         source: storedKey ? 'stored' : envKey ? 'environment' : 'none',
         masked: key ? maskKey(key) : null,
-        canStore: true,
         storage: storage.kind,
         file: storage.file,
       },

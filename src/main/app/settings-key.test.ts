@@ -44,7 +44,7 @@ describe('the API key in Settings', () => {
     const before = await dispatchRequest(api, 'settings:get', undefined)
     expect(before).toMatchObject({
       ok: true,
-      value: { demo: true, apiKey: { source: 'none', canStore: true, storage: 'file' } },
+      value: { demo: true, apiKey: { source: 'none', storage: 'file' } },
     })
     const after = await dispatchRequest(api, 'settings:set', { apiKey: KEY })
     expect(after).toMatchObject({

@@ -137,36 +137,29 @@ function SettingsForm({
           {key.source === 'none' &&
             'No key set: the built-in demo model answers, so you can try Lanes without one.'}
         </p>
-        {key.canStore ? (
-          <div className="row">
-            <input
-              className="text-input"
-              type="password"
-              autoComplete="off"
-              data-testid="settings-api-key"
-              aria-label="New API key"
-              placeholder={key.source === 'none' ? 'sk-ant-…' : 'Replace with a new key'}
-              value={apiKey}
-              onChange={(e) => setApiKey(e.target.value)}
-            />
-            {key.source === 'stored' && (
-              <button
-                type="button"
-                className="button"
-                data-testid="settings-forget-key"
-                onClick={() => void save({ apiKey: null })}
-              >
-                Forget
-              </button>
-            )}
-          </div>
-        ) : (
-          <p className="small notice" data-testid="settings-no-store">
-            Keys cannot be stored here. To use Claude, set the ANTHROPIC_API_KEY environment variable before
-            starting Lanes, e.g. <code>ANTHROPIC_API_KEY=sk-ant-… lanes web</code>.
-          </p>
-        )}
-        {key.canStore && <KeyStorageNote storage={key.storage} file={key.file} />}
+        <div className="row">
+          <input
+            className="text-input"
+            type="password"
+            autoComplete="off"
+            data-testid="settings-api-key"
+            aria-label="New API key"
+            placeholder={key.source === 'none' ? 'sk-ant-…' : 'Replace with a new key'}
+            value={apiKey}
+            onChange={(e) => setApiKey(e.target.value)}
+          />
+          {key.source === 'stored' && (
+            <button
+              type="button"
+              className="button"
+              data-testid="settings-forget-key"
+              onClick={() => void save({ apiKey: null })}
+            >
+              Forget
+            </button>
+          )}
+        </div>
+        <KeyStorageNote storage={key.storage} file={key.file} />
       </fieldset>
       <fieldset>
         <legend>Model</legend>
