@@ -73,6 +73,19 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
           { callId: 'toolu_2', decision: 'approved', always: true },
         ],
       },
+      {
+        sessionId: SID,
+        decisions: [
+          {
+            callId: 'toolu_3',
+            decision: 'approved',
+            hunks: [
+              { index: 0, decision: 'rejected', note: 'keep it' },
+              { index: 1, decision: 'edited', text: 'mine\n' },
+            ],
+          },
+        ],
+      },
     ],
     invalid: [
       undefined,
@@ -80,7 +93,35 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
       { sessionId: SID, decisions: [{ callId: 'toolu_1', decision: 'maybe' }] },
       { sessionId: SID, decisions: [{ callId: '', decision: 'approved' }] },
       { sessionId: SID, decisions: [{ callId: 'toolu_1', decision: 'approved', sudo: true }] },
+      {
+        sessionId: SID,
+        decisions: [{ callId: 't', decision: 'approved', hunks: [{ index: -1, decision: 'rejected' }] }],
+      },
+      {
+        sessionId: SID,
+        decisions: [{ callId: 't', decision: 'approved', hunks: [{ index: 0, decision: 'maybe' }] }],
+      },
     ],
+  },
+  'rewind:plan': {
+    valid: [
+      { sessionId: SID, mode: 'undo', callId: 'toolu_1' },
+      { sessionId: SID, mode: 'rewind', callId: 'toolu_1', conversation: true },
+    ],
+    invalid: [
+      undefined,
+      { sessionId: SID, mode: 'redo', callId: 'toolu_1' },
+      { sessionId: SID, mode: 'undo', callId: '' },
+      { sessionId: '../x', mode: 'undo', callId: 'toolu_1' },
+      { sessionId: SID, mode: 'undo', callId: 'toolu_1', extra: 1 },
+    ],
+  },
+  'rewind:apply': {
+    valid: [
+      { sessionId: SID, mode: 'rewind', callId: 'toolu_1', rewindConflicts: ['a.txt'] },
+      { sessionId: SID, mode: 'undo', callId: 'toolu_1' },
+    ],
+    invalid: [{ sessionId: SID, mode: 'undo', callId: 'toolu_1', rewindConflicts: 'a.txt' }],
   },
   'settings:get': { valid: [undefined], invalid: [null, {}] },
   'settings:set': {

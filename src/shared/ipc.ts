@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { HunkDecision, SessionEvent, SessionId, SessionSummary } from './events'
+import { HunkDecision, SessionEvent, SessionId, SessionSummary, WritePreview } from './events'
 
 /**
  * The one contract between the UI and the app, whatever the transport (Electron IPC or the browser-mode
@@ -110,6 +110,55 @@ export const ApprovalReply = z
   .strict()
 export type ApprovalReply = z.infer<typeof ApprovalReply>
 
+/** An undo (the files of one call) or a rewind (every file from a call on, optionally the conversation). */
+export const RewindTarget = z
+  .object({
+    sessionId: SessionId,
+    mode: z.enum(['undo', 'rewind']),
+    callId: z.string().min(1).max(200),
+    /** rewind only: the next continue starts from the call's turn. */
+    conversation: z.boolean().optional(),
+  })
+  .strict()
+export type RewindTarget = z.infer<typeof RewindTarget>
+
+/** One file of a rewind as the dialog shows it: the diff from now to the point, and a conflict's versions. */
+export const RewindFileView = z.object({
+  relPath: z.string(),
+  action: z.enum(['restore', 'remove', 'create']),
+  /** From the file as it is now to its content at the point (capped like a write preview). */
+  diff: WritePreview,
+  /** Changed since Lanes last wrote it: never rewound unless the user says so. */
+  conflict: z.boolean(),
+  /** Why it cannot be rewound at all (not a regular file any more). */
+  blocked: z.string().optional(),
+  /** A conflict's three versions (null: no such file; absent: not kept, or too large to show). */
+  versions: z
+    .object({
+      atPoint: z.string().nullable().optional(),
+      lanesLeft: z.string().nullable().optional(),
+      now: z.string().nullable().optional(),
+    })
+    .optional(),
+})
+export type RewindFileView = z.infer<typeof RewindFileView>
+
+export const RewindPreview = z.object({
+  files: z.array(RewindFileView),
+  /** The calls whose file changes go back. */
+  callIds: z.array(z.string()),
+  /** The turn the conversation goes back to. */
+  turn: z.number().int().positive().optional(),
+})
+export type RewindPreview = z.infer<typeof RewindPreview>
+
+export const RewindDone = z.object({
+  rewindId: z.string(),
+  changed: z.array(z.object({ relPath: z.string(), action: z.enum(['restore', 'remove', 'create']) })),
+  skipped: z.array(z.object({ relPath: z.string(), reason: z.string() })),
+})
+export type RewindDone = z.infer<typeof RewindDone>
+
 export const SessionLoaded = z.object({
   events: z.array(SessionEvent),
   /** Lines of the log that could not be read (the rest was). */
@@ -163,6 +212,18 @@ export const requestChannels = {
   'approval:reply': {
     input: z.object({ sessionId: SessionId, decisions: z.array(ApprovalReply).min(1).max(1000) }).strict(),
     output: z.null(),
+  },
+  /** What an undo or rewind would change (nothing is touched); refused with the reason as an error. */
+  'rewind:plan': { input: RewindTarget, output: RewindPreview },
+  /**
+   * Applies it. A conflicting file is rewound only if listed in `rewindConflicts`; the others are skipped and
+   * reported. The session's events (rewind.started/finished) are in its log; reload it to show them.
+   */
+  'rewind:apply': {
+    input: RewindTarget.extend({
+      rewindConflicts: z.array(z.string().max(4096)).max(10_000).optional(),
+    }).strict(),
+    output: RewindDone,
   },
   'settings:get': { input: NoInput, output: SettingsView },
   'settings:set': { input: SettingsUpdate, output: SettingsView },

@@ -168,6 +168,10 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
       }
     },
 
+    'rewind:plan': async (target) => sessions.planRewind(target).then(ok, failed),
+
+    'rewind:apply': async (target) => sessions.applyRewind(target).then(ok, failed),
+
     'settings:get': async () => ok(await sessions.settings()),
 
     'settings:set': async (update) => sessions.updateSettings(update).then(ok, failed),

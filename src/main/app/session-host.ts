@@ -1,7 +1,15 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionEvent, SessionSummary } from '../../shared/events'
-import type { ApprovalReply, ErrorCode, SettingsUpdate, SettingsView } from '../../shared/ipc'
+import type {
+  ApprovalReply,
+  ErrorCode,
+  RewindDone,
+  RewindPreview,
+  RewindTarget,
+  SettingsUpdate,
+  SettingsView,
+} from '../../shared/ipc'
 import type { AgentSession, RunOutcome } from '../agent/loop'
 import { DEFAULT_MODEL } from '../agent/model'
 import { DEFAULT_BASH_TIMEOUT_SEC } from '../tools/schemas'
@@ -16,6 +24,7 @@ import {
 import { writeJsonAtomic } from '../tools/atomic-write'
 import { readSession, SessionLogError, sessionPaths } from '../session/log'
 import { recordedWorkspace } from './folders'
+import { applyRewindFromApp, planRewindView } from './rewind-view'
 import type { KeyStore } from './key-store'
 import { listSessions } from '../session/store'
 import type { DemoHost } from '../agent/demo-model'
@@ -135,6 +144,30 @@ export class SessionHost {
       if (!result.ok) return `${d.callId}: ${result.error}`
     }
     return null
+  }
+
+  /** What an undo or rewind would change; refused while a run of the session is going on in this app. */
+  async planRewind(target: RewindTarget): Promise<RewindPreview> {
+    this.refuseWhileLive(target.sessionId)
+    const planned = await planRewindView(this.opts.sessionsDir, target)
+    if ('ok' in planned) throw new RefusedError('invalid-input', planned.reason)
+    return planned
+  }
+
+  async applyRewind(target: RewindTarget & { rewindConflicts?: string[] }): Promise<RewindDone> {
+    this.refuseWhileLive(target.sessionId)
+    const done = await applyRewindFromApp(this.opts.sessionsDir, target)
+    if ('ok' in done) throw new RefusedError('invalid-input', done.reason)
+    this.opts.onListChanged()
+    return done
+  }
+
+  private refuseWhileLive(sessionId: string): void {
+    if (this.live.has(sessionId))
+      throw new RefusedError(
+        'invalid-input',
+        'The agent is working in this session (or waiting for your review); stop it first, then undo or rewind.',
+      )
   }
 
   async settings(): Promise<SettingsView> {

@@ -3,6 +3,7 @@ import { useShallow } from 'zustand/react/shallow'
 import { ApprovalPanel } from './features/approval/ApprovalPanel'
 import { Composer } from './features/composer/Composer'
 import { ReplayBar } from './features/replay/ReplayBar'
+import { RewindDialog } from './features/rewind/RewindDialog'
 import { SessionList } from './features/sessions/SessionList'
 import { SettingsDialog } from './features/settings/SettingsDialog'
 import { Timeline } from './features/timeline/Timeline'
@@ -69,6 +70,7 @@ export function App() {
         )}
       </main>
       <SettingsDialog />
+      <RewindDialog />
     </div>
   )
 }

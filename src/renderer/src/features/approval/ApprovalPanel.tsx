@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
-import type { ApprovalPreview } from '../../../../shared/events'
+import type { ApprovalPreview, HunkDecision } from '../../../../shared/events'
 import type { ApprovalReply, AppInfo } from '../../../../shared/ipc'
 import { getCall } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
+import { HunkReview } from '../rewind/HunkReview'
 import { DiffView } from './DiffView'
 import { SANDBOX_DEFAULT, SandboxSwitches } from './SandboxSwitches'
 import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-drafts'
@@ -67,6 +68,8 @@ interface ReviewProps {
 
 function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: ReviewProps) {
   const { drafts, update, forget } = useReviewDrafts(sessionId)
+  // Per-hunk choices live in HunkReview's own state while it is shown, so they are not kept across a reload.
+  const [hunks, setHunks] = useState<Record<string, HunkDecision[]>>({})
   const [focus, setFocus] = useState(0)
   const panelRef = useRef<HTMLElement>(null)
   /** The set of calls whose decisions are on their way, so a second key press does not send them twice. */
@@ -86,6 +89,8 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
         if (d.always && d.decision === 'approved') reply.always = true
         if (d.decision === 'approved' && d.sandbox?.network) reply.network = true
         if (d.decision === 'approved' && d.sandbox?.outsideSandbox) reply.outsideSandbox = true
+        const reviewed = hunks[c.callId]
+        if (d.decision === 'approved' && reviewed && reviewed.length > 0) reply.hunks = reviewed
         return reply
       })
       void replyApprovals(decisions).then((ok) => {
@@ -93,7 +98,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
         else sentFor.current = null
       })
     },
-    [pending, replyApprovals, forget],
+    [pending, replyApprovals, forget, hunks],
   )
 
   const decide = useCallback(
@@ -204,6 +209,12 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                 )}
               </div>
               <PreviewBody preview={preview} />
+              {preview.kind === 'write' && !decision && (
+                <HunkReview
+                  preview={preview}
+                  onChange={(d) => setHunks((prev) => ({ ...prev, [call.callId]: d }))}
+                />
+              )}
               {skipped.length > 0 && (
                 <p className="sibling-skip-note" data-testid="sibling-skip-note">
                   If this fails,{' '}
@@ -219,6 +230,9 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                     : decision.decision === 'approved' && decision.sandbox?.network
                       ? ' (with the internet)'
                       : ''}
+                  {decision.decision === 'approved' && (hunks[call.callId]?.length ?? 0) > 0
+                    ? ' as reviewed by hunk'
+                    : ''}
                   {decision.note ? ` with note “${decision.note}”` : ''}
                   {remaining > 0
                     ? ` once the other ${remaining === 1 ? 'call is' : `${remaining} calls are`} decided`

@@ -1,5 +1,6 @@
 import { memo } from 'react'
 import { callTitle, formatDuration, sandboxFlag, skipReason, statusLabel, waitLabel } from '../../lib/format'
+import { canUndo, RewindToHereButton, UndoButton } from '../rewind/UndoButton'
 import {
   labelWidth,
   LANE_GAP,
@@ -35,6 +36,10 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
   const { geometry, top, scale, runLabel } = props
   const { layout } = geometry
   const calls = callCount(layout)
+  // Rewinding to a turn goes back to before its first call (the conversation to the turn itself).
+  const firstCall = [...layout.parallel, ...layout.serial, ...layout.skipped].sort(
+    (a, b) => a.call.index - b.call.index,
+  )[0]?.call.callId
   return (
     <div
       className="tl-turn"
@@ -55,6 +60,7 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
             · {calls} {calls === 1 ? 'call' : 'calls'}
           </span>
         </span>
+        {firstCall && <RewindToHereButton callId={firstCall} turn={layout.turn} />}
         <span className="tl-turn-tick" style={{ left: xOf(scale, layout.startedAt) }} aria-hidden="true" />
       </div>
       {geometry.parallelRows > 0 && (
@@ -120,6 +126,12 @@ function Bar({
   const labelLeft = g.label === 'beside' && x + width + labelWidth(title) > contentWidth
   return (
     <>
+      {selectedCallId === call.callId && canUndo(call) && (
+        // The selected write or edit can be undone from its bar: the button sits just past the bar's end.
+        <span className="bar-undo" style={{ left: x + width + 4, top: g.row * ROW_HEIGHT + 1 }}>
+          <UndoButton call={call} />
+        </span>
+      )}
       {waitWidth >= 2 && (
         <span
           // Coloured by what it waited for: the user (it asked for approval) or its turn in the queue.
@@ -133,7 +145,7 @@ function Bar({
       )}
       <button
         type="button"
-        className={`tool-bar status-${call.status} label-${g.label} ${labelLeft ? 'label-left' : ''} ${selectedCallId === call.callId ? 'selected' : ''}`}
+        className={`tool-bar status-${call.status} label-${g.label} ${labelLeft ? 'label-left' : ''} ${selectedCallId === call.callId ? 'selected' : ''} ${call.rewoundBy ? 'rewound' : ''}`}
         data-testid="tool-bar"
         data-status={call.status}
         data-call-id={call.callId}

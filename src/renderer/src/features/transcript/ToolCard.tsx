@@ -5,6 +5,7 @@ import { resultForPeople } from '../../../../shared/result-text'
 import { failureLine } from '../../lib/failure'
 import { callTitle, formatDuration, skipReason, statusLabel } from '../../lib/format'
 import { DiffView } from '../approval/DiffView'
+import { UndoButton } from '../rewind/UndoButton'
 
 /** Output longer than this is cut in the card until the user asks for all of it (rendering 1 MB of text stalls). */
 const OUTPUT_PREVIEW_CHARS = 20_000
@@ -43,10 +44,11 @@ export const ToolCard = memo(function ToolCard({
   const failure = failureLine(call)
   return (
     <article
-      className={`tool-card status-${call.status} ${selected ? 'selected' : ''}`}
+      className={`tool-card status-${call.status} ${selected ? 'selected' : ''} ${call.rewoundBy ? 'rewound' : ''}`}
       data-testid="tool-card"
       data-call-id={call.callId}
       data-status={call.status}
+      data-rewound={call.rewoundBy ?? undefined}
       aria-label={`${title}: ${statusLabel(call.status)}`}
     >
       <header className="tool-card-header">
@@ -117,6 +119,12 @@ export const ToolCard = memo(function ToolCard({
           {call.approval.note ? `: “${call.approval.note}”` : ''}
         </p>
       )}
+      {call.rewoundBy !== undefined && (
+        <p className="decision-note rewound" data-testid="rewound-note">
+          Undone by a rewind: this change is no longer in the files.
+        </p>
+      )}
+      <UndoButton call={call} />
       {liveTail !== undefined && (
         <pre className="output live" data-testid="live-output" aria-live="off">
           <AnsiText text={liveTail} />

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { startScriptedModel, type ScriptedModel } from '../agent/scripted-model'
+import { sandboxSupport } from '../tools/bash/sandbox/launch'
 
 /**
  * `lanes web` as a real process, with a real approved command running, taken down the ways a host goes down:
@@ -143,6 +144,21 @@ describe.skipIf(process.platform !== 'linux')('a browser-mode host that goes dow
       expect(left, `a sleep outlived the host (${signal})`).toBe(true)
     }, 60_000)
   }
+
+  // A SIGKILLed host runs no code at all: its commands end because the sandbox they run in dies with its
+  // parent (bubblewrap's --die-with-parent, the whole PID namespace with it).
+  it.skipIf(!sandboxSupport().available)(
+    'kills the running sandboxed command even when it is SIGKILLed',
+    async () => {
+      const child = await hostRunningSleep()
+      const exited = new Promise((r) => child.once('exit', r))
+      child.kill('SIGKILL')
+      await exited
+      const left = await until(async () => ((await sleepers()).length === 0 ? true : null), 5000)
+      expect(left, 'a sleep outlived the SIGKILLed host').toBe(true)
+    },
+    60_000,
+  )
 
   it('kills the running command when an error nothing caught stops it, and exits with 1', async () => {
     const child = await hostRunningSleep()

@@ -1,0 +1,246 @@
+import { useEffect, useState } from 'react'
+import type { RewindDone, RewindFileView, RewindPreview } from '../../../../shared/ipc'
+import { useAppStore } from '../../store/app-store'
+import { DiffView } from '../approval/DiffView'
+import { useRewindStore, type RewindAsk } from './rewind-store'
+
+/**
+ * The rewind (or undo) shown before it happens: every file as a diff from now back to the point, a file changed
+ * since by someone else with its three versions and a choice (kept by default), and, for a rewind, whether the
+ * conversation goes back too. Nothing changes until "Rewind" is pressed.
+ */
+export function RewindDialog() {
+  const ask = useRewindStore((s) => s.ask)
+  const sessionId = useAppStore((s) => s.openSessionId)
+  if (!ask || sessionId === null) return null
+  return <Dialog key={`${sessionId}:${ask.mode}:${ask.callId}`} ask={ask} sessionId={sessionId} />
+}
+
+type Phase =
+  | { kind: 'loading' }
+  | { kind: 'ready'; preview: RewindPreview }
+  | { kind: 'applying'; preview: RewindPreview }
+  | { kind: 'done'; done: RewindDone }
+  | { kind: 'refused'; reason: string; preview?: RewindPreview }
+
+function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
+  const close = useRewindStore((s) => s.close)
+  const [phase, setPhase] = useState<Phase>({ kind: 'loading' })
+  const [conversation, setConversation] = useState(ask.mode === 'rewind')
+  const [rewindAnyway, setRewindAnyway] = useState<Record<string, boolean>>({})
+  const target = { sessionId, mode: ask.mode, callId: ask.callId }
+
+  useEffect(() => {
+    let stale = false
+    void window.api
+      .invoke('rewind:plan', { ...target, ...(ask.mode === 'rewind' ? { conversation: true } : {}) })
+      .then((result) => {
+        if (stale) return
+        setPhase(
+          result.ok ? { kind: 'ready', preview: result.value } : { kind: 'refused', reason: result.error },
+        )
+      })
+    return () => {
+      stale = true
+    }
+    // The dialog is keyed by its target: it plans once.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [])
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.key === 'Escape') close()
+    }
+    window.addEventListener('keydown', onKey)
+    return () => window.removeEventListener('keydown', onKey)
+  }, [close])
+
+  const apply = async (preview: RewindPreview): Promise<void> => {
+    setPhase({ kind: 'applying', preview })
+    const result = await window.api.invoke('rewind:apply', {
+      ...target,
+      ...(ask.mode === 'rewind' && conversation ? { conversation: true } : {}),
+      rewindConflicts: Object.keys(rewindAnyway).filter((path) => rewindAnyway[path]),
+    })
+    if (!result.ok) return setPhase({ kind: 'refused', reason: result.error, preview })
+    setPhase({ kind: 'done', done: result.value })
+    const app = useAppStore.getState()
+    await app.reloadSession()
+    void app.refreshSessions()
+  }
+
+  const title = ask.mode === 'undo' ? `Undo ${ask.label}` : `Rewind to before ${ask.label}`
+  const preview = phase.kind === 'ready' || phase.kind === 'applying' ? phase.preview : undefined
+  return (
+    <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && close()}>
+      <div
+        className="modal rewind-dialog"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="rewind-title"
+        data-testid="rewind-dialog"
+      >
+        <header className="modal-header">
+          <h2 id="rewind-title">{title}</h2>
+          <button type="button" className="icon-button" aria-label="Close" onClick={close}>
+            ✕
+          </button>
+        </header>
+        {phase.kind === 'loading' && <p className="muted">Working out what would change…</p>}
+        {phase.kind === 'refused' && (
+          <p className="error-text" role="alert" data-testid="rewind-error">
+            {phase.reason}
+          </p>
+        )}
+        {phase.kind === 'done' && <Done done={phase.done} />}
+        {preview && (
+          <>
+            <p className="muted small">
+              {preview.files.length === 0
+                ? 'No file needs to change.'
+                : `${preview.files.length} ${preview.files.length === 1 ? 'file goes' : 'files go'} back as shown (red: what is there now; green: what it was).`}{' '}
+              Changes made by commands (bash) are not tracked and are not undone.
+            </p>
+            <ul className="rewind-files">
+              {preview.files.map((file) => (
+                <FileItem
+                  key={file.relPath}
+                  file={file}
+                  anyway={rewindAnyway[file.relPath] === true}
+                  setAnyway={(v) => setRewindAnyway((prev) => ({ ...prev, [file.relPath]: v }))}
+                />
+              ))}
+            </ul>
+            {ask.mode === 'rewind' && preview.turn !== undefined && (
+              <label className="checkbox">
+                <input
+                  type="checkbox"
+                  data-testid="rewind-conversation"
+                  checked={conversation}
+                  onChange={(e) => setConversation(e.target.checked)}
+                />
+                Also take the conversation back: continuing starts again from turn {preview.turn}
+              </label>
+            )}
+          </>
+        )}
+        <div className="modal-actions">
+          <button type="button" className="button" onClick={close} data-testid="rewind-cancel">
+            {phase.kind === 'done' ? 'Close' : 'Cancel'}
+          </button>
+          {preview && (
+            <button
+              type="button"
+              className="button primary"
+              data-testid="rewind-apply"
+              disabled={phase.kind === 'applying'}
+              onClick={() => void apply(preview)}
+            >
+              {ask.mode === 'undo' ? 'Undo' : 'Rewind'}
+            </button>
+          )}
+        </div>
+      </div>
+    </div>
+  )
+}
+
+function FileItem({
+  file,
+  anyway,
+  setAnyway,
+}: {
+  file: RewindFileView
+  anyway: boolean
+  setAnyway(value: boolean): void
+}) {
+  const verb = file.action === 'remove' ? 'removed' : file.action === 'create' ? 'created again' : 'restored'
+  return (
+    <li
+      className={`rewind-file ${file.conflict ? 'conflict' : ''}`}
+      data-testid="rewind-file"
+      data-path={file.relPath}
+    >
+      <div className="rewind-file-head">
+        <span className="mono">{file.relPath}</span> <span className="badge">{verb}</span>
+      </div>
+      {file.conflict ? (
+        <div className="rewind-conflict" data-testid="rewind-conflict">
+          <p className="small">
+            {file.blocked
+              ? `${file.blocked}: it is left as it is.`
+              : 'This file was changed after Lanes last wrote it (by you or a command). It is kept as it is unless you choose otherwise.'}
+          </p>
+          <Versions file={file} />
+          {!file.blocked && (
+            <div className="row" role="radiogroup" aria-label={`What to do with ${file.relPath}`}>
+              <label className="checkbox">
+                <input
+                  type="radio"
+                  name={`conflict-${file.relPath}`}
+                  checked={!anyway}
+                  onChange={() => setAnyway(false)}
+                  data-testid="conflict-keep"
+                />
+                Keep it as it is now
+              </label>
+              <label className="checkbox">
+                <input
+                  type="radio"
+                  name={`conflict-${file.relPath}`}
+                  checked={anyway}
+                  onChange={() => setAnyway(true)}
+                  data-testid="conflict-rewind"
+                />
+                Put back the version from that point
+              </label>
+            </div>
+          )}
+        </div>
+      ) : null}
+      <DiffView preview={file.diff} />
+    </li>
+  )
+}
+
+function Versions({ file }: { file: RewindFileView }) {
+  const show = (text: string | null | undefined): string =>
+    text === null ? '(no such file)' : text === undefined ? '(not available)' : text
+  return (
+    <div className="rewind-versions" data-testid="rewind-versions">
+      <details>
+        <summary>At that point</summary>
+        <pre className="output">{show(file.versions?.atPoint)}</pre>
+      </details>
+      <details>
+        <summary>As Lanes left it</summary>
+        <pre className="output">{show(file.versions?.lanesLeft)}</pre>
+      </details>
+      <details open>
+        <summary>As it is now</summary>
+        <pre className="output">{show(file.versions?.now)}</pre>
+      </details>
+    </div>
+  )
+}
+
+function Done({ done }: { done: RewindDone }) {
+  return (
+    <div role="status" data-testid="rewind-done">
+      <p>
+        {done.changed.length === 0
+          ? 'No file needed to change.'
+          : `${done.changed.length} ${done.changed.length === 1 ? 'file was' : 'files were'} put back.`}
+      </p>
+      {done.skipped.length > 0 && (
+        <ul className="small">
+          {done.skipped.map((s) => (
+            <li key={s.relPath} data-testid="rewind-skipped">
+              <span className="mono">{s.relPath}</span>: {s.reason}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  )
+}

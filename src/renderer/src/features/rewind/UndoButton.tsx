@@ -1,0 +1,50 @@
+import type { ToolCallState } from '../../../../shared/tool-call'
+import { callTitle } from '../../lib/format'
+import './rewind.css'
+import { useRewindStore } from './rewind-store'
+
+/** A finished write or edit whose previous content was kept, and not already taken back. */
+export function canUndo(call: ToolCallState): boolean {
+  return call.status === 'ok' && call.undoable === true && call.rewoundBy === undefined
+}
+
+/** "Undo" on a write or edit (its card, its bar on the timeline): opens the rewind dialog for that call. */
+export function UndoButton({ call, className = '' }: { call: ToolCallState; className?: string }) {
+  const open = useRewindStore((s) => s.open)
+  if (!canUndo(call)) return null
+  return (
+    <button
+      type="button"
+      className={`button small undo-button ${className}`}
+      data-testid="undo-button"
+      data-call-id={call.callId}
+      title="Put this file back as it was before this change (you see the diff first)"
+      onClick={(e) => {
+        e.stopPropagation()
+        open({ mode: 'undo', callId: call.callId, label: callTitle(call) })
+      }}
+    >
+      Undo
+    </button>
+  )
+}
+
+/** "Rewind to here" on a turn: everything from its first call on goes back, the conversation too. */
+export function RewindToHereButton({ callId, turn }: { callId: string; turn: number }) {
+  const open = useRewindStore((s) => s.open)
+  return (
+    <button
+      type="button"
+      className="link-button rewind-here"
+      data-testid="rewind-to-here"
+      data-turn={turn}
+      title="Put the files back as they were before this turn, and optionally the conversation too"
+      onClick={(e) => {
+        e.stopPropagation()
+        open({ mode: 'rewind', callId, label: `turn ${turn}` })
+      }}
+    >
+      Rewind to here
+    </button>
+  )
+}
