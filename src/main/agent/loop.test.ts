@@ -1,92 +1,35 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, utimes, writeFile } from 'node:fs/promises'
+import { readFile, utimes, writeFile } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import type { EventOf, SessionEvent } from '../../shared/events'
+import type { SessionEvent } from '../../shared/events'
 import { readSession, sessionPaths } from '../session/log'
-import { loadBashGrammar } from '../tools/bash/validate'
 import { createToolRegistry } from '../tools/index'
 import { ToolRegistry } from '../tools/registry'
 import { defineTool, ok } from '../tools/tool'
 import { ERROR_HINT } from '../tools/result-format'
-import { AgentSession, BROKE_OFF_NOTE, type AgentOptions, type ApprovalMode } from './loop'
-import { createModelClient } from './model'
+import { AgentSession, BROKE_OFF_NOTE, type ApprovalMode } from './loop'
 import type { SchedulerMode } from './scheduler'
 import type { Scenario } from './scenario'
-import { startScriptedModel, type ScriptedModel } from './scripted-model'
+import {
+  byType,
+  cleanUpScriptedRuns,
+  recordedRequests,
+  scriptedRun,
+  type ScriptedRun,
+} from './test-fixtures/scripted-run'
 
 // The whole pipeline for real: the real SDK streaming from the scripted model over HTTP, real tools on a
 // real temp folder, the real session log on disk.
 
-const cleanups: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
+afterEach(cleanUpScriptedRuns)
 
-beforeAll(async () => {
-  await loadBashGrammar()
-})
-
-interface Setup {
-  workspace: string
-  sessionsDir: string
-  recordFile: string
-  server: ScriptedModel
-  events: SessionEvent[]
-  options: AgentOptions
-}
-
-async function setup(
+const setup = (
   scenario: Scenario,
   files: Record<string, string>,
   opts: { scheduler?: SchedulerMode; approvals?: ApprovalMode; siblingSkip?: boolean } = {},
-): Promise<Setup> {
-  const base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-loop-')))
-  const workspace = join(base, 'ws')
-  const sessionsDir = join(base, 'sessions')
-  await mkdir(workspace)
-  for (const [name, content] of Object.entries(files)) {
-    await mkdir(dirname(join(workspace, name)), { recursive: true })
-    await writeFile(join(workspace, name), content)
-  }
-  const recordFile = join(base, 'requests.jsonl')
-  const server = await startScriptedModel({ scenario, recordFile })
-  cleanups.push(async () => {
-    await server.close()
-    await rm(base, { recursive: true, force: true })
-  })
-  const events: SessionEvent[] = []
-  const options: AgentOptions = {
-    workspace,
-    sessionsDir,
-    registry: createToolRegistry(),
-    model: createModelClient({ baseUrl: server.baseUrl, apiKey: 'test', maxRetries: 0 }),
-    modelName: 'scripted',
-    baseUrl: server.baseUrl,
-    demo: false,
-    scheduler: opts.scheduler ?? 'streaming',
-    siblingSkip: opts.siblingSkip ?? true,
-    maxTurns: 10,
-    autoApproveEdits: false,
-    approvals: opts.approvals ?? 'all',
-    onEvent: (e) => events.push(e),
-  }
-  return { workspace, sessionsDir, recordFile, server, events, options }
-}
-
-async function recorded(file: string): Promise<{ messages: { role: string; content: unknown }[] }[]> {
-  const text = await readFile(file, 'utf8')
-  return text
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as { messages: { role: string; content: unknown }[] })
-}
-
-function byType<T extends SessionEvent['type']>(events: SessionEvent[], type: T): EventOf<T>[] {
-  return events.filter((e): e is EventOf<T> => e.type === type)
-}
+): Promise<ScriptedRun> => scriptedRun(scenario, { ...opts, files, prefix: 'lanes-loop-' })
 
 function span(
   events: SessionEvent[],
@@ -207,7 +150,7 @@ describe('the agent loop', () => {
     ).toBe(false)
 
     // What the model was sent: one result per call, in call order, the skip texts and the hint.
-    const [, second] = await recorded(s.recordFile)
+    const [, second] = await recordedRequests(s.recordFile)
     const results = second!.messages.at(-1)!.content as {
       tool_use_id: string
       content: string
@@ -318,7 +261,7 @@ describe('the agent loop', () => {
     await session.close()
     expect(byType(s.events, 'approval.decided')).toMatchObject([{ decision: 'rejected', by: 'cli' }])
     await expect(readFile(join(s.workspace, 'new.txt'))).rejects.toThrow()
-    const [, second] = await recorded(s.recordFile)
+    const [, second] = await recordedRequests(s.recordFile)
     expect(JSON.stringify(second!.messages.at(-1))).toContain('Rejected by the user')
   })
 
@@ -346,7 +289,7 @@ describe('the agent loop', () => {
     expect(await session.continue()).toEqual({ status: 'finished' })
     await session.close()
     expect(await readFile(join(s.workspace, 'out.txt'), 'utf8')).toBe('approved\n')
-    const requests = await recorded(s.recordFile)
+    const requests = await recordedRequests(s.recordFile)
     expect(requests).toHaveLength(2)
   })
 
@@ -466,7 +409,7 @@ describe('the agent loop', () => {
       JSON.parse(
         JSON.stringify(messages, (key, value: unknown) => (key === 'cache_control' ? undefined : value)),
       )
-    const [, second] = await recorded(s.recordFile)
+    const [, second] = await recordedRequests(s.recordFile)
     expect(plain(second!.messages)).toEqual(expected)
 
     // The same conversation is rebuilt from the log after a restart.
@@ -483,7 +426,7 @@ describe('the agent loop', () => {
     const { session: reopened } = await AgentSession.open(session.sessionId, s.options)
     expect((await reopened.continue()).status).toBe('finished')
     await reopened.close()
-    const [, , third] = await recorded(s.recordFile)
+    const [, , third] = await recordedRequests(s.recordFile)
     expect(plain(third!.messages)).toEqual(expected)
   })
 

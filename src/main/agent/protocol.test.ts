@@ -1,94 +1,39 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { EventOf, SessionEvent } from '../../shared/events'
+import { afterEach, describe, expect, it } from 'vitest'
 import { readSession } from '../session/log'
-import { loadBashGrammar } from '../tools/bash/validate'
-import { createToolRegistry } from '../tools/index'
-import { AgentSession, type AgentOptions } from './loop'
+import { AgentSession } from './loop'
 import { createModelClient } from './model'
 import type { SchedulerMode } from './scheduler'
 import type { Scenario } from './scenario'
-import { startScriptedModel, type ScriptedModel } from './scripted-model'
+import {
+  byType,
+  cleanUpScriptedRuns,
+  recordedRequests,
+  scriptedRun,
+  type ScriptedRun,
+} from './test-fixtures/scripted-run'
 import { REFUSED_CALL_TEXT } from './stop-reasons'
 
 // Issue 11 end to end: the real SDK against the scripted model in --strict mode (it answers 400 exactly where the
 // API would), real tools on a real temp folder, the real session log. A request the strict model refuses fails
 // the run, so every "finished" below also says the API would have taken every request.
 
-const cleanups: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
-beforeAll(async () => {
-  await loadBashGrammar()
-})
+afterEach(cleanUpScriptedRuns)
 
-interface Setup {
-  base: string
-  workspace: string
-  sessionsDir: string
-  recordFile: string
-  server: ScriptedModel
-  events: SessionEvent[]
-  options: AgentOptions
-}
-
-async function setup(
+const setup = (
   scenario: Scenario,
   opts: { scheduler?: SchedulerMode; model?: string; maxRetries?: number; base?: string } = {},
-): Promise<Setup> {
-  const base = opts.base ?? (await realpath(await mkdtemp(join(tmpdir(), 'lanes-protocol-'))))
-  const workspace = join(base, 'ws')
-  const sessionsDir = join(base, 'sessions')
-  await mkdir(workspace, { recursive: true })
-  await writeFile(join(workspace, 'a.txt'), 'alpha\n')
-  const recordFile = join(base, 'requests.jsonl')
-  const server = await startScriptedModel({ scenario, recordFile, strict: true })
-  cleanups.push(async () => {
-    await server.close()
-    if (!opts.base) await rm(base, { recursive: true, force: true })
+): Promise<ScriptedRun> =>
+  scriptedRun(scenario, {
+    ...opts,
+    model: opts.model ?? 'claude-sonnet-5-5',
+    strict: true,
+    files: { 'a.txt': 'alpha\n' },
+    prefix: 'lanes-protocol-',
   })
-  const events: SessionEvent[] = []
-  const model = opts.model ?? 'claude-sonnet-5-5'
-  const options: AgentOptions = {
-    workspace,
-    sessionsDir,
-    registry: createToolRegistry(),
-    model: createModelClient({
-      baseUrl: server.baseUrl,
-      apiKey: 'test',
-      model,
-      maxRetries: opts.maxRetries ?? 0,
-      retryBaseDelayMs: 5,
-    }),
-    modelName: model,
-    baseUrl: server.baseUrl,
-    demo: false,
-    scheduler: opts.scheduler ?? 'streaming',
-    siblingSkip: true,
-    maxTurns: 10,
-    autoApproveEdits: false,
-    approvals: 'all',
-    onEvent: (e) => events.push(e),
-  }
-  return { base, workspace, sessionsDir, recordFile, server, events, options }
-}
 
 type Recorded = { messages: { role: string; content: Record<string, unknown>[] }[]; thinking?: unknown }
-
-async function recorded(file: string): Promise<Recorded[]> {
-  const text = await readFile(file, 'utf8')
-  return text
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as Recorded)
-}
-
-function byType<T extends SessionEvent['type']>(events: SessionEvent[], type: T): EventOf<T>[] {
-  return events.filter((e): e is EventOf<T> => e.type === type)
-}
 
 const THINK = { thinking: 'The file a.txt holds the answer; read it first.', signature: 'sig-turn-1' }
 
@@ -116,7 +61,7 @@ describe('thinking round trip', () => {
       expect(await session.run('What does a.txt say?')).toEqual({ status: 'finished' })
       await session.close()
 
-      const [first, second] = await recorded(s.recordFile)
+      const [first, second] = await recordedRequests<Recorded>(s.recordFile)
       // The default model thinks by default; the request asks for the display that returns its notes.
       expect(first!.thinking).toEqual({ type: 'adaptive', display: 'summarized' })
       const assistant = second!.messages[1]!
@@ -143,7 +88,7 @@ describe('thinking round trip', () => {
       const { session: reopened } = await AgentSession.open(session.sessionId, followUp.options)
       expect(await reopened.run('And now?')).toEqual({ status: 'finished' })
       await reopened.close()
-      const [third] = await recorded(followUp.recordFile).then((all) => all.slice(-1))
+      const [third] = await recordedRequests<Recorded>(followUp.recordFile).then((all) => all.slice(-1))
       const sentBack = third!.messages.filter((m) => m.role === 'assistant').map((m) => m.content)
       expect(sentBack[0]![0]).toEqual({ type: 'thinking', ...THINK })
       expect(sentBack[1]!.slice(0, 2)).toEqual([
@@ -168,13 +113,13 @@ describe('thinking round trip', () => {
     const a = await AgentSession.create(low.options)
     await a.run('hi')
     await a.close()
-    expect((await recorded(low.recordFile))[0]!.thinking).toEqual({ type: 'between_tools' })
+    expect((await recordedRequests<Recorded>(low.recordFile))[0]!.thinking).toEqual({ type: 'between_tools' })
 
     const other = await setup({ turns: [{ blocks: [{ text: 'ok' }] }] }, { model: 'claude-haiku-4-5' })
     const b = await AgentSession.create(other.options)
     await b.run('hi')
     await b.close()
-    expect((await recorded(other.recordFile))[0]).not.toHaveProperty('thinking')
+    expect((await recordedRequests<Recorded>(other.recordFile))[0]).not.toHaveProperty('thinking')
   })
 })
 
@@ -212,7 +157,7 @@ describe('stop reasons', () => {
     const { session: reopened } = await AgentSession.open(session.sessionId, s.options)
     expect(await reopened.run('Something else')).toEqual({ status: 'finished' })
     await reopened.close()
-    const last = (await recorded(s.recordFile)).at(-1)!
+    const last = (await recordedRequests<Recorded>(s.recordFile)).at(-1)!
     expect(last.messages.map((m) => m.role)).toEqual(['user'])
     expect(JSON.stringify(last.messages)).not.toContain('Sure, writing it.')
   })
@@ -286,7 +231,7 @@ describe('stop reasons', () => {
     const session = await AgentSession.create(s.options)
     expect(await session.run('Look it up')).toEqual({ status: 'finished' })
     await session.close()
-    const [, second] = await recorded(s.recordFile)
+    const [, second] = await recordedRequests<Recorded>(s.recordFile)
     const last = second!.messages.at(-1)!
     expect(last.role).toBe('assistant')
     expect(last.content.map((b) => b.type)).toEqual(['thinking', 'text'])
@@ -374,7 +319,7 @@ describe('requests the API accepts', () => {
     const session = await AgentSession.create(s.options)
     expect(await session.run('go')).toEqual({ status: 'finished' })
     await session.close()
-    const [, second] = await recorded(s.recordFile)
+    const [, second] = await recordedRequests<Recorded>(s.recordFile)
     const calls = second!.messages[1]!.content
     expect(calls.map((b) => b.type)).toEqual(['tool_use', 'tool_use', 'tool_use'])
     for (const call of calls) expect(call.id).toMatch(/^[a-zA-Z0-9_-]+$/)

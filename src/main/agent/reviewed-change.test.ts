@@ -1,27 +1,17 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import type { SessionEvent } from '../../shared/events'
 import { getCall, reduceEvents } from '../../shared/reducer'
 import { readSession, sessionPaths } from '../session/log'
-import { loadBashGrammar } from '../tools/bash/validate'
-import { createToolRegistry } from '../tools/index'
-import { AgentSession, type AgentOptions } from './loop'
-import { createModelClient } from './model'
+import { AgentSession } from './loop'
 import type { Scenario } from './scenario'
-import { startScriptedModel } from './scripted-model'
+import { cleanUpScriptedRuns, recordedRequests, scriptedRun } from './test-fixtures/scripted-run'
 
 // Per-hunk review and rewind through the whole pipeline: the real SDK against the scripted model over HTTP,
 // the real tools on a real folder, the real log.
 
-const cleanups: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
-beforeAll(async () => {
-  await loadBashGrammar()
-})
+afterEach(cleanUpScriptedRuns)
 
 const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`)
 const original = lines(30).join('\n') + '\n'
@@ -41,35 +31,12 @@ const scenario: Scenario = {
 }
 
 async function setup() {
-  const base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-hunks-')))
-  const workspace = join(base, 'ws')
-  await mkdir(workspace)
-  await writeFile(join(workspace, 'f.txt'), original)
-  const recordFile = join(base, 'requests.jsonl')
-  const server = await startScriptedModel({ scenario, recordFile })
-  cleanups.push(async () => {
-    await server.close()
-    await rm(base, { recursive: true, force: true })
-  })
-  const options: AgentOptions = {
-    workspace,
-    sessionsDir: join(base, 'sessions'),
-    registry: createToolRegistry(),
-    model: createModelClient({ baseUrl: server.baseUrl, apiKey: 'test', maxRetries: 0 }),
-    modelName: 'scripted',
-    baseUrl: server.baseUrl,
-    demo: false,
-    scheduler: 'streaming',
-    siblingSkip: true,
-    maxTurns: 10,
-    autoApproveEdits: false,
+  const { workspace, options, recordFile } = await scriptedRun(scenario, {
+    files: { 'f.txt': original },
     approvals: 'pause',
-  }
-  const requests = async () =>
-    (await readFile(recordFile, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { messages: { role: string; content: unknown }[] })
+    prefix: 'lanes-hunks-',
+  })
+  const requests = () => recordedRequests(recordFile)
   const log = async (id: string): Promise<SessionEvent[]> =>
     (await readSession(sessionPaths(options.sessionsDir, id).log)).events
   return { workspace, options, requests, log }

@@ -4,8 +4,6 @@ import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:f
 import { createServer, type Server } from 'node:net'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { STRICT_RULES } from '../../sensitive-paths'
-import { SnapshotStore } from '../../snapshots'
 import type { ToolContext } from '../../tool'
 import { bashTool } from '../bash'
 import { runInPty } from '../pty-runner'
@@ -20,6 +18,7 @@ import {
   PROBES,
   type Probe,
 } from './probes.corpus'
+import { makeToolContext } from '../../test-fixtures/tool-context'
 
 /**
  * The sandbox run for real with bubblewrap. CI installs it and must not skip this (.ci/run sets
@@ -213,18 +212,12 @@ describe.skipIf(missing !== null)('the sandbox against hostile folders and comma
 })
 
 describe.skipIf(missing !== null)('bash in the sandbox', () => {
-  function context(overrides: Partial<ToolContext> = {}): ToolContext {
-    return {
-      workspace,
-      pathRules: STRICT_RULES,
-      signal: new AbortController().signal,
-      snapshots: new SnapshotStore(),
+  const context = (overrides: Partial<ToolContext> = {}): ToolContext =>
+    makeToolContext(workspace, {
       outputDir,
       callId: `toolu_${Math.random().toString(36).slice(2)}`,
-      onProgress: () => {},
       ...overrides,
-    }
-  }
+    })
   const approved = { approval: { network: false, outsideSandbox: false } }
 
   it('runs an auto-run command read-only, and an approved one with the workspace writable', async () => {
