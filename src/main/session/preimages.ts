@@ -312,9 +312,9 @@ export function changeKeeper(
   log: (draft: SessionEventDraft<'file.preimage'>) => Promise<unknown>,
 ): ChangeKeeper {
   return {
-    async before({ path, relPath, content }) {
+    async before({ path, relPath, content, hash: known }) {
       try {
-        const hash = content === null ? null : await (await store()).put(path, content)
+        const hash = content === null ? null : await (await store()).put(path, content, known)
         await log({ type: 'file.preimage', callId, path, relPath, hash })
         return { ok: true }
       } catch (error) {
