@@ -150,7 +150,7 @@ function computeShape(row: TranscriptRow): string {
       const note =
         call.status === 'skipped' ||
         call.approval?.decision === 'rejected' ||
-        (call.approval?.decision === 'approved' && call.approval.by !== 'policy')
+        call.approval?.decision === 'approved'
       const live = liveTailOf(call)
       const liveLines = live === undefined ? 0 : live.split('\n').length
       return `call:${bash ? 'bash' : 'tool'}:${description ? 'd' : ''}:${note ? 'n' : ''}:${liveLines}`
@@ -270,7 +270,6 @@ function InlineMarkdown({ text }: { text: string }) {
 const REASONS: Record<string, string> = {
   end_turn: 'The agent finished.',
   max_turns: 'Stopped at the turn limit.',
-  no_tool_calls: 'The agent finished.',
   max_tokens: 'The model hit its output limit; the cut-off call was not run.',
   stop_sequence: 'The agent finished.',
   refusal: 'The model declined to continue.',
