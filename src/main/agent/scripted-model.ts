@@ -51,6 +51,11 @@ export interface ScriptedModelOptions {
   strict?: boolean
   /** Called once per POST /v1/messages after it is answered or rejected (the CLI logs with it). */
   onRequest?: (info: RequestInfo) => void
+  /**
+   * Chooses every turn from the request instead of the scenario's list (the demo, which answers the task in
+   * the conversation). The scenario then only carries its settings.
+   */
+  respond?: (request: unknown) => Promise<ScenarioTurn>
 }
 
 export interface RequestInfo {
@@ -80,8 +85,9 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
   const validate = scenario.validateRequests !== false
   const strict = validate && (opts.strict === true || scenario.strict === true)
   const ledger = new ResponseLedger()
-  /** Per scripted turn: how many error answers (http, errorBeforeContent) it already gave. */
-  const errorsGiven = new Map<number, number>()
+  /** Per scripted turn: how many `http` error answers it gave, and whether it sent its error event. */
+  const httpErrorsGiven = new Map<number, number>()
+  const errorEventGiven = new Set<number>()
   const requests: unknown[] = []
   const recorder = opts.recordFile ? await Recorder.open(opts.recordFile) : null
   const cache = new CacheSimulator()
@@ -126,11 +132,11 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
     }
     const request = body as Record<string, unknown>
     const next = turnsServed + 1
-    const scripted = scenario.turns[next - 1]
+    const scripted = opts.respond ? await opts.respond(request) : scenario.turns[next - 1]
     const turn: ScenarioTurn = scripted ?? { blocks: [{ text: EXHAUSTED_TEXT }], stop: 'end_turn' }
-    const given = errorsGiven.get(next) ?? 0
+    const given = httpErrorsGiven.get(next) ?? 0
     if (turn.http !== undefined && given < (turn.http.times ?? 1)) {
-      errorsGiven.set(next, given + 1)
+      httpErrorsGiven.set(next, given + 1)
       const headers: Record<string, string> = {}
       if (turn.http.retryAfter !== undefined) headers['retry-after'] = String(turn.http.retryAfter)
       sendJson(res, turn.http.status, errorBody(errorTypeFor(turn.http.status), turn.errorMessage), headers)
@@ -141,8 +147,8 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
       })
       return
     }
-    const errorFirst = turn.errorBeforeContent === true && given === 0
-    if (errorFirst) errorsGiven.set(next, 1)
+    const errorFirst = turn.errorBeforeContent === true && !errorEventGiven.has(next)
+    if (errorFirst) errorEventGiven.add(next)
     const turnNumber = errorFirst ? next : ++turnsServed
     if (turn.httpStatus !== undefined) {
       const headers: Record<string, string> = {}

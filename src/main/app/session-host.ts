@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import type { ThinkingSetting } from '../../shared/models'
 import { join } from 'node:path'
 import type { SessionEvent, SessionSummary } from '../../shared/events'
 import type {
@@ -27,6 +28,7 @@ import { recordedWorkspace } from './folders'
 import { applyRewindFromApp, planRewindView } from './rewind-view'
 import type { KeyStore } from './key-store'
 import { listSessions } from '../session/store'
+import type { DemoHost } from '../agent/demo-model'
 
 /**
  * The app's side of sessions, shared by the Electron window and browser mode: runs in the background,
@@ -53,6 +55,7 @@ interface StoredSettings {
   siblingSkip?: boolean
   autoApproveEdits?: boolean
   bashTimeoutSec?: number
+  thinking?: ThinkingSetting
 }
 
 interface Live {
@@ -63,6 +66,8 @@ interface Live {
 
 export interface SessionHostOptions {
   sessionsDir: string
+  /** The desktop app or browser mode: what the demo tells the user to do to switch to Claude. */
+  host?: DemoHost
   /** Where the API key entered in Settings is kept (key-store.ts). */
   keys: KeyStore
   /**
@@ -181,6 +186,7 @@ export class SessionHost {
       siblingSkip: stored.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
       autoApproveEdits: stored.autoApproveEdits ?? DEFAULT_ENGINE_SETTINGS.autoApproveEdits,
       bashTimeoutSec: stored.bashTimeoutSec ?? DEFAULT_BASH_TIMEOUT_SEC,
+      thinking: stored.thinking ?? 'adaptive',
       apiKey: {
         source: storedKey ? 'stored' : envKey ? 'environment' : 'none',
         masked: key ? maskKey(key) : null,
@@ -223,9 +229,11 @@ export class SessionHost {
       workspace,
       registry,
       model: {
+        host: this.opts.host ?? 'app',
         apiKey: (await this.opts.keys.get()) ?? undefined,
         ...(stored.baseUrl ? { baseUrl: stored.baseUrl } : {}),
         ...(stored.model ? { model: stored.model } : {}),
+        ...(stored.thinking ? { thinking: stored.thinking } : {}),
       },
       settings: {
         ...DEFAULT_ENGINE_SETTINGS,

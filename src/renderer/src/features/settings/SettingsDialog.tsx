@@ -1,7 +1,9 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react'
+import { ThinkingField } from './ThinkingField'
 import { useShallow } from 'zustand/react/shallow'
 import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
 import { useAppStore } from '../../store/app-store'
+import { trapTab } from '../../lib/focus-trap'
 
 /** Settings: the API key (kept in main, shown masked), the model and how the agent runs. */
 export function SettingsDialog() {
@@ -23,6 +25,7 @@ export function SettingsDialog() {
     dialogRef.current?.querySelector<HTMLElement>('input, button')?.focus()
     const onKey = (event: KeyboardEvent): void => {
       if (event.key === 'Escape') setOpen(false)
+      else if (dialogRef.current) trapTab(event, dialogRef.current)
     }
     window.addEventListener('keydown', onKey)
     return () => {
@@ -84,6 +87,7 @@ function SettingsForm({
   const [keepGoing, setKeepGoing] = useState(!settings.siblingSkip)
   const [autoApproveEdits, setAutoApproveEdits] = useState(settings.autoApproveEdits)
   const [timeout, setTimeoutSec] = useState(String(settings.bashTimeoutSec))
+  const [thinking, setThinking] = useState(settings.thinking)
   const [saved, setSaved] = useState(false)
   const [problem, setProblem] = useState<string | null>(null)
 
@@ -106,6 +110,7 @@ function SettingsForm({
       return setProblem('The command timeout is a whole number of seconds from 1 to 600.')
     }
     if (seconds !== settings.bashTimeoutSec) update.bashTimeoutSec = seconds
+    if (thinking !== settings.thinking) update.thinking = thinking
     if (apiKey.trim() !== '') update.apiKey = apiKey.trim()
     if (update.model === '') return setProblem('Enter a model name.')
     setProblem(null)
@@ -170,6 +175,7 @@ function SettingsForm({
             onChange={(e) => setModel(e.target.value)}
           />
         </label>
+        <ThinkingField model={model.trim()} value={thinking} onChange={setThinking} />
         <label className="field">
           <span>Base URL</span>
           <input
