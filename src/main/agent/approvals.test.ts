@@ -2,11 +2,23 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { loadBashGrammar } from '../tools/bash/validate'
-import { AlwaysAllowStore, buildPreview, decidePolicy, type PolicyOptions } from './approvals'
+import { defineTool, ok, type PolicyOptions, type PreviewOptions, type ToolContext } from '../tools/tool'
+import { createToolRegistry } from '../tools'
+import { AlwaysAllowStore, buildPreview, decidePolicy } from './approvals'
 import { GIT_WORKSPACE_RULES, isSecretPath, STRICT_RULES } from '../tools/sensitive-paths'
 import { expectedProtected, SENSITIVE_PATH_TABLE } from '../tools/sensitive-paths.table'
 import { makeToolContext } from '../tools/test-fixtures/tool-context'
+
+const tools = createToolRegistry()
+const policy = (name: string, input: unknown, opts: PolicyOptions) =>
+  decidePolicy(tools.get(name), input, opts)
+function preview(name: string, input: unknown, ctx: ToolContext, opts: PreviewOptions) {
+  const tool = tools.get(name)
+  if (!tool) throw new Error(`no tool ${name}`)
+  return buildPreview(tool, input, ctx, opts)
+}
 
 describe('the approval policy', () => {
   let root: string
@@ -30,48 +42,48 @@ describe('the approval policy', () => {
   })
 
   it('allows reads and searches, and asks before reading a secret', async () => {
-    expect(await decidePolicy('read_file', { path: 'a.ts' }, opts)).toEqual({ kind: 'allow' })
-    expect(await decidePolicy('grep', { pattern: 'x' }, opts)).toEqual({ kind: 'allow' })
-    expect(await decidePolicy('glob', { pattern: '**' }, opts)).toEqual({ kind: 'allow' })
-    expect(await decidePolicy('read_file', { path: '.env' }, opts)).toEqual({ kind: 'ask', protected: true })
-    expect(await decidePolicy('read_file', { path: '.git/config' }, opts)).toEqual({ kind: 'allow' })
+    expect(await policy('read_file', { path: 'a.ts' }, opts)).toEqual({ kind: 'allow' })
+    expect(await policy('grep', { pattern: 'x' }, opts)).toEqual({ kind: 'allow' })
+    expect(await policy('glob', { pattern: '**' }, opts)).toEqual({ kind: 'allow' })
+    expect(await policy('read_file', { path: '.env' }, opts)).toEqual({ kind: 'ask', protected: true })
+    expect(await policy('read_file', { path: '.git/config' }, opts)).toEqual({ kind: 'allow' })
   })
 
   it('asks for writes and edits; auto-approve never covers protected paths', async () => {
-    expect(await decidePolicy('write_file', { path: 'b.ts', content: '' }, opts)).toEqual({
+    expect(await policy('write_file', { path: 'b.ts', content: '' }, opts)).toEqual({
       kind: 'ask',
       protected: false,
     })
     const auto = { ...opts, autoApproveEdits: true }
-    expect(
-      await decidePolicy('edit_file', { path: 'a.ts', old_string: 'one', new_string: '1' }, auto),
-    ).toEqual({ kind: 'allow' })
-    expect(await decidePolicy('write_file', { path: '.git/hooks/pre-commit', content: 'x' }, auto)).toEqual({
+    expect(await policy('edit_file', { path: 'a.ts', old_string: 'one', new_string: '1' }, auto)).toEqual({
+      kind: 'allow',
+    })
+    expect(await policy('write_file', { path: '.git/hooks/pre-commit', content: 'x' }, auto)).toEqual({
       kind: 'ask',
       protected: true,
     })
-    expect(await decidePolicy('write_file', { path: '.env', content: 'x' }, auto)).toEqual({
+    expect(await policy('write_file', { path: '.env', content: 'x' }, auto)).toEqual({
       kind: 'ask',
       protected: true,
     })
   })
 
   it('allows read-only commands, asks for others, denies what the validator refuses with its reason', async () => {
-    expect(await decidePolicy('bash', { command: 'ls' }, opts)).toEqual({ kind: 'allow' })
-    expect(await decidePolicy('bash', { command: 'git status' }, opts)).toEqual({ kind: 'allow' })
-    expect(await decidePolicy('bash', { command: 'npm test' }, opts)).toEqual({
+    expect(await policy('bash', { command: 'ls' }, opts)).toEqual({ kind: 'allow' })
+    expect(await policy('bash', { command: 'git status' }, opts)).toEqual({ kind: 'allow' })
+    expect(await policy('bash', { command: 'npm test' }, opts)).toEqual({
       kind: 'ask',
       protected: false,
     })
-    const denied = await decidePolicy('bash', { command: 'ls | wc -l' }, opts)
+    const denied = await policy('bash', { command: 'ls | wc -l' }, opts)
     expect(denied.kind).toBe('deny')
     expect((denied as { reason: string }).reason.length).toBeGreaterThan(10)
     const always = { ...opts, alwaysAllow: [{ tool: 'bash' as const, command: 'npm test' }] }
-    expect(await decidePolicy('bash', { command: 'npm test' }, always)).toEqual({
+    expect(await policy('bash', { command: 'npm test' }, always)).toEqual({
       kind: 'allow',
       byRule: true,
     })
-    expect(await decidePolicy('bash', { command: 'npm test -- --bail' }, always)).toEqual({
+    expect(await policy('bash', { command: 'npm test -- --bail' }, always)).toEqual({
       kind: 'ask',
       protected: false,
     })
@@ -80,28 +92,28 @@ describe('the approval policy', () => {
   it('runs nothing without asking where there is no sandbox', () => {
     const unsandboxed = { ...opts, sandbox: false }
     for (const command of ['ls', 'git status', 'cat a.ts'])
-      expect(decidePolicy('bash', { command }, unsandboxed)).toEqual({ kind: 'ask', protected: false })
+      expect(policy('bash', { command }, unsandboxed)).toEqual({ kind: 'ask', protected: false })
     // What the user marked "always allow" was their decision, sandbox or not.
     const always = { ...unsandboxed, alwaysAllow: [{ tool: 'bash' as const, command: 'npm test' }] }
-    expect(decidePolicy('bash', { command: 'npm test' }, always)).toEqual({ kind: 'allow', byRule: true })
+    expect(policy('bash', { command: 'npm test' }, always)).toEqual({ kind: 'allow', byRule: true })
   })
 
   it('judges paths by the name given, so deciding never waits for the disk', () => {
-    expect(decidePolicy('read_file', { path: './src/../.env' }, opts)).toEqual({
+    expect(policy('read_file', { path: './src/../.env' }, opts)).toEqual({
       kind: 'ask',
       protected: true,
     })
-    expect(decidePolicy('read_file', { path: join(root, '.ENV.local') }, opts)).toEqual({
+    expect(policy('read_file', { path: join(root, '.ENV.local') }, opts)).toEqual({
       kind: 'ask',
       protected: true,
     })
     const auto = { ...opts, autoApproveEdits: true }
-    expect(decidePolicy('write_file', { path: 'src/../.GIT/config', content: '' }, auto)).toEqual({
+    expect(policy('write_file', { path: 'src/../.GIT/config', content: '' }, auto)).toEqual({
       kind: 'ask',
       protected: true,
     })
     // A name the tool will refuse anyway is decided on nothing more: the tool gives the reason.
-    expect(decidePolicy('write_file', { path: '../outside.ts', content: '' }, auto)).toEqual({
+    expect(policy('write_file', { path: '../outside.ts', content: '' }, auto)).toEqual({
       kind: 'allow',
     })
   })
@@ -112,13 +124,13 @@ describe('the approval policy', () => {
   ] as const)('judges every path of the shared table (a workspace %s .git)', (_label, pathRules, hasGit) => {
     const auto = { ...opts, pathRules, autoApproveEdits: true }
     for (const row of SENSITIVE_PATH_TABLE) {
-      const read = decidePolicy('read_file', { path: row.path }, auto)
+      const read = policy('read_file', { path: row.path }, auto)
       expect(read, row.path).toEqual(row.secret ? { kind: 'ask', protected: true } : { kind: 'allow' })
       const isProtected = expectedProtected(row, hasGit)
       const expected = isProtected ? { kind: 'ask', protected: true } : { kind: 'allow' }
-      expect(decidePolicy('write_file', { path: row.path, content: '' }, auto), row.path).toEqual(expected)
+      expect(policy('write_file', { path: row.path, content: '' }, auto), row.path).toEqual(expected)
       const edit = { path: row.path, old_string: 'a', new_string: 'b' }
-      expect(decidePolicy('edit_file', edit, auto), row.path).toEqual(expected)
+      expect(policy('edit_file', edit, auto), row.path).toEqual(expected)
     }
   })
 
@@ -131,20 +143,39 @@ describe('the approval policy', () => {
 
   it('previews an edit as a diff, and refuses to preview one that would not apply', async () => {
     const ctx = makeToolContext(root)
-    const write = await buildPreview('write_file', { path: 'new.ts', content: 'hello\n' }, ctx, {
+    const write = await preview('write_file', { path: 'new.ts', content: 'hello\n' }, ctx, {
       protected: false,
     })
     expect(write).toMatchObject({
       ok: true,
       preview: { kind: 'write', path: 'new.ts', before: null, after: 'hello\n' },
     })
-    const bash = await buildPreview('bash', { command: 'npm test', description: 'run the tests' }, ctx, {
+    const bash = await preview('bash', { command: 'npm test', description: 'run the tests' }, ctx, {
       protected: false,
     })
     expect(bash).toEqual({
       ok: true,
       preview: { kind: 'bash', command: 'npm test', description: 'run the tests', cwd: root },
     })
+  })
+
+  it('asks for a tool that has no policy, and previews its arguments when it has no preview', async () => {
+    const plain = defineTool({
+      name: 'deploy',
+      description: 'Deploys.',
+      input: z.strictObject({ target: z.string() }),
+      concurrencySafe: false,
+      execute: async () => ok('deployed'),
+    })
+    expect(decidePolicy(plain, { target: 'prod' }, opts)).toEqual({ kind: 'ask', protected: false })
+    expect(decidePolicy(undefined, {}, opts)).toEqual({ kind: 'ask', protected: false })
+    const ctx = { workspace: root } as ToolContext
+    expect(await buildPreview(plain, { target: 'prod' }, ctx, { protected: false })).toEqual({
+      ok: true,
+      preview: { kind: 'other', summary: 'deploy {"target":"prod"}' },
+    })
+    const allowing = { ...plain, policy: () => ({ kind: 'allow' as const }) }
+    expect(decidePolicy(allowing, { target: 'prod' }, opts)).toEqual({ kind: 'allow' })
   })
 
   it('keeps always-allow rules per workspace on disk', async () => {

@@ -28,9 +28,10 @@ import { parseToolArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
 import type { ToolRegistry } from '../tools/registry'
 import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
+import { NOT_APPLIED_TEXT } from '../tools/file-change'
 import { SnapshotStore } from '../tools/snapshots'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
-import type { ToolContext, ToolResult } from '../tools/tool'
+import type { Approved, ToolContext, ToolResult } from '../tools/tool'
 import { buildPreview, decidePolicy, type AlwaysAllowStore } from './approvals'
 import type { ModelClient, TurnResult } from './model'
 import { buildSystemPrompt } from './prompt'
@@ -132,10 +133,10 @@ interface PendingCall {
   decision?: Decision
   /** Resolved by `decide()` when the user answers. */
   waiter?: (decision: Decision) => void
+  /** What the user reviews (and, once approved, what the tool carries out: its plan, made once). */
+  review?: Approved<unknown>
   /** Allowed by the user's "always allow" rule for this command: it runs as an approved one. */
   allowedByRule?: boolean
-  /** Content the user approved to be written: a write that would now write something else is refused. */
-  approvedAfter?: string
   /** Its approval events and its tool.started, as they are appended: a side effect waits for them. */
   logged?: Promise<unknown>[]
 }
@@ -870,9 +871,7 @@ class TurnContext {
           ...(state.approval.hunks ? { hunks: state.approval.hunks } : {}),
         }
       }
-      if (state.approval.preview.kind === 'write' && state.approval.preview.after !== undefined) {
-        call.approvedAfter = state.approval.preview.after
-      }
+      call.review = { preview: state.approval.preview }
     }
     call.resumed = true
     this.add(scheduler, call, undefined, state.approval?.preview !== undefined)
@@ -907,10 +906,9 @@ class TurnContext {
     // The policy is decided at once, so an allowed call (a read) starts without waiting for anything;
     // previews are built one after another in call order, so a write's preview sees the turn's earlier writes.
     const verdictReady = (async () => {
-      // Only commands have rules; the others are decided without waiting for anything.
-      const rules =
-        options.alwaysAllow && call.name === 'bash' ? await options.alwaysAllow.rules(options.workspace) : []
-      return decidePolicy(call.name, call.input, {
+      // Read once per session, then a resolved promise: an allowed call still starts at once.
+      const rules = options.alwaysAllow ? await options.alwaysAllow.rules(options.workspace) : []
+      return decidePolicy(options.registry.get(call.name), call.input, {
         workspace: options.workspace,
         pathRules: this.session.rules,
         alwaysAllow: rules,
@@ -930,7 +928,9 @@ class TurnContext {
         typeof target === 'string' && this.overlay.has(target)
           ? { path: target, content: this.overlay.get(target) ?? null }
           : undefined
-      const preview = await buildPreview(call.name, call.input, ctx, {
+      const tool = options.registry.get(call.name)
+      if (!tool) return
+      const preview = await buildPreview(tool, call.input, ctx, {
         protected: verdict.protected,
         ...(base ? { base } : {}),
       })
@@ -938,9 +938,10 @@ class TurnContext {
         call.prepared = { output: preview.error, isError: true }
         return
       }
-      if (preview.after !== undefined && typeof target === 'string') {
-        this.overlay.set(target, preview.after)
-        call.approvedAfter = preview.after
+      if (preview.after !== undefined && typeof target === 'string') this.overlay.set(target, preview.after)
+      call.review = {
+        preview: preview.preview,
+        ...(preview.plan !== undefined ? { plan: preview.plan } : {}),
       }
       call.needsApproval = true
       // Not awaited: the log keeps the order, and the call waits for these lines before it runs (`spec`).
@@ -1028,19 +1029,19 @@ class TurnContext {
         if (!tool) return { output: `Unknown tool "${call.name}".`, isError: true }
         const { ctx, flush } = session.toolContext(call.callId, signal)
         this.flushers.set(call.callId, flush)
-        if (call.approvedAfter !== undefined) {
-          // Only what the user saw may land: if the file moved on since the preview, refuse.
-          const check = await buildPreview(call.name, call.input, ctx, { protected: false })
-          if (!check.ok || check.after !== call.approvedAfter) {
-            return {
-              output:
-                'Not applied: the file changed after the user approved this change, so the approved diff no longer matches. Read the file again and redo the change.',
-              isError: true,
-            }
-          }
-          const hunks = call.decision?.hunks
-          if (isPartial(hunks) && check.preview.kind === 'write')
-            return executeReviewed(check.preview, hunks, ctx)
+        const hunks = call.decision?.hunks
+        if (call.needsApproval && isPartial(hunks)) {
+          // Approved in part: the whole change must still be the one reviewed, then only its accepted hunks land.
+          const check = await buildPreview(tool, call.input, ctx, { protected: false })
+          const reviewed = call.review?.preview
+          const approvedAfter = reviewed?.kind === 'write' ? reviewed.after : undefined
+          if (
+            !check.ok ||
+            check.preview.kind !== 'write' ||
+            (approvedAfter !== undefined && check.after !== approvedAfter)
+          )
+            return { output: NOT_APPLIED_TEXT, isError: true }
+          return executeReviewed(check.preview, hunks, ctx)
         }
         // A person approved it (now, or earlier with "always allow"): bash runs in the writable sandbox, or
         // as the review's switches say. Without that, the read-only sandbox.
@@ -1049,7 +1050,8 @@ class TurnContext {
             network: call.decision?.network === true,
             outsideSandbox: call.decision?.outsideSandbox === true,
           }
-        return tool.execute(call.input as never, ctx)
+        // Only what the user saw may land: the tool carries out the plan its preview made.
+        return tool.execute(call.input, ctx, call.needsApproval ? call.review : undefined)
       },
     }
   }
@@ -1058,6 +1060,9 @@ class TurnContext {
     const call = this.calls.get(spec.callId) as PendingCall
     // A call resumed from the log was queued by the process that received it.
     if (call.resumed) return
+    // The tool's own title, from arguments that parsed (a call that failed to parse has none to show).
+    const tool = this.session.options.registry.get(call.name)
+    const title = call.input !== null ? tool?.title?.(call.input) : undefined
     void this.session.emit({
       type: 'tool.queued',
       callId: call.callId,
@@ -1068,7 +1073,7 @@ class TurnContext {
       ...(spec.rawForLog !== undefined ? { rawInput: spec.rawForLog } : {}),
       safe: call.safe,
       lane,
-      title: titleFor(call.name, call.input),
+      ...(title !== undefined ? { title } : {}),
     })
   }
 
@@ -1146,35 +1151,6 @@ function isCleanJson(raw: string): boolean {
     return typeof value === 'object' && value !== null && !Array.isArray(value)
   } catch {
     return false
-  }
-}
-
-/** "Read src/app.ts", "Run npm test": what the timeline shows before the call has a result. */
-function titleFor(name: string, input: unknown): string {
-  const i = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>
-  const str = (v: unknown): string => (typeof v === 'string' ? v : '')
-  switch (name) {
-    case 'read_file': {
-      const offset = typeof i.offset === 'number' ? i.offset : undefined
-      const limit = typeof i.limit === 'number' ? i.limit : undefined
-      const range =
-        offset !== undefined || limit !== undefined
-          ? `, lines ${offset ?? 1}-${(offset ?? 1) + (limit ?? 2000) - 1}`
-          : ''
-      return `Read ${str(i.path)}${range}`
-    }
-    case 'write_file':
-      return `Write ${str(i.path)}`
-    case 'edit_file':
-      return `Edit ${str(i.path)}`
-    case 'grep':
-      return `Search "${str(i.pattern)}"${i.path ? ` in ${str(i.path)}` : ''}`
-    case 'glob':
-      return `Find ${str(i.pattern)}${i.path ? ` in ${str(i.path)}` : ''}`
-    case 'bash':
-      return str(i.description) || `Run ${str(i.command)}`
-    default:
-      return name
   }
 }
 

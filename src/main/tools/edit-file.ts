@@ -1,17 +1,20 @@
 import { cutLongLine, MAX_LINE_CHARS, numberedLine } from './read-file/line-collector'
 import { EditFileInput } from './schemas'
-import { defineTool, fail, ok } from './tool'
-import type { ToolContext } from './tool'
-import type { ChangePlan, PlanBase } from './write-file'
 import {
+  changePolicy,
+  changePreview,
   commitChange,
   countLines,
   diffMetadata,
   expectation,
   lineEnding,
   loadForChange,
+  planToCommit,
   UTF8_BOM,
-} from './write-file'
+  type ChangePlan,
+} from './file-change'
+import { defineTool, fail, ok } from './tool'
+import type { PlanBase, ToolContext } from './tool'
 
 /**
  * edit_file (DESIGN 2): exact-text replacement. Matching is done on the file's bytes, so bytes that are not
@@ -119,7 +122,6 @@ export async function planEdit(ctx: ToolContext, input: EditFileInput, base?: Pl
       relPath: rel,
       before: current.text,
       after: body.toString('utf8'),
-      protected: loaded.protected,
       data: current.bom ? Buffer.concat([UTF8_BOM, body]) : body,
       ...expectation(current),
       unchanged: false,
@@ -208,8 +210,13 @@ export const editFileTool = defineTool({
     'the file changed on disk since. CRLF line endings and a UTF-8 BOM are kept.',
   input: EditFileInput,
   concurrencySafe: false,
-  async execute(input, ctx) {
-    const plan = await planEdit(ctx, input)
+  title: (input) => `Edit ${input.path}`,
+  policy: (input, opts) => changePolicy(input.path, opts),
+  async preview(input, ctx, opts) {
+    return changePreview(await planEdit(ctx, input, opts.base), opts.protected)
+  },
+  async execute(input, ctx, approved) {
+    const plan = await planToCommit(approved, () => planEdit(ctx, input))
     if (!plan.ok) return fail(plan.error, { title: `Edit ${input.path}` })
     const rel = plan.relPath
     const committed = await commitChange(ctx, plan, `Edit ${rel}`)

@@ -163,6 +163,11 @@ function checkPattern(
   return { ok: true, pattern, cwd }
 }
 
+function globTitle(input: GlobInput): string {
+  const where = input.path ?? '.'
+  return `Glob ${JSON.stringify(input.pattern)}${where === '.' ? '' : ` in ${where}`}`
+}
+
 export const globTool = defineTool({
   name: 'glob',
   description: [
@@ -172,9 +177,12 @@ export const globTool = defineTool({
   ].join(' '),
   input: GlobInput,
   concurrencySafe: true,
+  title: globTitle,
+  // Runs without asking: it lists names (secret files' too, as any file listing would), never contents.
+  policy: () => ({ kind: 'allow' }),
   async execute(input, ctx): Promise<ToolResult> {
     const where = input.path ?? '.'
-    const title = `Glob ${JSON.stringify(input.pattern)}${where === '.' ? '' : ` in ${where}`}`
+    const title = globTitle(input)
     if (ctx.signal.aborted)
       return fail('Glob cancelled before it started.', { title, metadata: { cancelled: true } })
 

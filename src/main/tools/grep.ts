@@ -44,6 +44,11 @@ function formatCount(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',')
 }
 
+function grepTitle(input: GrepInput): string {
+  const where = input.path ?? '.'
+  return `Search ${JSON.stringify(input.pattern)}${where === '.' ? '' : ` in ${where}`}${input.include ? ` (${input.include})` : ''}`
+}
+
 export const grepTool = defineTool({
   name: 'grep',
   description: [
@@ -53,9 +58,12 @@ export const grepTool = defineTool({
   ].join(' '),
   input: GrepInput,
   concurrencySafe: true,
+  title: grepTitle,
+  // Runs without asking: secret files are withheld by the search itself (`isSecretPath`).
+  policy: () => ({ kind: 'allow' }),
   async execute(input, ctx): Promise<ToolResult> {
     const where = input.path ?? '.'
-    const title = `Search ${JSON.stringify(input.pattern)}${where === '.' ? '' : ` in ${where}`}${input.include ? ` (${input.include})` : ''}`
+    const title = grepTitle(input)
     if (ctx.signal.aborted)
       return fail('Search cancelled before it started.', { title, metadata: { cancelled: true } })
 

@@ -8,7 +8,8 @@ import type { FileSnapshot } from './snapshots'
 import { sha256 } from './snapshots'
 import { defineTool, fail, ok } from './tool'
 import type { ToolContext, ToolResult } from './tool'
-import { linkHidesProtection, resolveInWorkspace, toWorkspaceRelative } from './workspace'
+import { isSecretPath } from './sensitive-paths'
+import { linkHidesProtection, nameInWorkspace, resolveInWorkspace, toWorkspaceRelative } from './workspace'
 
 /**
  * read_file (DESIGN 2). Streams the file: a line range of a 1 GB file never loads the file.
@@ -108,6 +109,24 @@ export const readFileTool = defineTool({
     'given in the bash result).',
   input: ReadFileInput,
   concurrencySafe: true,
+  title(input) {
+    const range =
+      input.offset !== undefined || input.limit !== undefined
+        ? `, lines ${input.offset ?? 1}-${(input.offset ?? 1) + (input.limit ?? DEFAULT_LIMIT) - 1}`
+        : ''
+    return `Read ${input.path}${range}`
+  },
+  // Reading a secret sends it to the model provider: the user decides. Other protected files (.git/, editor
+  // settings) are protected against writes only; reading them is what an agent needs to do. The name is judged
+  // as written; a harmless name leading to a secret through a link is refused below (`linkHidesProtection`).
+  policy(input, opts) {
+    const name = nameInWorkspace(opts.workspace, input.path)
+    return name !== null && isSecretPath(name) ? { kind: 'ask', protected: true } : { kind: 'allow' }
+  },
+  async preview(input) {
+    const summary = `Read ${input.path} (a protected file: its content goes to the model)`
+    return { ok: true, preview: { kind: 'other', summary } }
+  },
   async execute(input, ctx) {
     let path: string
     let rel: string

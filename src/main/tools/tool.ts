@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import type { ApprovalPreview } from '../../shared/events'
 import type { CommandApproval } from './bash/sandbox/policy'
 import type { SensitivePathRules } from './sensitive-paths'
 import type { SnapshotStore } from './snapshots'
@@ -57,16 +58,94 @@ export interface ChangeKeeper {
   after(change: { path: string; content: Buffer; hash: string }): Promise<void>
 }
 
-export interface Tool<S extends z.ZodType = z.ZodType> {
+/** A command the user marked "always allow" in one workspace. */
+export interface AlwaysAllowRule {
+  tool: 'bash'
+  /** The exact command, as validated. */
+  command: string
+}
+
+export interface PolicyOptions {
+  /** Real path of the workspace root. */
+  workspace: string
+  /** The workspace's sensitive-path rules (computed once when the session opened it). */
+  pathRules: SensitivePathRules
+  alwaysAllow: readonly AlwaysAllowRule[]
+  /** Writes and edits outside protected paths run without asking. */
+  autoApproveEdits: boolean
+  /**
+   * This machine has an OS sandbox (DESIGN 2.3). Read-only commands run without asking only inside it; without
+   * one every command asks.
+   */
+  sandbox: boolean
+}
+
+/**
+ * The approval policy's answer for one call (DESIGN 5), decided without blocking: `allow` runs at once, `ask`
+ * waits for the user with a preview (`protected`: a protected path, which no setting lets through), `deny`
+ * never runs and tells the model why.
+ */
+export type PolicyVerdict =
+  /** `byRule`: a command the user marked "always allow": it runs as an approved one. */
+  { kind: 'allow'; byRule?: true } | { kind: 'ask'; protected: boolean } | { kind: 'deny'; reason: string }
+
+/** The content a call earlier in the same turn will leave at a path, not written yet (approval preview). */
+export interface PlanBase {
+  path: string
+  content: string | null
+}
+
+export interface PreviewOptions {
+  /** The policy asked because the path is protected (shown to the user). */
+  protected: boolean
+  /** The turn's earlier change to the same path, which this preview builds on. */
+  base?: PlanBase
+}
+
+export type PreviewResult<P> =
+  | {
+      ok: true
+      preview: ApprovalPreview
+      /** What `execute` does once approved, so the change is planned once. */
+      plan?: P
+      /** The content the call leaves at its path, for the previews of the turn's later calls. */
+      after?: string
+    }
+  /** The call cannot apply (old_string missing): it fails without asking anyone. */
+  | { ok: false; error: string }
+
+/**
+ * What the user approved: the plan the preview made in this process, or only the preview as the log kept it
+ * (a call resumed after a restart).
+ */
+export interface Approved<P> {
+  plan?: P
+  preview: ApprovalPreview
+}
+
+/**
+ * A tool owns everything known about it: how it is shown (`title`), whether a call may run without asking
+ * (`policy`), what the user reviews (`preview`) and what it does (`execute`). Nothing else switches on a tool's
+ * name.
+ */
+export interface Tool<S extends z.ZodType = z.ZodType, P = unknown> {
   name: string
   description: string
   input: S
   /** Safe tools may run concurrently with other safe tools. When in doubt: false (Codex habit). */
   concurrencySafe: boolean
-  execute(input: z.infer<S>, ctx: ToolContext): Promise<ToolResult>
+  /** "Read src/app.ts", "Run npm test": what the timeline shows before the call has a result. */
+  title?(input: z.infer<S>): string
+  /** Decided the moment the call arrives, on its arguments alone. Without one every call asks (unsafe unless
+   * the tool says otherwise). */
+  policy?(input: z.infer<S>, opts: PolicyOptions): PolicyVerdict
+  /** What the user reviews when the policy asks; without one, the call's arguments. */
+  preview?(input: z.infer<S>, ctx: ToolContext, opts: PreviewOptions): Promise<PreviewResult<P>>
+  /** `approved`: set when the call went through approval, with the plan its preview made. */
+  execute(input: z.infer<S>, ctx: ToolContext, approved?: Approved<P>): Promise<ToolResult>
 }
 
-export function defineTool<S extends z.ZodType>(tool: Tool<S>): Tool<S> {
+export function defineTool<S extends z.ZodType, P = unknown>(tool: Tool<S, P>): Tool<S, P> {
   return tool
 }
 

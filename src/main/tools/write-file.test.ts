@@ -7,6 +7,7 @@ import { SnapshotStore } from './snapshots'
 import type { FileSnapshot } from './snapshots'
 import type { ToolContext } from './tool'
 import { planWrite, writeFileTool } from './write-file'
+import { STRICT_RULES } from './sensitive-paths'
 import { makeToolContext } from './test-fixtures/tool-context'
 import { makeWorkspace, putFile, removeWorkspaces, sha } from './test-fixtures/workspace'
 import { applyCorpusSetup, casePath, loadPathCases, makeCorpusLayout } from './test-fixtures/path-corpus'
@@ -191,7 +192,7 @@ describe('write_file', () => {
 })
 
 describe('planWrite', () => {
-  it('plans without writing: before, after and the protected flag', async () => {
+  it('plans without writing: before and after, while the tool policy flags a protected path', async () => {
     await put('.env', 'A=1\n')
     await readFileTool.execute({ path: '.env' }, ctx)
     const plan = await planWrite(ctx, { path: '.env', content: 'A=2\n' })
@@ -200,12 +201,25 @@ describe('planWrite', () => {
       relPath: '.env',
       before: 'A=1\n',
       after: 'A=2\n',
+    })
+    const policy = {
+      workspace: root,
+      pathRules: STRICT_RULES,
+      alwaysAllow: [],
+      autoApproveEdits: true,
+      sandbox: true,
+    }
+    expect(writeFileTool.policy?.({ path: '.env', content: 'A=2\n' }, policy)).toEqual({
+      kind: 'ask',
       protected: true,
     })
     expect(await fs.readFile(path.join(root, '.env'), 'utf8')).toBe('A=1\n')
 
     const fresh = await planWrite(ctx, { path: 'new/dir/file.ts', content: 'x' })
-    expect(fresh).toMatchObject({ ok: true, before: null, after: 'x', protected: false })
+    expect(fresh).toMatchObject({ ok: true, before: null, after: 'x' })
+    expect(writeFileTool.policy?.({ path: 'new/dir/file.ts', content: 'x' }, policy)).toEqual({
+      kind: 'allow',
+    })
     await expect(fs.access(path.join(root, 'new'))).rejects.toThrow()
   })
 

@@ -4,7 +4,7 @@ import { defineTool, fail, ok } from '../tool'
 import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner'
 import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
 import { prepareSandbox, sandboxStartFailure } from './sandbox/launch'
-import { loadBashGrammar, validateBashCommand } from './validate'
+import { isReadOnlyCommand, loadBashGrammar, validateBashCommand } from './validate'
 
 /** Live output reaches the UI at most this often, or sooner once this much is waiting. */
 const LIVE_INTERVAL_MS = 50
@@ -16,6 +16,10 @@ const LIVE_MAX_CHUNK = 16 * 1024
  */
 const LIVE_RATE_BYTES_PER_SEC = 256 * 1024
 const LIVE_BURST_BYTES = 1024 * 1024
+
+function bashTitle(input: BashInput): string {
+  return input.description?.trim() || input.command
+}
 
 export const bashTool = defineTool({
   name: 'bash',
@@ -37,8 +41,25 @@ export const bashTool = defineTool({
   ].join('\n'),
   input: BashInput,
   concurrencySafe: false,
+  title: bashTitle,
+  // What the validator refuses never runs; the read-only allowlist and the user's "always allow" rules run at
+  // once; anything else is the user's decision.
+  policy(input, opts) {
+    const verdict = validateBashCommand(input.command)
+    if (!verdict.ok) return { kind: 'deny', reason: verdict.reason }
+    // Read-only commands run without asking only inside the sandbox; what the user marked "always allow" was
+    // their decision, sandbox or not.
+    if (opts.sandbox && isReadOnlyCommand(input.command)) return { kind: 'allow' }
+    if (opts.alwaysAllow.some((rule) => rule.tool === 'bash' && rule.command === input.command))
+      return { kind: 'allow', byRule: true }
+    return { kind: 'ask', protected: false }
+  },
+  async preview(input, ctx) {
+    const { command, description } = input
+    return { ok: true, preview: { kind: 'bash', command, description, cwd: ctx.workspace } }
+  },
   async execute(input, ctx) {
-    const title = input.description?.trim() || input.command
+    const title = bashTitle(input)
     try {
       await loadBashGrammar()
     } catch (err) {

@@ -48,30 +48,19 @@ function field(input: unknown, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined
 }
 
-/** The engine's title when it gave one; otherwise a readable one from the arguments. */
+/**
+ * The title the tool gave its call, carried on its events (each tool defines its own). A call without one
+ * (arguments that did not parse, a log written before tools titled their calls) shows the tool's name and
+ * its main argument.
+ */
 export function callTitle(call: ToolCallState): string {
   if (call.title) return call.title
-  const path = field(call.input, 'path')
-  switch (call.name) {
-    case 'read_file':
-      return path ? `Read ${path}` : 'Read a file'
-    case 'write_file':
-      return path ? `Write ${path}` : 'Write a file'
-    case 'edit_file':
-      return path ? `Edit ${path}` : 'Edit a file'
-    case 'grep': {
-      const pattern = field(call.input, 'pattern')
-      return pattern ? `Search for ${pattern}${path ? ` in ${path}` : ''}` : 'Search'
-    }
-    case 'glob': {
-      const pattern = field(call.input, 'pattern')
-      return pattern ? `Find files ${pattern}` : 'Find files'
-    }
-    case 'bash':
-      return field(call.input, 'description') ?? field(call.input, 'command') ?? 'Run a command'
-    default:
-      return call.name
-  }
+  const main =
+    field(call.input, 'description') ??
+    field(call.input, 'command') ??
+    field(call.input, 'path') ??
+    field(call.input, 'pattern')
+  return main ? `${call.name} ${main}` : call.name
 }
 
 /** Short form of a call for "skipped because <tool> failed". */

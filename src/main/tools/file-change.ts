@@ -1,0 +1,274 @@
+import { constants, promises as fs } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
+import { capWritePreview } from '../../shared/events'
+import { writeFileAtomic } from './atomic-write'
+import { fileDiff } from './file-diff'
+import type { FileDiff } from './file-diff'
+import { isProtectedPath } from './sensitive-paths'
+import { checkConflict, sha256 } from './snapshots'
+import { fail } from './tool'
+import type {
+  Approved,
+  PlanBase,
+  PolicyOptions,
+  PolicyVerdict,
+  PreviewResult,
+  ToolContext,
+  ToolResult,
+} from './tool'
+import { linkHidesProtection, nameInWorkspace, resolveInWorkspace, toWorkspaceRelative } from './workspace'
+
+/**
+ * What write_file and edit_file share: their policy, loading the file to change under the conflict check, the
+ * preview of a planned change, and committing it atomically. The planners (`planWrite`, `planEdit`) are pure
+ * (no write), so the preview shows exactly the diff that execute applies: execute commits the plan the user
+ * approved, planned once.
+ */
+
+// Past this an existing file is not loaded for a change: the whole content is held in memory and diffed.
+export const MAX_CHANGE_BYTES = 64 * 1024 * 1024
+const MAX_READ_ATTEMPTS = 3
+export const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf])
+
+export type ChangePlan =
+  | {
+      ok: true
+      /** Absolute real path. */
+      path: string
+      relPath: string
+      /** Current text (without BOM); null when the file does not exist yet. */
+      before: string | null
+      /** Text after the change (without BOM), exactly as it will be on disk. */
+      after: string
+      /** The bytes that will be written (BOM included). */
+      data: Buffer
+      /** What the file was when planned, re-checked just before the rename (null: must not exist). */
+      expect?: { mtimeMs: number; size: number } | null
+      /** The file's bytes when planned (BOM included; null: it does not exist), kept so it can be undone. */
+      previous?: Buffer | null
+      /** The bytes on disk would not change: nothing needs writing. */
+      unchanged: boolean
+      /** Facts about the change worth telling the model ("its CRLF line endings were kept"). */
+      notes: string[]
+    }
+  | { ok: false; error: string }
+
+export interface CurrentFile {
+  /** Content after the BOM. */
+  body: Buffer
+  bom: boolean
+  text: string
+  /** Unset for a base from an earlier call of the turn, which is not on disk yet. */
+  stat?: { mtimeMs: number; size: number }
+}
+
+export type LoadedFile =
+  { ok: true; path: string; relPath: string; current: CurrentFile | null } | { ok: false; error: string }
+
+/**
+ * Resolves `rawPath` for writing and loads the file as it is now, refusing when overwriting it would lose a
+ * change the model has not seen (DESIGN 2: read first; mtime moved and hash differs is a conflict).
+ */
+export async function loadForChange(ctx: ToolContext, rawPath: string, base?: PlanBase): Promise<LoadedFile> {
+  const resolved = await resolveInWorkspace(ctx.workspace, rawPath, 'write', ctx.pathRules)
+  if (!resolved.ok) return { ok: false, error: resolved.reason }
+  const hidden = linkHidesProtection(ctx.workspace, rawPath, resolved.path, 'protected', ctx.pathRules)
+  if (hidden) return { ok: false, error: hidden }
+  const path = resolved.path
+  const relPath = toWorkspaceRelative(ctx.workspace, path)
+  const found = { ok: true as const, path, relPath }
+
+  if (base !== undefined) {
+    const other =
+      base.path === rawPath ? resolved : await resolveInWorkspace(ctx.workspace, base.path, 'write')
+    if (other.ok && other.path === path) {
+      // The turn's earlier call owns the conflict check; this preview builds on its result.
+      if (base.content === null) return { ...found, current: null }
+      return {
+        ...found,
+        current: { body: Buffer.from(base.content, 'utf8'), bom: false, text: base.content },
+      }
+    }
+  }
+
+  for (let attempt = 1; ; attempt++) {
+    let fh: FileHandle
+    try {
+      fh = await fs.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT') return { ...found, current: null }
+      if (code === 'EISDIR') return { ok: false, error: `${relPath} is a directory, not a file.` }
+      return { ok: false, error: `Could not open ${relPath}: ${(error as Error).message}` }
+    }
+    try {
+      const st = await fh.stat()
+      if (st.isDirectory()) return { ok: false, error: `${relPath} is a directory, not a file.` }
+      if (!st.isFile()) return { ok: false, error: `${relPath} is not a regular file; it cannot be changed.` }
+      if (st.size > MAX_CHANGE_BYTES)
+        return {
+          ok: false,
+          error: `${relPath} is ${(st.size / 1024 / 1024).toFixed(1)} MiB; files over ${MAX_CHANGE_BYTES / 1024 / 1024} MiB are not changed with write_file or edit_file.`,
+        }
+      const bytes = await fh.readFile()
+      const again = await fh.stat()
+      if (bytes.length !== again.size || again.mtimeMs !== st.mtimeMs || again.size !== st.size) {
+        if (attempt < MAX_READ_ATTEMPTS) continue
+        return {
+          ok: false,
+          error: `${relPath} kept changing while it was being read; try again in a moment.`,
+        }
+      }
+      const conflict = await checkConflict(ctx.snapshots, path, {
+        observed: { mtimeMs: st.mtimeMs, hash: sha256(bytes) },
+        displayPath: relPath,
+      })
+      if (!conflict.ok) return { ok: false, error: conflict.reason }
+      const bom = bytes.subarray(0, 3).equals(UTF8_BOM)
+      const body = bom ? bytes.subarray(3) : bytes
+      return {
+        ...found,
+        current: { body, bom, text: body.toString('utf8'), stat: { mtimeMs: st.mtimeMs, size: st.size } },
+      }
+    } finally {
+      await fh.close().catch(() => undefined)
+    }
+  }
+}
+
+/** The file's dominant line ending: CRLF only when most of its line breaks are CRLF. */
+export function lineEnding(text: string): 'crlf' | 'lf' {
+  let crlf = 0
+  let lf = 0
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) {
+    if (i > 0 && text.charCodeAt(i - 1) === 13) crlf++
+    else lf++
+  }
+  return crlf > lf ? 'crlf' : 'lf'
+}
+
+export function countLines(text: string): number {
+  if (text.length === 0) return 0
+  let lines = text.endsWith('\n') ? 0 : 1
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++
+  return lines
+}
+
+export function expectation(current: CurrentFile | null): {
+  expect?: { mtimeMs: number; size: number } | null
+  previous?: Buffer | null
+} {
+  if (current === null) return { expect: null, previous: null }
+  if (current.stat === undefined) return {}
+  return {
+    expect: current.stat,
+    previous: current.bom ? Buffer.concat([UTF8_BOM, current.body]) : current.body,
+  }
+}
+
+export type Committed = { ok: true; diff: FileDiff; created: boolean } | { ok: false; result: ToolResult }
+
+/** Writes a plan atomically and refreshes the snapshot, so the next change needs no re-read. */
+export async function commitChange(
+  ctx: ToolContext,
+  plan: ChangePlan & { ok: true },
+  title: string,
+): Promise<Committed> {
+  if (ctx.changes && plan.previous !== undefined) {
+    const kept = await ctx.changes.before({ path: plan.path, relPath: plan.relPath, content: plan.previous })
+    if (!kept.ok) {
+      const reason = `${plan.relPath} was not changed: its current content could not be kept for undo (${kept.error}).`
+      return { ok: false, result: fail(reason, { title, metadata: { path: plan.relPath } }) }
+    }
+  }
+  const written = await writeFileAtomic(
+    plan.path,
+    plan.data,
+    plan.expect === undefined ? {} : { expect: plan.expect },
+  )
+  if (!written.ok) {
+    const reason = written.conflict
+      ? `${plan.relPath} ${written.reason}. Read it again with read_file and redo the change.`
+      : `${plan.relPath} ${written.reason}.`
+    return { ok: false, result: fail(reason, { title, metadata: { path: plan.relPath } }) }
+  }
+  const hash = sha256(plan.data)
+  ctx.snapshots.record({ path: plan.path, mtimeMs: written.mtimeMs, hash })
+  await ctx.changes?.after({ path: plan.path, content: plan.data, hash })
+  return { ok: true, diff: fileDiff(plan.relPath, plan.before, plan.after), created: written.created }
+}
+
+/** `diff`, `added`, `removed` (and `diffTruncated`) for the UI's diff view. */
+export function diffMetadata(diff: FileDiff): Record<string, unknown> {
+  return {
+    diff: diff.hunks,
+    added: diff.added,
+    removed: diff.removed,
+    ...(diff.truncated === true ? { diffTruncated: true } : {}),
+  }
+}
+
+/**
+ * Writes and edits ask, unless the user lets edits through; a protected path always asks, whatever the
+ * settings. The path is judged by the name the model wrote, without touching the disk, so an allowed call
+ * starts the moment its block closes; a name that hides a protected target behind a symbolic link is refused
+ * by `loadForChange` (`linkHidesProtection`), which names the real path for the model to use.
+ */
+export function changePolicy(rawPath: string, opts: PolicyOptions): PolicyVerdict {
+  const name = nameInWorkspace(opts.workspace, rawPath)
+  if (name !== null && isProtectedPath(name, opts.pathRules)) return { kind: 'ask', protected: true }
+  return opts.autoApproveEdits ? { kind: 'allow' } : { kind: 'ask', protected: false }
+}
+
+/** A change as the user reviews it: the diff against the file as it is now (or as the turn will leave it). */
+export function changePreview<P extends ChangePlan>(plan: P, isProtected: boolean): PreviewResult<P> {
+  if (!plan.ok) return { ok: false, error: plan.error }
+  const diff = fileDiff(plan.relPath, plan.before, plan.after)
+  const preview = capWritePreview({
+    kind: 'write',
+    path: plan.relPath,
+    before: plan.before,
+    after: plan.after,
+    hunks: diff.hunks,
+    truncated: diff.truncated,
+    protected: isProtected,
+  })
+  return { ok: true, preview, plan, after: plan.after }
+}
+
+export const NOT_APPLIED_TEXT =
+  'Not applied: the file changed after the user approved this change, so the approved diff no longer matches. Read the file again and redo the change.'
+
+/**
+ * The plan to commit for a change. One the user approved is used as it is when the file is still as it was
+ * planned against (the atomic write checks that again just before its rename); otherwise (the file moved, the
+ * plan built on an earlier call of the turn, or only the logged preview survived a restart) the change is
+ * planned again from the disk, and only the content the user saw may land.
+ */
+export async function planToCommit<P extends ChangePlan>(
+  approved: Approved<P> | undefined,
+  replan: () => Promise<P>,
+): Promise<P | { ok: false; error: string }> {
+  const planned = approved?.plan
+  if (planned?.ok && (await stillAsPlanned(planned))) return planned
+  const fresh = await replan()
+  const approvedAfter = planned?.ok
+    ? planned.after
+    : approved?.preview.kind === 'write'
+      ? approved.preview.after
+      : undefined
+  if (approvedAfter !== undefined && (!fresh.ok || fresh.after !== approvedAfter))
+    return { ok: false, error: NOT_APPLIED_TEXT }
+  return fresh
+}
+
+async function stillAsPlanned(plan: ChangePlan & { ok: true }): Promise<boolean> {
+  // No expectation: the plan was built on content an earlier call of the turn had not written yet.
+  if (plan.expect === undefined) return false
+  try {
+    const st = await fs.stat(plan.path)
+    return plan.expect !== null && st.mtimeMs === plan.expect.mtimeMs && st.size === plan.expect.size
+  } catch (error) {
+    return plan.expect === null && (error as NodeJS.ErrnoException).code === 'ENOENT'
+  }
+}
