@@ -33,6 +33,7 @@ export function mockData(events: ReturnType<typeof generateSession>, live = fals
       siblingSkip: true,
       autoApproveEdits: false,
       bashTimeoutSec: 180,
+      thinking: 'adaptive',
       apiKey: { source: 'none', masked: null, storage: 'file', file: null },
       demo: true,
     },

@@ -132,6 +132,7 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
       { apiKey: 'sk-ant-123' },
       { scheduler: 'batch', siblingSkip: false, bashTimeoutSec: 30 },
       { baseUrl: 'http://127.0.0.1:9999' },
+      { thinking: 'between_tools' },
     ],
     invalid: [
       undefined,
@@ -142,6 +143,8 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
       { baseUrl: 'not a url' },
       { model: '' },
       { theme: 'dark' },
+      // The API refuses it on models that think by default; between_tools is the lowest setting.
+      { thinking: 'disabled' },
     ],
   },
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { HunkDecision, SessionEvent, SessionId, SessionSummary, WritePreview } from './events'
+import { ThinkingSetting } from './models'
 
 /**
  * The one contract between the UI and the app, whatever the transport (Electron IPC or the browser-mode
@@ -59,6 +60,8 @@ export const SettingsView = z.object({
   siblingSkip: z.boolean(),
   autoApproveEdits: z.boolean(),
   bashTimeoutSec: z.number().int().min(1).max(600),
+  /** Sent only where the model takes it (shared/models.ts `thinkingSettingsFor`). */
+  thinking: ThinkingSetting,
   apiKey: z.object({
     /** Where the key comes from: stored by Lanes, the ANTHROPIC_API_KEY environment variable, or nowhere. */
     source: z.enum(['stored', 'environment', 'none']),
@@ -85,6 +88,7 @@ export const SettingsUpdate = z
     siblingSkip: z.boolean(),
     autoApproveEdits: z.boolean(),
     bashTimeoutSec: z.number().int().min(1).max(600),
+    thinking: ThinkingSetting,
     /** A new key to store, or null to forget the stored one. */
     apiKey: z.string().min(1).max(500).nullable(),
   })

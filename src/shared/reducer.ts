@@ -383,6 +383,7 @@ function apply(r: Reduction, event: SessionEvent): void {
         return anomaly(r, `${describe(event)}: block ${event.index} of turn ${event.turn} is a tool call`)
       }
       const turn = editTurn(r, pos)
+      turn.retry = undefined
       const blocks = (turn.blocks = edit(r, turn.blocks))
       if (existing?.index === event.index) {
         const block = edit(r, existing) as Mutable<Extract<AssistantBlock, { kind: 'text' }>>
@@ -444,6 +445,7 @@ function apply(r: Reduction, event: SessionEvent): void {
         return anomaly(r, `${describe(event)}: call ${event.callId} already queued`)
       }
       const turn = editTurn(r, turnFor(r, event))
+      turn.retry = undefined
       const blocks = (turn.blocks = edit(r, turn.blocks))
       const at = blockPosition(blocks, event.index)
       blocks.splice(

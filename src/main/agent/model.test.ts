@@ -497,3 +497,125 @@ describe('model client', () => {
     expect(second.content).toEqual([{ type: 'text', text: 'Done.' }])
   })
 })
+
+describe('model client: thinking, stop details and requests the API accepts', () => {
+  it('keeps thinking blocks whole and in place, reports each as it closes, and ignores pings', async () => {
+    const model = await serve({
+      turns: [
+        {
+          blocks: [
+            { thinking: 'First, the plan.', signature: 'sig-a' },
+            { text: 'Reading.' },
+            { redactedThinking: 'opaque-data' },
+            { tool: 'read_file', input: { path: 'a.ts' } },
+          ],
+          ping: true,
+        },
+      ],
+    })
+    const req = request()
+    const result = await createModelClient({ baseUrl: model.baseUrl }).streamTurn(req)
+    expect(result.content.map((b) => b.type)).toEqual(['thinking', 'text', 'redacted_thinking', 'tool_use'])
+    expect(result.content[0]).toEqual({ type: 'thinking', thinking: 'First, the plan.', signature: 'sig-a' })
+    expect(result.content[2]).toEqual({ type: 'redacted_thinking', data: 'opaque-data' })
+    const thinking = req.events.filter((e) => e.type === 'thinking')
+    expect(thinking.map((e) => e.index)).toEqual([0, 2])
+  })
+
+  it('drops a thinking block that never got its signature (cut by the token limit)', async () => {
+    const model = await serve({
+      turns: [
+        {
+          blocks: [{ thinking: 'A long chain of thought that is cut', signature: 'sig' }],
+          stop: 'max_tokens',
+        },
+      ],
+    })
+    const result = await createModelClient({ baseUrl: model.baseUrl }).streamTurn(request())
+    expect(result.content).toEqual([])
+    expect(result.stopReason).toBe('max_tokens')
+  })
+
+  it('reads a refusal’s stop_details, and passes a stop reason it does not know through by name', async () => {
+    const model = await serve({
+      turns: [
+        {
+          blocks: [{ text: 'Hello..' }],
+          stop: 'refusal',
+          stopDetails: { category: 'cyber', explanation: 'Declined: it could enable cyber harm.' },
+        },
+        { blocks: [{ text: 'x' }], rawStop: 'compaction' },
+      ],
+    })
+    const client = createModelClient({ baseUrl: model.baseUrl })
+    const refused = await client.streamTurn(request())
+    expect(refused.stopReason).toBe('refusal')
+    expect(refused.stopDetails).toEqual({
+      category: 'cyber',
+      explanation: 'Declined: it could enable cyber harm.',
+    })
+    const newer = await client.streamTurn(request())
+    expect(newer.stopReason).toBe('compaction')
+    expect(newer.stopDetails).toBeNull()
+  })
+
+  it('sends no whitespace-only text and maps invalid tool ids on both sides of a pair', async () => {
+    const recordFile = join(dir, 'sanitize.jsonl')
+    const model = await startScriptedModel({
+      scenario: { turns: [{ blocks: [{ text: 'ok' }] }] },
+      recordFile,
+      strict: true,
+    })
+    servers.push(model)
+    await createModelClient({ baseUrl: model.baseUrl }).streamTurn(
+      request({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'go' },
+              { type: 'text', text: ' \n ' },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'text', text: '\n' },
+              { type: 'tool_use', id: 'call:1.2', name: 'read_file', input: { path: 'a' } },
+            ],
+          },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call:1.2', content: 'a' }] },
+        ],
+      }),
+    )
+    const sent = JSON.parse(readFileSync(recordFile, 'utf8').trim()) as {
+      messages: { content: { type: string; id?: string; tool_use_id?: string; text?: string }[] }[]
+    }
+    expect(sent.messages[0]!.content.map((b) => b.text)).toEqual(['go'])
+    const use = sent.messages[1]!.content
+    expect(use.map((b) => b.type)).toEqual(['tool_use'])
+    expect(use[0]!.id).toMatch(/^call_1_2_[0-9a-f]{12}$/)
+    expect(sent.messages[2]!.content[0]!.tool_use_id).toBe(use[0]!.id)
+  })
+
+  it('tells each retry with the attempt about to be made and why; an error event before content counts', async () => {
+    const model = await serve({
+      turns: [{ blocks: [{ text: 'back' }], http: { status: 429, times: 1 }, errorBeforeContent: true }],
+    })
+    const retries: string[] = []
+    const result = await createModelClient({ baseUrl: model.baseUrl, retryBaseDelayMs: 1 }).streamTurn(
+      request({ onRetry: (i) => retries.push(`${i.attempt}/${i.of} ${i.reason}`) }),
+    )
+    expect(result.content).toEqual([{ type: 'text', text: 'back' }])
+    expect(retries).toEqual(['2/6 rate_limited', '3/6 overloaded'])
+  })
+
+  it('does not wait out a long retry-after: the error says when to try again', async () => {
+    const model = await serve({ turns: [{ blocks: [], http: { status: 529, retryAfter: 7200 } }] })
+    const before = Date.now()
+    const error = await failure(createModelClient({ baseUrl: model.baseUrl }).streamTurn(request()))
+    expect(error.kind).toBe('overloaded')
+    expect(error.retryAt).toBeGreaterThanOrEqual(before + 7_200_000)
+    expect(error.message).toMatch(/try again after \d\d:\d\d \(continue the run then\)/)
+  })
+})

@@ -831,7 +831,7 @@ function finalError(error: ModelError, retries: number): ModelError {
     const retryAt = Date.now() + error.retryAfterMs
     const out = new ModelError(
       error.kind,
-      `${error.message} The API asked to wait until ${clockTime(retryAt)}: continue the run after that.`,
+      `${error.message.replace(/\.$/, '')}. It asked to wait longer than Lanes waits on its own: try again after ${clockTime(retryAt)} (continue the run then).`,
       {
         ...(error.status !== undefined ? { status: error.status } : {}),
         retryable: true,

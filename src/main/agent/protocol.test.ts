@@ -375,3 +375,28 @@ describe('resume after a crash', () => {
     }
   })
 })
+
+describe('the example scenarios of e2e/scenarios', () => {
+  const expected: Record<string, { status: string; reason?: string }> = {
+    'thinking.json': { status: 'finished', reason: 'end_turn' },
+    'refusal.json': { status: 'finished', reason: 'refusal' },
+    'context-window.json': { status: 'finished', reason: 'context_window_exceeded' },
+    'pause-turn.json': { status: 'finished', reason: 'end_turn' },
+    'busy.json': { status: 'finished', reason: 'end_turn' },
+    'retry-later.json': { status: 'failed' },
+    'unknown-stop.json': { status: 'finished', reason: 'unknown_stop' },
+  }
+  for (const [file, outcome] of Object.entries(expected)) {
+    it(`${file} plays as it says against the strict model`, async () => {
+      const url = new URL(`../../../e2e/scenarios/${file}`, import.meta.url)
+      const scenario = JSON.parse(await readFile(url, 'utf8')) as Scenario
+      const s = await setup(scenario, { maxRetries: 5 })
+      await writeFile(join(s.workspace, 'README.md'), '# A project\n')
+      const session = await AgentSession.create(s.options)
+      const result = await session.run('go')
+      await session.close()
+      expect(result, JSON.stringify(result)).toMatchObject({ status: outcome.status })
+      if (outcome.reason) expect(byType(s.events, 'run.finished').at(-1)?.reason).toBe(outcome.reason)
+    })
+  }
+})

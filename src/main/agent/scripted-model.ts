@@ -80,8 +80,9 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
   const validate = scenario.validateRequests !== false
   const strict = validate && (opts.strict === true || scenario.strict === true)
   const ledger = new ResponseLedger()
-  /** Per scripted turn: how many error answers (http, errorBeforeContent) it already gave. */
-  const errorsGiven = new Map<number, number>()
+  /** Per scripted turn: how many `http` error answers it gave, and whether it sent its error event. */
+  const httpErrorsGiven = new Map<number, number>()
+  const errorEventGiven = new Set<number>()
   const requests: unknown[] = []
   const recorder = opts.recordFile ? await Recorder.open(opts.recordFile) : null
   const cache = new CacheSimulator()
@@ -128,9 +129,9 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
     const next = turnsServed + 1
     const scripted = scenario.turns[next - 1]
     const turn: ScenarioTurn = scripted ?? { blocks: [{ text: EXHAUSTED_TEXT }], stop: 'end_turn' }
-    const given = errorsGiven.get(next) ?? 0
+    const given = httpErrorsGiven.get(next) ?? 0
     if (turn.http !== undefined && given < (turn.http.times ?? 1)) {
-      errorsGiven.set(next, given + 1)
+      httpErrorsGiven.set(next, given + 1)
       const headers: Record<string, string> = {}
       if (turn.http.retryAfter !== undefined) headers['retry-after'] = String(turn.http.retryAfter)
       sendJson(res, turn.http.status, errorBody(errorTypeFor(turn.http.status), turn.errorMessage), headers)
@@ -141,8 +142,8 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
       })
       return
     }
-    const errorFirst = turn.errorBeforeContent === true && given === 0
-    if (errorFirst) errorsGiven.set(next, 1)
+    const errorFirst = turn.errorBeforeContent === true && !errorEventGiven.has(next)
+    if (errorFirst) errorEventGiven.add(next)
     const turnNumber = errorFirst ? next : ++turnsServed
     if (turn.httpStatus !== undefined) {
       const headers: Record<string, string> = {}

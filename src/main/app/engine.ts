@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import type { ThinkingSetting } from '../../shared/models'
 import type { EventOf } from '../../shared/events'
 import { AlwaysAllowStore } from '../agent/approvals'
 import { buildDemoScenario } from '../agent/demo-model'
@@ -20,6 +21,7 @@ export interface ModelChoice {
   apiKey?: string
   baseUrl?: string
   model?: string
+  thinking?: ThinkingSetting
 }
 
 export interface ConnectedModel {
@@ -45,7 +47,12 @@ export async function connectModel(
   if (apiKey || baseUrl) {
     const modelName = choice.model ?? DEFAULT_MODEL
     return {
-      client: createModelClient({ apiKey, baseUrl, model: modelName }),
+      client: createModelClient({
+        apiKey,
+        baseUrl,
+        model: modelName,
+        ...(choice.thinking ? { thinking: choice.thinking } : {}),
+      }),
       modelName,
       ...(baseUrl ? { baseUrl } : {}),
       demo: false,

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import type { ThinkingSetting } from '../../shared/models'
 import { join } from 'node:path'
 import type { SessionEvent, SessionSummary } from '../../shared/events'
 import type {
@@ -53,6 +54,7 @@ interface StoredSettings {
   siblingSkip?: boolean
   autoApproveEdits?: boolean
   bashTimeoutSec?: number
+  thinking?: ThinkingSetting
 }
 
 interface Live {
@@ -181,6 +183,7 @@ export class SessionHost {
       siblingSkip: stored.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
       autoApproveEdits: stored.autoApproveEdits ?? DEFAULT_ENGINE_SETTINGS.autoApproveEdits,
       bashTimeoutSec: stored.bashTimeoutSec ?? DEFAULT_BASH_TIMEOUT_SEC,
+      thinking: stored.thinking ?? 'adaptive',
       apiKey: {
         source: storedKey ? 'stored' : envKey ? 'environment' : 'none',
         masked: key ? maskKey(key) : null,
@@ -226,6 +229,7 @@ export class SessionHost {
         apiKey: (await this.opts.keys.get()) ?? undefined,
         ...(stored.baseUrl ? { baseUrl: stored.baseUrl } : {}),
         ...(stored.model ? { model: stored.model } : {}),
+        ...(stored.thinking ? { thinking: stored.thinking } : {}),
       },
       settings: {
         ...DEFAULT_ENGINE_SETTINGS,

@@ -199,12 +199,16 @@ function thinkingProblem(messages: unknown[], ledger: ResponseLedger): string | 
     }
   }
   if (!served) return null
-  const sent = served.content.filter(isThinking)
-  const given = content.filter(isThinking).map(withoutCacheControl)
-  const leading = content.slice(0, sent.length).map(withoutCacheControl)
-  const same = (a: Block[], b: Block[]): boolean =>
-    a.length === b.length && a.every((block, k) => JSON.stringify(block) === JSON.stringify(b[k]))
-  if (!same(sent, given) || !same(sent, leading)) {
+  // Thinking blocks exactly as sent, in their order and in their places among the calls (interleaved thinking
+  // puts them between tool_use blocks); text around them may differ (whitespace-only text is dropped).
+  const shape = (blocks: Block[]): string[] =>
+    blocks.flatMap((b) =>
+      isThinking(b) ? [JSON.stringify(withoutCacheControl(b))] : b.type === 'tool_use' ? ['tool_use'] : [],
+    )
+  if (!served.content.some(isThinking)) return null
+  const sent = shape(served.content)
+  const given = shape(content)
+  if (sent.length !== given.length || sent.some((key, k) => key !== given[k])) {
     return `messages.${latest}.content: \`thinking\` or \`redacted_thinking\` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.`
   }
   return null

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react'
+import { ThinkingField } from './ThinkingField'
 import { useShallow } from 'zustand/react/shallow'
 import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
 import { useAppStore } from '../../store/app-store'
@@ -84,6 +85,7 @@ function SettingsForm({
   const [keepGoing, setKeepGoing] = useState(!settings.siblingSkip)
   const [autoApproveEdits, setAutoApproveEdits] = useState(settings.autoApproveEdits)
   const [timeout, setTimeoutSec] = useState(String(settings.bashTimeoutSec))
+  const [thinking, setThinking] = useState(settings.thinking)
   const [saved, setSaved] = useState(false)
   const [problem, setProblem] = useState<string | null>(null)
 
@@ -106,6 +108,7 @@ function SettingsForm({
       return setProblem('The command timeout is a whole number of seconds from 1 to 600.')
     }
     if (seconds !== settings.bashTimeoutSec) update.bashTimeoutSec = seconds
+    if (thinking !== settings.thinking) update.thinking = thinking
     if (apiKey.trim() !== '') update.apiKey = apiKey.trim()
     if (update.model === '') return setProblem('Enter a model name.')
     setProblem(null)
@@ -170,6 +173,7 @@ function SettingsForm({
             onChange={(e) => setModel(e.target.value)}
           />
         </label>
+        <ThinkingField model={model.trim()} value={thinking} onChange={setThinking} />
         <label className="field">
           <span>Base URL</span>
           <input
