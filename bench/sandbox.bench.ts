@@ -27,7 +27,8 @@ import { median, result, type Benchmark, type BenchResult } from './harness'
 const RUNS = Number(process.env.LANES_BENCH_RUNS ?? 21)
 const CLI_RUNS = Number(process.env.LANES_BENCH_RUNS ?? 9)
 const here = fileURLToPath(new URL('.', import.meta.url))
-const cliEntry = join(here, '..', 'out', 'main', 'cli.js')
+const cliEntry = join(here, '..', 'bin', 'lanes.js')
+const built = join(here, '..', 'out', 'main', 'cli.js')
 
 async function runner(command: string, cwd: string, launch?: SandboxLaunch): Promise<void> {
   const run = await runInPty({
@@ -226,7 +227,7 @@ export const benchmarks: Benchmark[] = [
         }),
       )
 
-      if (!existsSync(cliEntry)) {
+      if (!existsSync(built)) {
         process.stderr.write('lanes run benchmarks skipped: build first (npx electron-vite build)\n')
         return out
       }

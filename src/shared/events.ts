@@ -474,6 +474,8 @@ export const RewindFinishedEvent = z.object({
   outcome: z.enum(['done', 'rolled-back']),
   /** Finished on a later start, after a crash. */
   recovered: z.boolean().optional(),
+  /** Done, and the conversation went back too: the session waits to continue from this turn. */
+  conversationFromTurn: z.number().int().positive().optional(),
   error: z.string().optional(),
 })
 

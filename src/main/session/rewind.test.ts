@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { reduceEvents } from '../../shared/reducer'
 import { buildConversation } from './conversation'
 import { readSession } from './log'
+import { listSessions } from './store'
 import { applyRewind, planRewind, type RewindRequest } from './rewind'
 import { withRewindSession } from './rewind-session'
 import { recordSession, type RecordedSession } from './test-fixtures/recorded-session'
@@ -114,6 +115,9 @@ describe('rewind', () => {
     const state = reduceEvents(all)
     expect(state.status).toBe('paused')
     expect(state.turns.filter((t) => t.rewoundBy !== undefined).map((t) => t.turn)).toEqual([2, 3])
+    // The session list offers it for continuing, like a paused run.
+    const [summary] = await listSessions(s.sessionsDir)
+    expect(summary?.status).toBe('paused')
   })
 
   describe('refuses, changing nothing', () => {

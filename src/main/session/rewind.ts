@@ -274,7 +274,7 @@ export async function applyRewind(
     return { ok: false, reason: `${failure}; the files already rewound were put back.${undone}` }
   }
   await syncFiles(done.map((c) => c.path))
-  await finish(log, rewindId, done)
+  await finish(log, rewindId, done, { turn: plan.turn })
   return { ok: true, rewindId, changes, skipped }
 }
 
@@ -319,7 +319,7 @@ async function finish(
   log: RewindLog,
   rewindId: string,
   changes: readonly RewindChange[],
-  recovered = false,
+  how: { turn?: number | undefined; recovered?: boolean },
 ): Promise<void> {
   // What Lanes wrote is what it knows the files to be: a later write must not see its own rewind as a conflict.
   await Promise.all(
@@ -334,8 +334,10 @@ async function finish(
     type: 'rewind.finished',
     rewindId,
     outcome: 'done',
-    ...(recovered ? { recovered: true } : {}),
+    ...(how.recovered ? { recovered: true } : {}),
+    ...(how.turn !== undefined ? { conversationFromTurn: how.turn } : {}),
   })
+
   await log.sync()
 }
 
@@ -372,7 +374,7 @@ export async function recoverRewind(
       applied.push(s.change)
     }
     if (!error) {
-      await finish(log, open.rewindId, open.changes, true)
+      await finish(log, open.rewindId, open.changes, { turn: open.turn, recovered: true })
       return { rewindId: open.rewindId, outcome: 'done' }
     }
   } else {

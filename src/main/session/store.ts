@@ -110,7 +110,10 @@ async function summarize(sessionsDir: string, sessionId: string): Promise<Sessio
         const parsed = parseLine(line)
         if (!parsed.ok) return false
         last ??= parsed.event
-        if (!runEventTypes.has(parsed.event.type)) return false
+        // A rewind of the conversation leaves the session waiting to be continued from an earlier turn.
+        const rewound =
+          parsed.event.type === 'rewind.finished' && parsed.event.conversationFromTurn !== undefined
+        if (!rewound && !runEventTypes.has(parsed.event.type)) return false
         lastRun = parsed.event
         return true
       },
@@ -144,6 +147,7 @@ async function summarize(sessionsDir: string, sessionId: string): Promise<Sessio
     case 'run.failed':
       return { ...summary, status: 'failed' }
     case 'run.paused':
+    case 'rewind.finished':
       return { ...summary, status: 'paused' }
     case 'run.stopped':
       return { ...summary, status: 'paused', stopped: true }

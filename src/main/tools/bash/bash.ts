@@ -123,6 +123,7 @@ export const bashTool = defineTool({
     live.end()
     const summary = await buffer.close()
     const sandboxFailure = sandbox ? sandboxStartFailure(sandbox, run, summary.text) : null
+    const createdSensitive = sandbox && approval ? sandbox.createdSensitive() : []
 
     const metadata = {
       exitCode: run.exitCode,
@@ -142,6 +143,7 @@ export const bashTool = defineTool({
       sandbox: sandbox === null ? 'off' : approval ? 'writable' : 'read-only',
       network: sandbox === null || approval?.network === true,
       ...(summary.saveError !== undefined ? { saveError: summary.saveError } : {}),
+      ...(createdSensitive.length > 0 ? { createdSensitive } : {}),
     }
     if (run.pid === null && !run.aborted) {
       return fail(`Command not run: ${run.error ?? 'bash could not be started'}.`, { title, metadata })
@@ -165,6 +167,10 @@ export const bashTool = defineTool({
     }
     if (summary.text.length > 0) parts.push(summary.text)
     else if (!summary.truncated) parts.push('(no output)')
+    if (createdSensitive.length > 0)
+      parts.push(
+        `\n[The command created protected files (they can run code or hold secrets): ${createdSensitive.slice(0, 20).join(', ')}]`,
+      )
 
     let status: string | null = null
     if (run.timedOut) {

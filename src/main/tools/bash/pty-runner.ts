@@ -79,7 +79,14 @@ export interface PtyRunOptions {
    * (the `env` option above is then unused). With `statusFd`, the program gets a pipe on that descriptor and
    * what it writes there is returned as `status`.
    */
-  launch?: { program: string; args: string[]; env: Record<string, string>; statusFd: number | null }
+  launch?: {
+    program: string
+    args: string[]
+    env: Record<string, string>
+    statusFd: number | null
+    /** Everything the command started ends when the launcher exits (a PID namespace): nothing to hunt. */
+    endsTree: boolean
+  }
 }
 
 export interface PtyRunResult {
@@ -300,8 +307,10 @@ class PtyRun {
     clearTimeout(this.timeoutTimer)
     clearTimeout(this.exitWatchdog)
     this.options.signal?.removeEventListener('abort', this.onAbort)
-    // The shell is gone; anything it left in its group (a server, a watcher) ends with it.
-    if (!this.termination && groupExists(this.term.pid)) this.terminate(STOP_KILL_GRACE_MS)
+    // The shell is gone; anything it left in its group (a server, a watcher) ends with it. A launcher that
+    // ends its whole tree itself (the sandbox's PID namespace dies with it) leaves at most zombies behind.
+    if (!this.termination && !this.options.launch?.endsTree && groupExists(this.term.pid))
+      this.terminate(STOP_KILL_GRACE_MS)
     await this.termination
     // Everything that held the terminal is gone: what is left in it is read, then the stream closes.
     let cutOff: NodeJS.Timeout | undefined

@@ -1,4 +1,4 @@
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs'
+import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs'
 import { delimiter, dirname, isAbsolute, sep } from 'node:path'
 import type { Masks } from './masks'
 import { SANDBOX_HOME, SANDBOX_TMP, type SandboxSpec } from './policy'
@@ -8,18 +8,37 @@ import { SANDBOX_HOME, SANDBOX_TMP, type SandboxSpec } from './policy'
  * folders read-only, a fresh /proc of a private PID namespace, a minimal /dev, a private /tmp (tmpfs) holding
  * the empty HOME, the folders of PATH read-only, and the workspace: read-only, or writable with its
  * protected paths bound read-only over it. Secret paths are masked on top of everything. Every namespace is
- * new (network included, unless the user allowed it for this command); no capability is kept; the sandbox
- * dies with the app.
+ * new (network included, unless the user allowed it for this command), with no nested user namespaces; no
+ * capability is kept; the sandbox dies with the app.
  */
 
 /** Top-level system folders bound read-only when present (links, as on merged-/usr systems, are copied). */
 const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/sys']
 
-/** Credentials of the machine itself, readable by a root user, hidden even then. */
+/** Credentials of the machine itself, readable by a root user, hidden even then (and the SSH host keys). */
 const SYSTEM_SECRETS = ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-', '/etc/sudoers']
+
+function systemSecrets(): string[] {
+  let hostKeys: string[] = []
+  try {
+    hostKeys = readdirSync('/etc/ssh')
+      .filter((name) => /^ssh_host_.*_key$/.test(name))
+      .map((name) => `/etc/ssh/${name}`)
+  } catch {
+    // No SSH server configuration: nothing to hide.
+  }
+  return [...SYSTEM_SECRETS.filter(exists), ...hostKeys]
+}
 
 /** With the network on, name resolution may live under /run (systemd-resolved's stub). */
 const RESOLVER_DIRS = ['/run/systemd/resolve', '/run/resolvconf']
+
+/**
+ * Every namespace new, the user namespace included, and none may be made inside it: a nested user namespace
+ * would give a command the capabilities to try its own mounts (the sandbox's are locked against a less
+ * privileged namespace, but there is no reason to allow the attempt).
+ */
+export const NAMESPACES = ['--unshare-all', '--unshare-user', '--disable-userns']
 
 /** The descriptor on which bwrap reports the child's start and exit (`--json-status-fd`). */
 export const STATUS_FD = 3
@@ -32,7 +51,7 @@ export interface BwrapContext {
 }
 
 export function bwrapArgs(spec: SandboxSpec, masks: Masks, context: BwrapContext): string[] {
-  const args = ['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL']
+  const args = [...NAMESPACES, '--die-with-parent', '--cap-drop', 'ALL']
   if (spec.network) args.push('--share-net')
   for (const dir of SYSTEM) args.push(...mirror(dir))
   if (spec.network) for (const dir of RESOLVER_DIRS) if (exists(dir)) args.push('--ro-bind', dir, dir)
@@ -46,7 +65,7 @@ export function bwrapArgs(spec: SandboxSpec, masks: Masks, context: BwrapContext
     if (p.kind === 'dir') args.push('--tmpfs', p.path, '--remount-ro', p.path)
     else args.push('--ro-bind', '/dev/null', p.path)
   }
-  for (const file of SYSTEM_SECRETS) if (exists(file)) args.push('--ro-bind', '/dev/null', file)
+  for (const file of systemSecrets()) args.push('--ro-bind', '/dev/null', file)
   args.push('--chdir', spec.workspace, '--json-status-fd', String(STATUS_FD))
   return args
 }

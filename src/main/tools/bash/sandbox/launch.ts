@@ -3,8 +3,8 @@ import { accessSync, constants, mkdtempSync, realpathSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { homedir, tmpdir } from 'node:os'
 import { delimiter, isAbsolute, join, sep } from 'node:path'
-import { bwrapArgs, STATUS_FD } from './bwrap'
-import { MaskIndex } from './masks'
+import { bwrapArgs, NAMESPACES, STATUS_FD } from './bwrap'
+import { MaskIndex, type Masks } from './masks'
 import { SANDBOX_HOME, SANDBOX_TMP, sandboxEnv, type SandboxSpec } from './policy'
 import { seatbeltProfile } from './seatbelt'
 
@@ -45,7 +45,7 @@ export function probeSandbox(platform: NodeJS.Platform, searchPath: string): San
     }
   const probe = spawnSync(
     program,
-    ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'],
+    [...NAMESPACES, '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'],
     { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] },
   )
   if (probe.status !== 0) {
@@ -73,7 +73,18 @@ export interface SandboxLaunch {
   env: Record<string, string>
   /** The descriptor on which the sandbox reports the command's start and exit, if it does. */
   statusFd: number | null
+  /**
+   * bubblewrap's PID namespace ends with it: when it exits, every process of the command is gone (its
+   * namespace's init dies with bubblewrap, and the kernel kills the rest). Seatbelt has no such namespace.
+   */
+  endsTree: boolean
   cleanup(): Promise<void>
+  /**
+   * Secret or protected paths that exist now and did not when the command started, relative to the
+   * workspace. The sandbox pins the protected paths that exist; one the command creates (a new `.envrc`, a
+   * first `.vscode/tasks.json`) it cannot stop without leaving empty files behind, so it is reported.
+   */
+  createdSensitive(): string[]
 }
 
 const indexes = new Map<string, MaskIndex>()
@@ -93,20 +104,34 @@ export function prepareSandbox(
     index = new MaskIndex(spec.workspace)
     indexes.set(spec.workspace, index)
   }
-  let masks
+  let masks: Masks
   try {
     masks = index.current()
   } catch (err) {
     return { error: `the sandbox could not check the workspace for secret files: ${message(err)}` }
   }
   const path = base.PATH ?? ''
+  const before = new Set([...masks.secrets, ...masks.protected].map((p) => p.path))
+  const createdSensitive = (): string[] => {
+    try {
+      const now = index.current()
+      return [...now.secrets, ...now.protected]
+        .map((p) => p.path)
+        .filter((p) => !before.has(p))
+        .map((p) => p.slice(spec.workspace.length + 1))
+    } catch {
+      return []
+    }
+  }
   if (found.kind === 'bubblewrap') {
     return {
       program: found.program,
       args: [...bwrapArgs(spec, masks, { path, home: homedir() }), '--'],
       env: sandboxEnv(base, { home: SANDBOX_HOME, tmp: SANDBOX_TMP }),
       statusFd: STATUS_FD,
+      endsTree: true,
       cleanup: async () => {},
+      createdSensitive,
     }
   }
   let tmp: string
@@ -123,7 +148,9 @@ export function prepareSandbox(
     args: ['-p', seatbeltProfile(spec, masks, { tmp, pathFolders })],
     env: sandboxEnv(base, { home: tmp, tmp }),
     statusFd: null,
+    endsTree: false,
     cleanup: () => rm(tmp, { recursive: true, force: true }),
+    createdSensitive,
   }
 }
 

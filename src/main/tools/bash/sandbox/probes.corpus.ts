@@ -86,4 +86,10 @@ export const PROBES: readonly Probe[] = [
   { name: 'ps with environments', folder: 'plain', command: 'ps axeww' },
   { name: 'a package script runs the probe', folder: 'plain', command: 'npm run probe', mustRun: true },
   { name: 'git to the local listener', folder: 'plain', command: 'git ls-remote http://127.0.0.1:PORT/x' },
+  // A nested user namespace would give the command the rights to unmount a mask or remount the workspace.
+  {
+    name: 'unmount a mask from a nested namespace',
+    folder: 'plain',
+    command: 'unshare -Urm sh -c "umount .env; mount -o remount,rw .; cat .env; touch pwned.txt"',
+  },
 ]

@@ -75,7 +75,14 @@ describe('bwrapArgs', () => {
   it('unshares everything, binds the workspace read-only and masks secrets last', () => {
     const args = bwrapArgs({ mode: 'read-only', workspace: '/w', network: false }, masks, context)
     const text = args.join(' ')
-    expect(args.slice(0, 4)).toEqual(['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL'])
+    expect(args.slice(0, 6)).toEqual([
+      '--unshare-all',
+      '--unshare-user',
+      '--disable-userns',
+      '--die-with-parent',
+      '--cap-drop',
+      'ALL',
+    ])
     expect(text).not.toContain('--share-net')
     expect(text).toContain('--ro-bind /w /w')
     expect(text).not.toContain('--bind /w /w')

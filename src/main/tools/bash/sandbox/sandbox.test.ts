@@ -239,6 +239,13 @@ describe.skipIf(missing !== null)('bash in the sandbox', () => {
     expect(existsSync(join(workspace, '.git/hooks/post-checkout'))).toBe(false)
   })
 
+  it('reports the protected files an approved command created', async () => {
+    await hostileFolder('git')
+    const result = await bashTool.execute({ command: 'touch .envrc2 .npmrc' }, context(approved))
+    expect(result.output).toMatch(/created protected files .*: \.npmrc\]/)
+    expect(result.metadata).toMatchObject({ createdSensitive: ['.npmrc'] })
+  })
+
   it('gives a command only the allowlisted environment', async () => {
     await hostileFolder('plain')
     const result = await bashTool.execute({ command: 'printenv' }, context())
