@@ -15,3 +15,16 @@ export function chromiumExecutable(): string | undefined {
   }
   return undefined
 }
+
+/**
+ * Why the browser tests cannot run here, in one line, or null when a Chromium is at hand: the one on the PATH or
+ * in $CHROMIUM_PATH, or Playwright's own download.
+ */
+export function missingChromium(playwrightChromium: string | undefined): string | null {
+  if (chromiumExecutable() !== undefined) return null
+  if (playwrightChromium !== undefined && existsSync(playwrightChromium)) return null
+  return (
+    'The browser tests need Chromium, and none was found: install it (Debian/Ubuntu: `sudo apt install chromium`; ' +
+    'elsewhere: `npx playwright install chromium`), or set CHROMIUM_PATH to a Chromium binary.'
+  )
+}

@@ -22,16 +22,34 @@ function run(command, args) {
   return result.status === 0
 }
 
+/**
+ * Electron's installer, quietly: its output is a stack trace when the download fails, which says nothing a
+ * person can act on. The reason's first line (e.g. "fetch failed") is kept for the message below.
+ */
+function installElectron() {
+  const result = spawnSync(process.execPath, [require.resolve('electron/install.js')], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  if (result.status === 0) return { ok: true }
+  const reason = `${result.stderr ?? ''}\n${result.stdout ?? ''}`
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line !== '' && !line.startsWith('at '))
+  return { ok: false, reason: reason?.replace(/^\w*Error:\s*/, '') }
+}
+
 let binary = electronBinary()
 if (!binary) {
   console.log('Lanes: the Electron runtime is not installed yet; fetching it once (about 100 MB)...')
-  const installed = run(process.execPath, [require.resolve('electron/install.js')])
-  binary = installed ? electronBinary() : null
+  const installed = installElectron()
+  binary = installed.ok ? electronBinary() : null
   if (!binary) {
     console.error(
       [
         '',
-        'Lanes could not download the Electron runtime (no network access to its download site?).',
+        `Lanes could not download the Electron runtime${installed.reason ? ` (${installed.reason})` : ''}: no network access to its download site?`,
         'You can still use Lanes in your browser:',
         '',
         '    npm run web',

@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test'
 import { startWebApp } from '../fixtures'
-import { screenshots, sendTask } from './ui-support'
+import { loadEvents, screenshots, sendTask } from './ui-support'
 
 // No key and no base URL: the built-in demo model answers (empty values count as unset).
 const noModel = { ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '' }
@@ -24,7 +24,22 @@ test('the demo model is announced plainly and a demo run goes through review to 
     await panel.getByTestId('approval-approve-all').click()
     await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
     await expect(page.getByTestId('session-item').first()).toHaveAttribute('data-status', 'finished')
+    // It answered the task it was given, and says how to switch to Claude here (browser mode).
+    expect(JSON.stringify(await loadEvents(page))).toContain('You asked: “Show me around this project”')
+    await expect(page.getByTestId('assistant-text').filter({ hasText: 'lanes web' })).toHaveCount(1)
     await screenshots(page, 'ui-demo-finished')
+
+    // A follow-up gets its own demo run, not "no more turns".
+    await sendTask(page, 'Now look at the index')
+    await expect(panel).toBeVisible({ timeout: 30_000 })
+    await panel.getByTestId('approval-approve-all').click()
+    // (The transcript is virtualized: the run's end is checked through the session status.)
+    await expect(page.getByTestId('session-item').first()).toHaveAttribute('data-status', 'finished', {
+      timeout: 30_000,
+    })
+    const events = JSON.stringify(await loadEvents(page))
+    expect(events).toContain('You asked: “Now look at the index”')
+    expect(events).not.toContain('no more turns')
   } finally {
     await stop()
   }

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createRequire } from 'node:module'
 import { createInterface } from 'node:readline'
 import { lanesBin, startWebApp, type WebApp } from '../fixtures'
 
@@ -116,3 +117,23 @@ export async function loadEvents(page: Page): Promise<{ type: string; at: number
     return result.value.events as { type: string; at: number; callId?: string }[]
   })
 }
+
+/** axe-core's colour-contrast check (WCAG AA) on the page as it is: the violations, one line each. */
+export async function contrastViolations(page: Page): Promise<string[]> {
+  // Evaluated rather than added as a script tag: the app's CSP (rightly) refuses inline scripts.
+  axeSource ??= await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(c: unknown, o: unknown): Promise<AxeResults> } }).axe
+    const results = await axe.run(document, { runOnly: { type: 'rule', values: ['color-contrast'] } })
+    return results.violations.flatMap((v) =>
+      v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary?.split('\n').slice(1).join(' ') ?? ''}`),
+    )
+  })
+}
+
+interface AxeResults {
+  violations: { nodes: { target: string[]; failureSummary?: string }[] }[]
+}
+
+let axeSource: string | undefined

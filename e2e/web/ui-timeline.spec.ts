@@ -71,7 +71,7 @@ test('the timeline shows parallel reads overlapping, the failed command serial, 
     await expect(skipped).toHaveCount(2)
     for (const marker of await skipped.all()) {
       await expect(marker).toHaveAttribute('data-cause-call-id', commandId!)
-      await expect(marker).toContainText('skipped because bash')
+      await expect(marker).toContainText("skipped because 'List the build folder' failed")
       await expect(marker).toContainText('failed')
     }
     // Nothing was written.

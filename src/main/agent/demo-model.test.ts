@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { toolInputSchemas } from '../tools/schemas'
-import { buildDemoScenario } from './demo-model'
+import { buildDemoScenario, demoResponder, taskWords } from './demo-model'
 import { createModelClient, type TurnRequest } from './model'
 import { parseScenario, Scenario, type ToolBlock } from './scenario'
 import { startScriptedModel } from './scripted-model'
@@ -47,7 +47,6 @@ describe('demo model', () => {
     expectValidCalls(scenario)
     const first = scenario.turns[0]?.blocks[0]
     expect(first && 'text' in first ? first.text : '').toMatch(/built-in demo/)
-    expect(texts(scenario)).toMatch(/ANTHROPIC_API_KEY/)
     expect(texts(scenario)).toMatch(/Settings/)
     const calls = toolCalls(scenario)
     expect(calls.filter((c) => c.tool === 'read_file')).toEqual([])
@@ -166,5 +165,87 @@ describe('demo model', () => {
     } finally {
       await server.close()
     }
+  })
+
+  it('says how to switch to Claude in the mode the user is in', async () => {
+    const root = await workspace()
+    const app = texts(await buildDemoScenario(root, { host: 'app' }))
+    const web = texts(await buildDemoScenario(root, { host: 'web' }))
+    const cli = texts(await buildDemoScenario(root, { host: 'cli' }))
+    expect(app).toMatch(/Settings/)
+    expect(web).toMatch(/Settings/)
+    expect(web).toMatch(/lanes web.*ANTHROPIC_API_KEY/)
+    expect(cli).toMatch(/lanes run.*ANTHROPIC_API_KEY/)
+    expect(cli).not.toMatch(/Settings/)
+  })
+
+  it('names the task and reads the files it mentions, searching for its words', async () => {
+    const root = await workspace({
+      'README.md': '# Shop\n',
+      'src/cart.ts': 'export const cart = []\n',
+      'src/checkout.ts': 'export const pay = 1\n',
+      'src/index.ts': 'export {}\n',
+    })
+    expect(taskWords('Fix the rounding in the cart totals')).toEqual(['rounding', 'cart', 'totals'])
+    const scenario = await buildDemoScenario(root, { task: 'Fix the rounding in the cart totals' })
+    expectValidCalls(scenario)
+    expect(texts(scenario)).toContain('You asked: “Fix the rounding in the cart totals”')
+    const explore = scenario.turns[0]?.blocks.filter((b): b is ToolBlock => 'tool' in b) ?? []
+    expect(
+      explore.filter((c) => c.tool === 'read_file').map((c) => (c.input as { path: string }).path),
+    ).toEqual(['src/cart.ts'])
+    expect(explore.find((c) => c.tool === 'grep')?.input).toEqual({
+      pattern: 'rounding|cart|totals',
+      case_insensitive: true,
+    })
+    // The note records the task.
+    const write = toolCalls(scenario).find((c) => c.tool === 'write_file')
+    expect((write?.input as { content: string }).content).toContain('Fix the rounding in the cart totals')
+  })
+
+  it('does not ask to approve a note that would not change', async () => {
+    const root = await workspace({ 'main.py': 'print(1)\n' })
+    const first = await buildDemoScenario(root, { task: 'Explain main' })
+    const content = (toolCalls(first).find((c) => c.tool === 'write_file')?.input as { content: string })
+      .content
+    await writeFile(join(root, 'LANES_DEMO.md'), content)
+    const again = await buildDemoScenario(root, { task: 'Explain main' })
+    expectValidCalls(again)
+    expect(toolCalls(again).map((c) => c.tool)).not.toContain('write_file')
+    expect(texts(again)).toContain('nothing for you to approve')
+    // Another task changes the note, so that one is asked.
+    const other = await buildDemoScenario(root, { task: 'Explain the tests' })
+    expect(toolCalls(other).map((c) => c.tool)).toContain('write_file')
+  })
+
+  it('answers each task of a session, follow-ups included, from the conversation it is sent', async () => {
+    const root = await workspace({ 'README.md': '# Demo\n', 'src/app.js': 'console.log(1)\n' })
+    const respond = demoResponder(root, 'app')
+    const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] })
+    const assistant = { role: 'assistant', content: [{ type: 'text', text: '…' }] }
+    const results = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: 'ok' }] }
+    const first = await respond({ messages: [user('Look at the app')] })
+    expect(JSON.stringify(first.blocks)).toContain('You asked: “Look at the app”')
+    expect(JSON.stringify(first.blocks)).toContain('built-in demo')
+    const closing = await respond({
+      messages: [user('Look at the app'), assistant, results, assistant, results],
+    })
+    expect(closing.stop).toBe('end_turn')
+    const followUp = await respond({
+      messages: [
+        user('Look at the app'),
+        assistant,
+        results,
+        assistant,
+        results,
+        assistant,
+        user('Now the readme'),
+      ],
+    })
+    expect(followUp.stop).toBe('tool_use')
+    expect(JSON.stringify(followUp.blocks)).toContain('You asked: “Now the readme”')
+    // No introduction the second time.
+    expect(JSON.stringify(followUp.blocks)).not.toContain('built-in demo')
+    expect(JSON.stringify(followUp.blocks)).not.toContain('no more turns')
   })
 })

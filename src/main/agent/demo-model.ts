@@ -1,16 +1,38 @@
 import { lstat, readdir, readFile } from 'node:fs/promises'
 import { extname, join } from 'node:path'
-import type { Scenario, ScenarioBlock } from './scenario'
+import type { Scenario, ScenarioBlock, ScenarioTurn } from './scenario'
 
 /**
  * The built-in demo (DESIGN 8): with no API key and no base URL, the scripted model plays a run built from the
- * opened folder's own files, through the real pipeline: parallel reads, a search, a write that waits for the
- * user's approval, a read-only command, a summary. The survey below only decides what the script asks for;
- * everything shown comes from the real tools at run time.
+ * opened folder's own files and the task the user typed, through the real pipeline: parallel reads (of the
+ * files the task names, else the project's main files), a search for the task's words, a write that waits for
+ * the user's approval, a read-only command, a summary. Every task, follow-ups included, gets its own run: the
+ * responder (`demoResponder`) reads the conversation of each request to know the task and how far it got.
  *
- * The script cannot react to results (it is written before the run), so its texts never claim what a tool
- * returned or what the user decided.
+ * The survey only decides what the script asks for; everything shown comes from the real tools at run time, so
+ * the texts never claim what a tool returned. The note is not rewritten when it would not change (no approval
+ * asked for a change that changes nothing).
  */
+
+/** Where the user runs Lanes: what "switch to Claude" means there. */
+export type DemoHost = 'app' | 'web' | 'cli'
+
+const SWITCH_TO_CLAUDE: Record<DemoHost, string> = {
+  app: 'To work with Claude, add your Anthropic API key in **Settings** (the ⚙ button, top left); the next task you send uses it.',
+  web:
+    'To work with Claude, add your Anthropic API key in **Settings** (the ⚙ button, top left), or stop `lanes web` ' +
+    'and start it again with the `ANTHROPIC_API_KEY` environment variable set.',
+  cli:
+    'To work with Claude, run `lanes run` again with the `ANTHROPIC_API_KEY` environment variable set ' +
+    '(or `--base-url` for a compatible server).',
+}
+
+export interface DemoTask {
+  task?: string
+  host?: DemoHost
+  /** A follow-up in the same session: no introduction again. */
+  followUp?: boolean
+}
 
 /** Paced like a real model, so the timeline is watchable. */
 const PACE = { tokensPerSecond: 120, firstTokenMs: 250 } as const
@@ -91,29 +113,132 @@ interface Survey {
   truncated: boolean
   git: boolean
   /** Where the note goes, and whether a file is already there (it must be read before it is overwritten). */
-  note: { path: string; exists: boolean }
+  note: { path: string; exists: boolean; content?: string }
+  /** Paths of the files seen (within the walk's budget), for the files a task names. */
+  files: string[]
 }
 
-export async function buildDemoScenario(workspaceRoot: string): Promise<Scenario> {
+export async function buildDemoScenario(workspaceRoot: string, demo: DemoTask = {}): Promise<Scenario> {
   const survey = await surveyWorkspace(workspaceRoot)
+  const task = demo.task?.trim() ? clip(demo.task.trim(), 160) : undefined
+  const ctx: Ctx = { s: survey, task, host: demo.host ?? 'app', followUp: demo.followUp ?? false }
+  const note = noteContent(ctx)
   return {
     description: 'Built-in demo: explores the opened folder while no API key is configured.',
-    turns: [exploreTurn(survey), noteTurn(survey), closingTurn(survey)],
+    turns: [exploreTurn(ctx), noteTurn(ctx, note), closingTurn(ctx, survey.note.content === note)],
   }
 }
 
-function exploreTurn(s: Survey): Scenario['turns'][number] {
-  const reads = [s.readme, s.manifest, s.source].filter((p): p is string => p !== undefined)
+/**
+ * The demo's answer to each request of a session, from its conversation: the latest task the user typed and how
+ * many answers it has had. A task's run is planned once, at its first request, so its steps fit together.
+ */
+export function demoResponder(
+  workspaceRoot: string,
+  host: DemoHost,
+): (request: unknown) => Promise<ScenarioTurn> {
+  const plans = new Map<string, Promise<Scenario>>()
+  return async (request) => {
+    const { task, taskAt, step, followUp } = readConversation(request)
+    const key = `${taskAt}\u0000${task}`
+    let plan = plans.get(key)
+    if (!plan) {
+      plan = buildDemoScenario(workspaceRoot, { task, host, followUp })
+      plans.set(key, plan)
+    }
+    const turns = (await plan).turns
+    return (
+      turns[step] ?? {
+        blocks: [
+          { text: 'That is all the demo does for this task. Type another task below to see it again.' },
+        ],
+        stop: 'end_turn',
+      }
+    )
+  }
+}
+
+/** The latest message the user typed (one without tool results), where it is, and the answers since. */
+function readConversation(request: unknown): {
+  task: string
+  taskAt: number
+  step: number
+  followUp: boolean
+} {
+  const messages = (request as { messages?: unknown }).messages
+  const list = Array.isArray(messages) ? (messages as { role?: unknown; content?: unknown }[]) : []
+  for (let i = list.length - 1; i >= 0; i--) {
+    const m = list[i]
+    if (m?.role !== 'user') continue
+    const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content
+    if (!Array.isArray(blocks)) continue
+    const parts = blocks as { type?: unknown; text?: unknown }[]
+    if (parts.some((b) => b.type === 'tool_result')) continue
+    const task = parts
+      .filter((b) => b.type === 'text' && typeof b.text === 'string')
+      .map((b) => b.text as string)
+      .join('\n')
+    const assistant = (from: number, to: number): number =>
+      list.slice(from, to).filter((x) => x?.role === 'assistant').length
+    return { task, taskAt: i, step: assistant(i + 1, list.length), followUp: assistant(0, i) > 0 }
+  }
+  return { task: '', taskAt: -1, step: 0, followUp: false }
+}
+
+interface Ctx {
+  s: Survey
+  task?: string
+  host: DemoHost
+  followUp: boolean
+}
+
+/** Words of the task worth looking for: not too short, not filler. */
+export function taskWords(task: string | undefined): string[] {
+  if (!task) return []
+  const words = task.toLowerCase().match(/[a-z0-9_][a-z0-9_.-]*[a-z0-9_]/g) ?? []
+  return [...new Set(words.filter((w) => w.length >= 3 && !STOP_WORDS.has(w)))].slice(0, 5)
+}
+
+const STOP_WORDS = new Set(
+  (
+    'the and for with from this that what which where when how why can could would should will please make add ' +
+    "fix change update show tell find look into about all any are was were has have had not but its it's our your " +
+    'you use using there their them then than also just some more most file files code project folder'
+  ).split(' '),
+)
+
+/** Files whose path contains one of the task's words, code first, at most three. */
+function filesNamedBy(s: Survey, words: string[]): string[] {
+  if (words.length === 0) return []
+  const hits = s.files.filter((f) => words.some((w) => f.toLowerCase().includes(w)))
+  const code = (f: string): number => (LANGUAGES[extname(f).slice(1).toLowerCase()] ? 0 : 1)
+  return hits.sort((a, b) => code(a) - code(b) || a.length - b.length || a.localeCompare(b)).slice(0, 3)
+}
+
+const escapeRegex = (word: string): string => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+function exploreTurn(ctx: Ctx): Scenario['turns'][number] {
+  const { s, task } = ctx
+  const words = taskWords(task)
+  const named = filesNamedBy(s, words)
+  const reads =
+    named.length > 0 ? named : [s.readme, s.manifest, s.source].filter((p): p is string => p !== undefined)
+  const intro = ctx.followUp
+    ? ''
+    : 'Hello! This is the **built-in demo** of Lanes. No API key is configured, so a scripted model is answering ' +
+      'instead of Claude: it cannot really do your task, but it shows how Lanes works, with the same tools, ' +
+      `timeline and approvals as a real run, on your real files.\n\n${SWITCH_TO_CLAUDE[ctx.host]}\n\n`
+  const asked = task ? `You asked: “${task}”. ` : ''
+  const plan =
+    reads.length > 0
+      ? named.length > 0
+        ? `Your task names ${named.map((p) => `\`${p}\``).join(', ')}, so I will read ${named.length === 1 ? 'it' : 'them'}`
+        : `I will read ${reads.map((p) => `\`${p}\``).join(', ')} to see what this project is`
+      : 'This folder looks empty, so there is little to read. I will still search it'
+  const search = words.length > 0 ? ` and search the code for ${words.map((w) => `“${w}”`).join(', ')}` : ''
   const blocks: ScenarioBlock[] = [
     {
-      text:
-        'Hello! This is the **built-in demo** of Lanes. No API key is configured, so a scripted model is answering ' +
-        'instead of Claude. It uses the same tools, timeline and approvals as a real run, on your real files.\n\n' +
-        'To work with Claude, add your Anthropic API key in **Settings**, or set the `ANTHROPIC_API_KEY` environment ' +
-        'variable and restart Lanes.\n\n' +
-        (reads.length > 0
-          ? `First I will look around: read ${reads.map((p) => `\`${p}\``).join(', ')} and search the code. These calls only read, so they run in parallel, without asking you.`
-          : 'This folder looks empty, so there is little to read. I will still search it, to show how read-only calls run in parallel without asking you.'),
+      text: `${intro}${asked}${plan}${search}. These calls only read, so they run in parallel, without asking you.`,
     },
     ...reads.map((path) => ({ tool: 'read_file', input: { path, limit: READ_LIMIT } })),
   ]
@@ -121,11 +246,17 @@ function exploreTurn(s: Survey): Scenario['turns'][number] {
   const dir = s.source?.includes('/') ? s.source.split('/')[0] : undefined
   const ext = s.language?.ext
   blocks.push({ tool: 'glob', input: { pattern: ext ? `${dir ? `${dir}/` : ''}**/*.${ext}` : '*' } })
-  blocks.push({ tool: 'grep', input: { pattern: 'TODO|FIXME', ...(dir ? { path: dir } : {}) } })
+  blocks.push({
+    tool: 'grep',
+    input:
+      words.length > 0
+        ? { pattern: words.map(escapeRegex).join('|'), case_insensitive: true }
+        : { pattern: 'TODO|FIXME', ...(dir ? { path: dir } : {}) },
+  })
   return { blocks, stop: 'tool_use', ...PACE }
 }
 
-function noteTurn(s: Survey): Scenario['turns'][number] {
+function findings(s: Survey): string[] {
   const found: string[] = []
   if (s.readme) found.push(`- \`${s.readme}\`${s.readmeTitle ? `: "${s.readmeTitle}"` : ''}`)
   if (s.manifest) found.push(`- \`${s.manifest}\`${s.manifestSummary ? `: ${s.manifestSummary}` : ''}`)
@@ -134,21 +265,53 @@ function noteTurn(s: Survey): Scenario['turns'][number] {
     const count = `${s.language.files}${s.truncated ? '+' : ''}`
     found.push(`- mostly ${s.language.name}: ${count} \`.${s.language.ext}\` file(s) seen`)
   }
-  const findings =
-    found.length > 0 ? found.join('\n') : '- nothing yet: the folder was empty when the demo looked'
-  const note =
+  return found
+}
+
+function findingsText(s: Survey): string {
+  const found = findings(s)
+  return found.length > 0 ? found.join('\n') : '- nothing yet: the folder was empty when the demo looked'
+}
+
+/** The note's content depends only on the task and the folder, so a repeat of the same task changes nothing. */
+function noteContent({ s, task }: Ctx): string {
+  return (
     '# Lanes demo\n\n' +
     'This note was written by the built-in demo of Lanes (a scripted model: no API key was configured).\n\n' +
-    `## What it looked at\n\n${findings}\n\n` +
+    (task ? `## The task\n\n${task}\n\n` : '') +
+    `## What it looked at\n\n${findingsText(s)}\n\n` +
     'It is safe to delete this file; nothing uses it.\n'
+  )
+}
+
+function noteTurn({ s }: Ctx, note: string): Scenario['turns'][number] {
+  const found = findings(s)
   const command = s.git
     ? { command: 'git status', description: 'Show the working tree, with the new note' }
     : { command: 'ls', description: 'List the folder, with the new note' }
+  const summary =
+    found.length > 0 ? `Here is what I found:\n\n${findingsText(s)}` : 'The folder is empty so far.'
+  if (s.note.content === note) {
+    // The note already says exactly this: writing it again would ask the user to approve a change of nothing.
+    return {
+      blocks: [
+        {
+          text:
+            `${summary}\n\nThe note \`${s.note.path}\` already says exactly this, so there is nothing to change ` +
+            `and nothing for you to approve. I will only run \`${command.command}\`, a read-only command that runs ` +
+            'without asking.',
+        },
+        { tool: 'bash', input: command },
+      ],
+      stop: 'tool_use',
+      ...PACE,
+    }
+  }
   return {
     blocks: [
       {
         text:
-          `${found.length > 0 ? `Here is what I found:\n\n${findings}` : 'The folder is empty so far.'}\n\n` +
+          `${summary}\n\n` +
           `Next I will write a short note, \`${s.note.path}\`, with these findings. Writing a file needs your approval: ` +
           'the review screen shows the exact change as a diff, and you can approve it, or reject it with a note. ' +
           `Then I will run \`${command.command}\`, a read-only command that runs without asking.`,
@@ -161,15 +324,19 @@ function noteTurn(s: Survey): Scenario['turns'][number] {
   }
 }
 
-function closingTurn(s: Survey): Scenario['turns'][number] {
+function closingTurn(ctx: Ctx, unchanged: boolean): Scenario['turns'][number] {
+  const { s } = ctx
   const text =
     'That is the whole demo. What you saw:\n\n' +
     '- the read-only calls (reads, glob, grep) ran **in parallel**, in one lane, without asking;\n' +
-    `- the write of \`${s.note.path}\` **waited for your approval**: if you approved it, the note is in the folder ` +
-    '(delete it whenever you like); if you rejected it, nothing was written;\n' +
+    (unchanged
+      ? `- the note \`${s.note.path}\` was already up to date, so nothing needed your approval;\n`
+      : `- the write of \`${s.note.path}\` **waited for your approval**: if you approved it, the note is in the folder ` +
+        '(delete it whenever you like); if you rejected it, nothing was written;\n') +
     '- the command ran **after** the write, in order, because commands and writes never run at the same time.\n\n' +
-    'Every step is saved in the session log: open the session from the list to **replay** it.\n\n' +
-    'To give Claude a real task, add your Anthropic API key in **Settings** (or set `ANTHROPIC_API_KEY`).'
+    'Every step is saved in the session log: open the session from the list to **replay** it. You can also type ' +
+    'a follow-up task below.\n\n' +
+    SWITCH_TO_CLAUDE[ctx.host]
   return { blocks: [{ text }], stop: 'end_turn', ...PACE }
 }
 
@@ -180,6 +347,7 @@ async function surveyWorkspace(root: string): Promise<Survey> {
     truncated: false,
     git: false,
     note: { path: 'LANES_DEMO.md', exists: false },
+    files: [],
   }
   const top = await readdir(root, { withFileTypes: true }).catch(() => [])
   const topFiles = new Set(top.filter((e) => e.isFile()).map((e) => e.name))
@@ -198,7 +366,8 @@ async function surveyWorkspace(root: string): Promise<Survey> {
       break
     }
     if (stats.isFile() && stats.nlink === 1) {
-      survey.note = { path: name, exists: true }
+      const content = await readHead(join(root, name))
+      survey.note = { path: name, exists: true, ...(content !== undefined ? { content } : {}) }
       break
     }
   }
@@ -227,6 +396,7 @@ async function surveyWorkspace(root: string): Promise<Survey> {
         }
         if (!entry.isFile()) continue
         survey.filesSeen++
+        survey.files.push(rel)
         const ext = extname(entry.name).slice(1).toLowerCase()
         if (!LANGUAGES[ext] || entry.name.startsWith('.')) continue
         counts.set(ext, (counts.get(ext) ?? 0) + 1)

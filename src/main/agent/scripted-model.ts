@@ -51,6 +51,11 @@ export interface ScriptedModelOptions {
   strict?: boolean
   /** Called once per POST /v1/messages after it is answered or rejected (the CLI logs with it). */
   onRequest?: (info: RequestInfo) => void
+  /**
+   * Chooses every turn from the request instead of the scenario's list (the demo, which answers the task in
+   * the conversation). The scenario then only carries its settings.
+   */
+  respond?: (request: unknown) => Promise<ScenarioTurn>
 }
 
 export interface RequestInfo {
@@ -127,7 +132,7 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
     }
     const request = body as Record<string, unknown>
     const next = turnsServed + 1
-    const scripted = scenario.turns[next - 1]
+    const scripted = opts.respond ? await opts.respond(request) : scenario.turns[next - 1]
     const turn: ScenarioTurn = scripted ?? { blocks: [{ text: EXHAUSTED_TEXT }], stop: 'end_turn' }
     const given = httpErrorsGiven.get(next) ?? 0
     if (turn.http !== undefined && given < (turn.http.times ?? 1)) {

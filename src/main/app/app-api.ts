@@ -85,6 +85,7 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
 
   const sessions = new SessionHost({
     sessionsDir: opts.sessionsDir,
+    host: opts.transport === 'web' ? 'web' : 'app',
     keys: createKeyStore({
       file: keyFileOf(opts.sessionsDir),
       keychain: opts.keychain !== undefined ? opts.keychain : defaultKeychain(opts.sessionsDir),

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import type { ThinkingSetting } from '../../shared/models'
 import type { EventOf } from '../../shared/events'
 import { AlwaysAllowStore } from '../agent/approvals'
-import { buildDemoScenario } from '../agent/demo-model'
+import { demoResponder, type DemoHost } from '../agent/demo-model'
 import { AgentSession, type AgentOptions, type ApprovalMode } from '../agent/loop'
 import { createModelClient, DEFAULT_MODEL, type ModelClient } from '../agent/model'
 import type { SchedulerMode } from '../agent/scheduler'
@@ -22,6 +22,8 @@ export interface ModelChoice {
   baseUrl?: string
   model?: string
   thinking?: ThinkingSetting
+  /** Where Lanes runs, so the demo can say how to switch to Claude there. */
+  host?: DemoHost
 }
 
 export interface ConnectedModel {
@@ -34,14 +36,10 @@ export interface ConnectedModel {
 }
 
 /**
- * With no API key and no base URL, the demo model answers: the scripted server serves a run built from the
- * workspace's own files, starting after the turns a continued session already had.
+ * With no API key and no base URL, the demo model answers: the scripted server plays a run built from the
+ * workspace's own files and the conversation's latest task (demo-model.ts).
  */
-export async function connectModel(
-  choice: ModelChoice,
-  workspace: string,
-  opts: { turnsDone?: number } = {},
-): Promise<ConnectedModel> {
+export async function connectModel(choice: ModelChoice, workspace: string): Promise<ConnectedModel> {
   const apiKey = choice.apiKey ?? process.env.ANTHROPIC_API_KEY
   const baseUrl = choice.baseUrl ?? process.env.ANTHROPIC_BASE_URL
   if (apiKey || baseUrl) {
@@ -59,9 +57,10 @@ export async function connectModel(
       close: async () => undefined,
     }
   }
-  const scenario = await buildDemoScenario(workspace)
+  // The demo answers from the conversation it is sent, so a continued session picks up where it was.
   const server = await startScriptedModel({
-    scenario: { ...scenario, turns: scenario.turns.slice(opts.turnsDone ?? 0) },
+    scenario: { turns: [] },
+    respond: demoResponder(workspace, choice.host ?? 'app'),
   })
   return {
     client: createModelClient({ baseUrl: server.baseUrl, apiKey: 'lanes-demo', model: 'lanes-demo' }),
@@ -129,7 +128,7 @@ export function agentOptions(
 export interface SessionStart {
   sessionId: string
   created: EventOf<'session.created'>
-  /** Model answers already in the log: the demo model's script resumes after them. */
+  /** Model answers already in the log. */
   turnsDone: number
 }
 
@@ -172,8 +171,7 @@ export interface LaunchedSession {
  */
 export async function launchSession(opts: LaunchOptions): Promise<LaunchedSession> {
   const { from } = opts
-  const turnsDone = 'resume' in from ? from.resume.turnsDone : 0
-  const model = await connectModel(opts.model, opts.workspace, { turnsDone })
+  const model = await connectModel(opts.model, opts.workspace)
   const options = agentOptions(
     { workspace: opts.workspace, registry: opts.registry, model, approvals: opts.approvals },
     opts.settings,

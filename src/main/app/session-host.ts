@@ -28,6 +28,7 @@ import { recordedWorkspace } from './folders'
 import { applyRewindFromApp, planRewindView } from './rewind-view'
 import type { KeyStore } from './key-store'
 import { listSessions } from '../session/store'
+import type { DemoHost } from '../agent/demo-model'
 
 /**
  * The app's side of sessions, shared by the Electron window and browser mode: runs in the background,
@@ -65,6 +66,8 @@ interface Live {
 
 export interface SessionHostOptions {
   sessionsDir: string
+  /** The desktop app or browser mode: what the demo tells the user to do to switch to Claude. */
+  host?: DemoHost
   /** Where the API key entered in Settings is kept (key-store.ts). */
   keys: KeyStore
   /**
@@ -226,6 +229,7 @@ export class SessionHost {
       workspace,
       registry,
       model: {
+        host: this.opts.host ?? 'app',
         apiKey: (await this.opts.keys.get()) ?? undefined,
         ...(stored.baseUrl ? { baseUrl: stored.baseUrl } : {}),
         ...(stored.model ? { model: stored.model } : {}),

@@ -236,6 +236,7 @@ async function run(argv: string[]): Promise<number> {
       workspace: opened.value.path,
       registry,
       model: {
+        host: 'cli',
         baseUrl: values['base-url'] ?? saved?.baseUrl,
         model: values.model ?? (saved?.demo ? undefined : saved?.model),
       },

@@ -1,12 +1,13 @@
+import { ERROR_HINT, executionTimeLine } from '../../shared/result-text'
 import type { ToolResult } from './tool'
 
-/**
- * What the model finally reads for a tool result (DESIGN 3.2, 3.3). The hint is a constant: tool output is
- * never spliced into it, so nothing a file or command prints can pose as our instructions.
- */
-export const ERROR_HINT =
-  '[HINT: The tool returned an error. Analyze the error message and try a different approach.]'
+export { ERROR_HINT }
 
+/**
+ * What the model finally reads for a tool result (DESIGN 3.2, 3.3). The hint (src/shared/result-text.ts) is a
+ * constant: tool output is never spliced into it, so nothing a file or command prints can pose as our
+ * instructions.
+ */
 export const STOPPED_TEXT = 'Cancelled: the user stopped the run before this call finished.'
 
 export const GROUP_CANCELLED_TEXT =
@@ -35,7 +36,7 @@ export function callLabel(name: string, input: unknown): string {
  */
 export function formatForModel(result: ToolResult, opts: { elapsedMs?: number } = {}): string {
   const parts = [result.output.length > 0 ? result.output : '(no output)']
-  if (opts.elapsedMs !== undefined) parts.push(`[Execution time: ${Math.round(opts.elapsedMs)} ms]`)
+  if (opts.elapsedMs !== undefined) parts.push(executionTimeLine(opts.elapsedMs))
   if (result.isError) parts.push(ERROR_HINT)
   return parts.join('\n\n')
 }

@@ -10,6 +10,8 @@ import { Timeline } from './features/timeline/Timeline'
 import { Transcript } from './features/transcript/Transcript'
 import { WorkspacePanel } from './features/workspace/WorkspacePanel'
 import { useAppStore } from './store/app-store'
+import { totalTokens } from '../../shared/pricing'
+import { usageDetail, usageSummary } from './lib/usage'
 
 export function App() {
   const { load, setWorkspace, receiveEvents, refreshSessions, loadError, setSettingsOpen } = useAppStore(
@@ -114,12 +116,13 @@ function SessionView() {
 }
 
 function SessionHeader({ title }: { title: string | undefined }) {
-  const { status, counts, replayActive, settings } = useAppStore(
+  const { status, counts, replayActive, settings, usage } = useAppStore(
     useShallow((s) => ({
       status: s.view?.status,
       counts: s.view?.counts,
       replayActive: s.replay.active,
       settings: s.view?.session?.settings,
+      usage: s.view?.usage,
     })),
   )
   return (
@@ -144,6 +147,15 @@ function SessionHeader({ title }: { title: string | undefined }) {
           {counts.byStatus.error > 0 && ` · ${counts.byStatus.error} failed`}
           {counts.byStatus.skipped > 0 && ` · ${counts.byStatus.skipped} skipped`}
           {counts.byStatus.rejected > 0 && ` · ${counts.byStatus.rejected} rejected`}
+        </span>
+      )}
+      {settings && usage && totalTokens(usage) > 0 && (
+        <span
+          className="muted small header-usage"
+          data-testid="session-usage"
+          title={usageDetail(usage, settings.model, settings.demo)}
+        >
+          {usageSummary(usage, settings.model, settings.demo)}
         </span>
       )}
       {settings && (

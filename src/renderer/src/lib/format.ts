@@ -63,14 +63,14 @@ export function callTitle(call: ToolCallState): string {
   return main ? `${call.name} ${main}` : call.name
 }
 
-/** Short form of a call for "skipped because <tool> failed". */
-export function shortCall(call: ToolCallState | undefined): string {
-  if (!call) return 'an earlier call'
-  if (call.name === 'bash') {
-    const command = field(call.input, 'command')
-    return command ? `bash (${command.length > 40 ? command.slice(0, 39) + '…' : command})` : 'bash'
-  }
-  return call.name
+/** Why a call was skipped, naming the failed call as the user knows it: "skipped because 'Edit .env' failed". */
+export function skipReason(cause: ToolCallState | undefined): string {
+  return cause ? `skipped because '${callTitle(cause)}' failed` : 'skipped because an earlier call failed'
+}
+
+/** What a call not yet run is waiting for, in words. */
+export function waitLabel(call: ToolCallState): string {
+  return call.status === 'awaiting-approval' ? 'waiting for you' : 'queued'
 }
 
 /**

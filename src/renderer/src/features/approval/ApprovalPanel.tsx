@@ -8,28 +8,26 @@ import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import { HunkReview } from '../rewind/HunkReview'
 import { DiffView } from './DiffView'
-import { SANDBOX_DEFAULT, SandboxSwitches, type SandboxChoice } from './SandboxSwitches'
+import { SANDBOX_DEFAULT, SandboxSwitches } from './SandboxSwitches'
+import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-drafts'
+import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
 
 /**
  * The review screen for a turn: every call waiting for approval, with its diff or command. Each decision is
  * staged until every call of the turn has one, then all are sent in one `approval:reply`: a run paused in an
  * earlier process continues with exactly the decisions it was given, so a half-reviewed turn must not go out.
+ * Notes and staged decisions are drafts kept per session (review-drafts.ts): calls still streaming in extend
+ * the list without touching them, and a reload brings them back.
  */
 
-interface Staged {
-  decision: 'approved' | 'rejected'
-  note: string
-  always: boolean
-  sandbox: SandboxChoice
-}
-
 export function ApprovalPanel() {
-  const { head, busy, replyApprovals, sandbox } = useAppStore(
+  const { head, busy, replyApprovals, sessionId, sandbox } = useAppStore(
     useShallow((s) => ({
       head: s.timeline?.head,
       busy: s.busy,
       replyApprovals: s.replyApprovals,
       sandbox: s.info?.sandbox,
+      sessionId: s.openSessionId,
       version: s.version,
     })),
   )
@@ -39,132 +37,96 @@ export function ApprovalPanel() {
       .map((id) => getCall(head, id))
       .filter((c): c is ToolCallState => c !== undefined && c.status === 'awaiting-approval')
   }, [head])
-  if (pending.length === 0) return null
-  // A new set of calls starts a fresh review: the previous turn's staged decisions no longer apply.
   return (
-    <Review
-      key={pending.map((c) => c.callId).join(',')}
-      pending={pending}
-      busy={busy}
-      replyApprovals={replyApprovals}
-      sandbox={sandbox}
-    />
+    <>
+      <ReviewAnnouncer pending={pending.length} />
+      {pending.length > 0 && sessionId !== null && (
+        // Remounted only for another session: a call streaming in joins the same review.
+        <Review
+          key={sessionId}
+          sessionId={sessionId}
+          pending={pending}
+          skips={siblingSkips(head, pending)}
+          busy={busy}
+          replyApprovals={replyApprovals}
+          sandbox={sandbox}
+        />
+      )}
+    </>
   )
 }
 
 interface ReviewProps {
+  sessionId: string
   pending: ToolCallState[]
+  /** Per pending call: the titles of the calls its failure would skip. */
+  skips: ReadonlyMap<string, string[]>
   busy: boolean
   replyApprovals(decisions: ApprovalReply[]): Promise<boolean>
   sandbox: AppInfo['sandbox'] | undefined
 }
 
-function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
-  const [staged, setStaged] = useState<Record<string, Staged>>({})
-  const [notes, setNotes] = useState<Record<string, string>>({})
-  const [always, setAlways] = useState<Record<string, boolean>>({})
-  const [choices, setChoices] = useState<Record<string, SandboxChoice>>({})
+function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: ReviewProps) {
+  const { drafts, update, forget } = useReviewDrafts(sessionId)
+  // Per-hunk choices live in HunkReview's own state while it is shown, so they are not kept across a reload.
   const [hunks, setHunks] = useState<Record<string, HunkDecision[]>>({})
   const [focus, setFocus] = useState(0)
   const panelRef = useRef<HTMLElement>(null)
-  const sent = useRef(false)
+  /** The set of calls whose decisions are on their way, so a second key press does not send them twice. */
+  const sentFor = useRef<string | null>(null)
 
   const submit = useCallback(
-    (all: Record<string, Staged>) => {
-      if (pending.length === 0 || pending.some((c) => !all[c.callId])) return
-      if (sent.current) return
-      sent.current = true
+    (all: Drafts) => {
+      if (pending.length === 0 || pending.some((c) => !all[c.callId]?.decision)) return
+      const ids = pending.map((c) => c.callId)
+      const key = ids.join(',')
+      if (sentFor.current === key) return
+      sentFor.current = key
       const decisions: ApprovalReply[] = pending.map((c) => {
-        const d = all[c.callId] as Staged
+        const d = all[c.callId] as Draft & { decision: 'approved' | 'rejected' }
         const reply: ApprovalReply = { callId: c.callId, decision: d.decision }
         if (d.note.trim() !== '') reply.note = d.note.trim()
         if (d.always && d.decision === 'approved') reply.always = true
-        if (d.decision === 'approved' && d.sandbox.network) reply.network = true
-        if (d.decision === 'approved' && d.sandbox.outsideSandbox) reply.outsideSandbox = true
+        if (d.decision === 'approved' && d.sandbox?.network) reply.network = true
+        if (d.decision === 'approved' && d.sandbox?.outsideSandbox) reply.outsideSandbox = true
         const reviewed = hunks[c.callId]
         if (d.decision === 'approved' && reviewed && reviewed.length > 0) reply.hunks = reviewed
         return reply
       })
       void replyApprovals(decisions).then((ok) => {
-        if (!ok) sent.current = false
+        if (ok) forget(ids)
+        else sentFor.current = null
       })
     },
-    [pending, replyApprovals, hunks],
+    [pending, replyApprovals, forget, hunks],
   )
 
   const decide = useCallback(
     (callIds: string[], decision: 'approved' | 'rejected') => {
-      const next = { ...staged }
-      for (const id of callIds)
-        next[id] = {
-          decision,
-          note: notes[id] ?? '',
-          always: always[id] ?? false,
-          sandbox: choices[id] ?? SANDBOX_DEFAULT,
-        }
-      setStaged(next)
+      const next: Record<string, Draft> = { ...drafts }
+      for (const id of callIds) next[id] = { ...draftOf(drafts, id), decision }
+      update(callIds, (d) => ({ ...d, decision }))
       submit(next)
       // Move on to the next call still waiting for a decision.
       const nextOpen = pending.findIndex(
-        (c, i) => i > focus && !staged[c.callId] && !callIds.includes(c.callId),
+        (c, i) => i > focus && !drafts[c.callId]?.decision && !callIds.includes(c.callId),
       )
       if (nextOpen >= 0) setFocus(nextOpen)
     },
-    [notes, always, choices, submit, pending, focus, staged],
+    [drafts, update, submit, pending, focus],
   )
 
-  const undo = (callId: string): void => {
-    setStaged((prev) => {
-      const next = { ...prev }
-      delete next[callId]
-      return next
-    })
-  }
+  const undo = (callId: string): void => update([callId], (d) => ({ note: d.note, always: d.always }))
 
+  useReviewKeys(pending, focus, setFocus, decide)
+
+  // When the review opens, it takes the focus (unless the user is in the middle of typing something).
   useEffect(() => {
-    const onKey = (event: KeyboardEvent): void => {
-      const target = event.target as HTMLElement | null
-      if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.isContentEditable))
-        return
-      if (event.ctrlKey || event.metaKey || event.altKey) return
-      const current = pending[focus]
-      switch (event.key) {
-        case 'A':
-          if (!event.shiftKey) return
-          decide(
-            pending.map((c) => c.callId),
-            'approved',
-          )
-          break
-        case 'R':
-          if (!event.shiftKey) return
-          decide(
-            pending.map((c) => c.callId),
-            'rejected',
-          )
-          break
-        case 'a':
-          if (current) decide([current.callId], 'approved')
-          break
-        case 'r':
-          if (current) decide([current.callId], 'rejected')
-          break
-        case 'j':
-        case 'ArrowDown':
-          setFocus((f) => Math.min(pending.length - 1, f + 1))
-          break
-        case 'k':
-        case 'ArrowUp':
-          setFocus((f) => Math.max(0, f - 1))
-          break
-        default:
-          return
-      }
-      event.preventDefault()
-    }
-    window.addEventListener('keydown', onKey)
-    return () => window.removeEventListener('keydown', onKey)
-  }, [pending, focus, decide])
+    const active = document.activeElement as HTMLInputElement | HTMLTextAreaElement | null
+    const typing =
+      active !== null && (active.tagName === 'TEXTAREA' || active.tagName === 'INPUT') && active.value !== ''
+    if (!typing) panelRef.current?.focus({ preventScroll: true })
+  }, [])
 
   useEffect(() => {
     panelRef.current
@@ -172,13 +134,14 @@ function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
       ?.scrollIntoView({ block: 'nearest', behavior: 'smooth' })
   }, [focus])
 
-  const remaining = pending.filter((c) => !staged[c.callId]).length
+  const remaining = pending.filter((c) => !drafts[c.callId]?.decision).length
   return (
     <section
       className="approval-panel"
       data-testid="approval-panel"
       aria-label="Review before it runs"
       ref={panelRef}
+      tabIndex={-1}
     >
       <header className="approval-header">
         <div>
@@ -222,8 +185,10 @@ function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
       </header>
       <ol className="approval-list">
         {pending.map((call, i) => {
-          const decision = staged[call.callId]
+          const draft = draftOf(drafts, call.callId)
+          const decision = draft.decision ? draft : undefined
           const preview = call.approval?.preview as ApprovalPreview
+          const skipped = skips.get(call.callId) ?? []
           return (
             <li
               key={call.callId}
@@ -250,12 +215,19 @@ function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
                   onChange={(d) => setHunks((prev) => ({ ...prev, [call.callId]: d }))}
                 />
               )}
+              {skipped.length > 0 && (
+                <p className="sibling-skip-note" data-testid="sibling-skip-note">
+                  If this fails,{' '}
+                  {skipped.length === 1 ? 'the change after it is' : 'the changes after it are'} skipped:{' '}
+                  {skipped.map((t) => `'${t}'`).join(', ')}.
+                </p>
+              )}
               {decision ? (
                 <div className="approval-staged" role="status">
                   {decision.decision === 'approved' ? 'Will approve' : 'Will reject'}
-                  {decision.decision === 'approved' && decision.sandbox.outsideSandbox
+                  {decision.decision === 'approved' && decision.sandbox?.outsideSandbox
                     ? ' (outside the sandbox)'
-                    : decision.decision === 'approved' && decision.sandbox.network
+                    : decision.decision === 'approved' && decision.sandbox?.network
                       ? ' (with the internet)'
                       : ''}
                   {decision.decision === 'approved' && (hunks[call.callId]?.length ?? 0) > 0
@@ -282,8 +254,11 @@ function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
                     rows={1}
                     placeholder="Optional note for the agent (e.g. why you reject it)"
                     aria-label={`Note for the agent about: ${callTitle(call)}`}
-                    value={notes[call.callId] ?? ''}
-                    onChange={(e) => setNotes((prev) => ({ ...prev, [call.callId]: e.target.value }))}
+                    value={draft.note}
+                    onChange={(e) => {
+                      const note = e.target.value
+                      update([call.callId], (d) => ({ ...d, note }))
+                    }}
                     onKeyDown={(e) => {
                       if (e.key === 'Escape') (e.target as HTMLTextAreaElement).blur()
                     }}
@@ -293,8 +268,11 @@ function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
                       <input
                         type="checkbox"
                         data-testid="approval-always"
-                        checked={always[call.callId] ?? false}
-                        onChange={(e) => setAlways((prev) => ({ ...prev, [call.callId]: e.target.checked }))}
+                        checked={draft.always}
+                        onChange={(e) => {
+                          const checked = e.target.checked
+                          update([call.callId], (d) => ({ ...d, always: checked }))
+                        }}
                       />
                       Always allow this command in this folder
                     </label>
@@ -302,8 +280,8 @@ function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
                   {preview.kind === 'bash' && (
                     <SandboxSwitches
                       sandbox={sandbox}
-                      value={choices[call.callId] ?? SANDBOX_DEFAULT}
-                      onChange={(next) => setChoices((prev) => ({ ...prev, [call.callId]: next }))}
+                      value={draft.sandbox ?? SANDBOX_DEFAULT}
+                      onChange={(next) => update([call.callId], (d) => ({ ...d, sandbox: next }))}
                     />
                   )}
                   <div className="row">
@@ -334,7 +312,8 @@ function Review({ pending, busy, replyApprovals, sandbox }: ReviewProps) {
       </ol>
       <footer className="approval-footer muted small">
         Keys: <kbd>A</kbd> approve · <kbd>R</kbd> reject · <kbd>⇧A</kbd> approve all · <kbd>⇧R</kbd> reject
-        all · <kbd>J</kbd>/<kbd>K</kbd> next/previous · a note is sent to the agent with your decision
+        all · <kbd>J</kbd>/<kbd>K</kbd> next/previous · in a text field add <kbd>Alt</kbd>, or <kbd>Esc</kbd>{' '}
+        to leave it · a note is sent to the agent with your decision
       </footer>
     </section>
   )

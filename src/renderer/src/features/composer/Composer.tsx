@@ -29,6 +29,8 @@ export function Composer() {
     })
   }
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>): void => {
+    // Esc leaves the field, so keys work for the rest of the window again (the review's A/R, J/K).
+    if (event.key === 'Escape') event.currentTarget.blur()
     if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
       event.preventDefault()
       send()

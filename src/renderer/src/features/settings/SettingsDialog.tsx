@@ -3,6 +3,7 @@ import { ThinkingField } from './ThinkingField'
 import { useShallow } from 'zustand/react/shallow'
 import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
 import { useAppStore } from '../../store/app-store'
+import { trapTab } from '../../lib/focus-trap'
 
 /** Settings: the API key (kept in main, shown masked), the model and how the agent runs. */
 export function SettingsDialog() {
@@ -24,6 +25,7 @@ export function SettingsDialog() {
     dialogRef.current?.querySelector<HTMLElement>('input, button')?.focus()
     const onKey = (event: KeyboardEvent): void => {
       if (event.key === 'Escape') setOpen(false)
+      else if (dialogRef.current) trapTab(event, dialogRef.current)
     }
     window.addEventListener('keydown', onKey)
     return () => {

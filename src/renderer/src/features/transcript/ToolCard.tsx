@@ -1,7 +1,9 @@
 import { memo, useState } from 'react'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { AnsiText } from '../../components/AnsiText'
-import { callTitle, formatDuration, shortCall, statusLabel } from '../../lib/format'
+import { resultForPeople } from '../../../../shared/result-text'
+import { failureLine } from '../../lib/failure'
+import { callTitle, formatDuration, skipReason, statusLabel } from '../../lib/format'
 import { DiffView } from '../approval/DiffView'
 import { UndoButton } from '../rewind/UndoButton'
 
@@ -39,6 +41,7 @@ export const ToolCard = memo(function ToolCard({
   const description = isBash ? field(call.input, 'description') : undefined
   const preview = call.approval?.preview
   const liveTail = liveTailOf(call)
+  const failure = failureLine(call)
   return (
     <article
       className={`tool-card status-${call.status} ${selected ? 'selected' : ''} ${call.rewoundBy ? 'rewound' : ''}`}
@@ -71,6 +74,11 @@ export const ToolCard = memo(function ToolCard({
           </span>
         </button>
       </header>
+      {failure !== undefined && (
+        <p className="failure-line" data-testid="failure-reason">
+          {failure}
+        </p>
+      )}
       {isBash && (description || command) && (
         <div className="bash-summary">
           {description && command && description !== title && (
@@ -88,7 +96,7 @@ export const ToolCard = memo(function ToolCard({
       )}
       {call.status === 'skipped' && (
         <p className="skip-note">
-          Not run: skipped because {shortCall(cause)} failed.{' '}
+          Not run: {skipReason(cause)}.{' '}
           {call.causeCallId && (
             <button
               type="button"
@@ -127,8 +135,8 @@ export const ToolCard = memo(function ToolCard({
         // body remembers (show all, diff layout) belongs to this one.
         <div className="tool-card-body" key={call.callId}>
           {preview?.kind === 'write' && <DiffView preview={preview} />}
-          {call.output !== undefined ? (
-            <Output text={call.output} ansi={isBash} />
+          {call.status === 'skipped' ? null : call.output !== undefined ? (
+            <Output text={resultForPeople(call.output)} ansi={isBash} />
           ) : call.live ? (
             <pre className="output">
               <AnsiText text={call.live.tail} />

@@ -1,7 +1,11 @@
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
+import type { Usage } from '../../../../shared/events'
 import type { RunState } from '../../../../shared/reducer'
+import { MarkdownText } from '../../components/MarkdownText'
+import { canRetry, plainRunError } from '../../lib/failure'
 import { callTitle, formatDuration } from '../../lib/format'
+import { usageDetail, usageSummary } from '../../lib/usage'
 import { useAppStore } from '../../store/app-store'
 import { transcriptRows, type TranscriptRow } from './rows'
 import { Narration, RetryNotice, RunEndExplanation, ThinkingSection } from './ModelNotes'
@@ -156,7 +160,7 @@ function computeShape(row: TranscriptRow): string {
       return `call:${bash ? 'bash' : 'tool'}:${description ? 'd' : ''}:${note ? 'n' : ''}:${liveLines}`
     }
     case 'run-end':
-      return `end:${row.run.status}`
+      return `end:${row.run.status}:${row.failedCalls > 0 ? 'f' : ''}`
     case 'working':
       return `working:${row.paused ? 'paused' : row.retry ? 'retry' : 'running'}`
   }
@@ -205,7 +209,7 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: R
     case 'text':
       return (
         <div className="assistant-text" data-testid="assistant-text">
-          <InlineMarkdown text={row.text} />
+          <MarkdownText text={row.text} />
         </div>
       )
     case 'thinking':
@@ -224,7 +228,7 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: R
       )
     }
     case 'run-end':
-      return <RunEnd run={row.run} />
+      return <RunEnd run={row.run} failedCalls={row.failedCalls} usage={row.usage} />
     case 'working':
       return (
         <div className="working" data-testid="working">
@@ -244,29 +248,6 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: R
   }
 })
 
-/**
- * The two inline forms models use all the time, **bold** and `code`, as React elements; everything else stays
- * text (never parsed as HTML).
- */
-function InlineMarkdown({ text }: { text: string }) {
-  const parts = text.split(/(\*\*[^*\n]+\*\*|`[^`\n]+`)/)
-  return (
-    <>
-      {parts.map((part, i) =>
-        i % 2 === 0 ? (
-          part
-        ) : part.startsWith('**') ? (
-          <strong key={i}>{part.slice(2, -2)}</strong>
-        ) : (
-          <code key={i} className="inline-code">
-            {part.slice(1, -1)}
-          </code>
-        ),
-      )}
-    </>
-  )
-}
-
 const REASONS: Record<string, string> = {
   end_turn: 'The agent finished.',
   max_turns: 'Stopped at the turn limit.',
@@ -278,31 +259,87 @@ const REASONS: Record<string, string> = {
   unknown_stop: 'The model stopped.',
 }
 
-function RunEnd({ run }: { run: RunState }) {
-  const took = run.endedAt !== undefined ? formatDuration(run.endedAt - run.startedAt) : ''
+function RunEnd({ run, failedCalls, usage }: { run: RunState; failedCalls: number; usage?: Usage }) {
+  const took = (
+    <>
+      {run.endedAt !== undefined && (
+        <span className="muted">{formatDuration(run.endedAt - run.startedAt)}</span>
+      )}
+      {usage && <RunUsage usage={usage} />}
+    </>
+  )
   switch (run.status) {
     case 'finished':
-      return (
+      // A run in which calls failed is not a plain success: say so, and where to look.
+      return failedCalls > 0 ? (
+        <div className="run-end finished with-failures" data-testid="run-end" data-status="finished">
+          <span aria-hidden="true">⚠</span> {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'}{' '}
+          {failedCalls === 1 ? 'One call failed' : `${failedCalls} calls failed`} on the way (marked in red
+          above). {took}
+          <RunEndExplanation run={run} />
+        </div>
+      ) : (
         <div className="run-end finished" data-testid="run-end" data-status="finished">
-          ✓ {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'} <span className="muted">{took}</span>
+          ✓ {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'} {took}
           <RunEndExplanation run={run} />
         </div>
       )
     case 'failed':
       return (
         <div className="run-end failed" data-testid="run-end" data-status="failed" role="alert">
-          ✕ The run failed: {run.error ?? 'unknown error'} <span className="muted">{took}</span>
+          ✕ The run failed: {plainRunError(run.error)} {took}
           <RunEndExplanation run={run} />
+          {canRetry(run) && <ContinueButton runId={run.runId} />}
         </div>
       )
     case 'stopped':
       return (
         <div className="run-end stopped" data-testid="run-end" data-status="stopped">
-          ■ You stopped the run. <span className="muted">{took}</span>
+          ■ You stopped the run. {took}
         </div>
       )
     case 'running':
     case 'paused':
       return null
   }
+}
+
+/** Continue for the session's last run, when it failed in a way a new attempt can get past. */
+function ContinueButton({ runId }: { runId: string }) {
+  const { last, busy, live, continueRun } = useAppStore(
+    useShallow((s) => ({
+      last: s.view?.runs[s.view.runs.length - 1]?.runId === runId && !s.replay.active,
+      busy: s.busy,
+      live: s.view?.status === 'running' || s.view?.status === 'paused',
+      continueRun: s.continueRun,
+    })),
+  )
+  if (!last || live) return null
+  return (
+    <button
+      type="button"
+      className="button primary small"
+      data-testid="session-continue"
+      disabled={busy}
+      onClick={() => void continueRun()}
+    >
+      Continue the run
+    </button>
+  )
+}
+
+/** A run's tokens and their estimated cost, priced at the session's model. */
+function RunUsage({ usage }: { usage: Usage }) {
+  const settings = useAppStore((s) => s.view?.session?.settings)
+  if (!settings) return null
+  return (
+    <span
+      className="muted run-usage"
+      data-testid="run-usage"
+      title={usageDetail(usage, settings.model, settings.demo)}
+    >
+      {' · '}
+      {usageSummary(usage, settings.model, settings.demo)}
+    </span>
+  )
 }

@@ -1,6 +1,7 @@
-import type { ThinkingBlock } from '../../../../shared/events'
+import type { ThinkingBlock, Usage } from '../../../../shared/events'
 import type { RetryState, RunState, SessionState, TurnState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
+import { sumUsage } from '../../lib/usage'
 
 /**
  * The transcript as a flat list of rows for the virtualized view: each run's task, then per turn its text and
@@ -18,7 +19,8 @@ export type TranscriptRow =
   | { kind: 'thinking'; key: string; block: ThinkingBlock; narration: boolean }
   /** `cause`: the sibling whose failure skipped this call (from the same turn). */
   | { kind: 'call'; key: string; call: ToolCallState; cause?: ToolCallState }
-  | { kind: 'run-end'; key: string; run: RunState }
+  /** `failedCalls`: calls of the run that failed (a run can finish with some); `usage`: the run's tokens. */
+  | { kind: 'run-end'; key: string; run: RunState; failedCalls: number; usage?: Usage }
   | { kind: 'working'; key: string; paused: boolean; retry?: RetryState }
 
 const turnCache = new WeakMap<TurnState, TranscriptRow[]>()
@@ -59,10 +61,18 @@ export function transcriptRows(state: SessionState): TranscriptRow[] {
   let n = 0
   state.runs.forEach((run, i) => {
     rows[n++] = { kind: 'task', key: `run-${run.runId}`, run, number: i + 1 }
-    for (const turn of byRun.get(run.runId) ?? []) for (const row of turnRows(turn)) rows[n++] = row
+    let failedCalls = 0
+    const turns = byRun.get(run.runId) ?? []
+    for (const turn of turns)
+      for (const row of turnRows(turn)) {
+        rows[n++] = row
+        if (row.kind === 'call' && row.call.status === 'error') failedCalls++
+      }
     byRun.delete(run.runId)
-    if (run.status !== 'running' && run.status !== 'paused')
-      rows[n++] = { kind: 'run-end', key: `end-${run.runId}`, run }
+    if (run.status !== 'running' && run.status !== 'paused') {
+      const usage = run.usage ?? sumUsage(turns.map((t) => t.usage))
+      rows[n++] = { kind: 'run-end', key: `end-${run.runId}`, run, failedCalls, ...(usage ? { usage } : {}) }
+    }
   })
   // Turns whose run start was lost (a damaged log) still show, after the rest.
   for (const turns of byRun.values())

@@ -1,0 +1,145 @@
+import type { RefObject } from 'react'
+import { formatDuration, formatOffset } from '../../lib/format'
+import { displayTime, LABEL_WIDTH, xOf, type Scale } from './scale'
+import { useScrollRange } from './use-scroll-range'
+
+const TICK_STEPS = [
+  50, 100, 250, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000,
+  3_600_000,
+]
+/** Least space between two tick labels, and the widths of the ruler's labels. */
+const TICK_ROOM = 64
+const TICK_LABEL_PX = 46
+const FLAG_PX = 50
+const BREAK_LABEL_PX = 70
+
+export interface RunMark {
+  runId: string
+  at: number
+  label: string
+  task: string
+}
+
+/**
+ * The time axis, drawn only for the part in view. Ticks are real offsets from the session's start, placed in
+ * the busy stretches (where the scale is linear); each squeezed idle stretch is a marked break.
+ */
+export function Ruler({
+  scale,
+  scrollRef,
+  width,
+  runs,
+}: {
+  scale: Scale
+  scrollRef: RefObject<HTMLDivElement | null>
+  width: number
+  runs: RunMark[]
+}) {
+  const range = useScrollRange(scrollRef)
+  const { time, pxPerMs, origin } = scale
+  const step = TICK_STEPS.find((s) => s * pxPerMs >= TICK_ROOM) ?? 3_600_000
+  const fromX = range.left
+  const toX = range.left + range.width
+  const breaks = time.breaks.filter((b) => {
+    const x0 = xOf(scale, b.from)
+    return x0 <= toX && xOf(scale, b.to) >= fromX
+  })
+  // Run flags and break labels have their place first; a tick label that would overlap one is left out.
+  const taken: [number, number][] = [
+    ...runs.map((r): [number, number] => {
+      const x = xOf(scale, r.at)
+      return [x, x + FLAG_PX]
+    }),
+    ...breaks.map((b): [number, number] => {
+      const x = xOf(scale, b.from)
+      return [x, x + Math.min(BREAK_LABEL_PX, xOf(scale, b.to) - x)]
+    }),
+  ]
+  const ticks: { t: number; x: number }[] = []
+  let lastX = Number.NEGATIVE_INFINITY
+  const push = (t: number): void => {
+    const x = xOf(scale, t)
+    if (x < fromX - TICK_ROOM || x > toX || x - lastX < TICK_ROOM) return
+    if (taken.some(([a, b]) => x < b && x + TICK_LABEL_PX > a)) return
+    ticks.push({ t, x })
+    lastX = x
+  }
+  push(origin)
+  // Busy spans in view: their display times are sorted, so skip those left of the view.
+  const fromD = (fromX - LABEL_WIDTH) / pxPerMs
+  const toD = (toX - LABEL_WIDTH) / pxPerMs
+  for (let i = 0; i < time.starts.length && ticks.length < 200; i++) {
+    const d = time.displayAt[i] as number
+    const start = time.starts[i] as number
+    const end = Math.min(time.ends[i] as number, start + (toD - d))
+    if (d > toD) break
+    if (d + (end - start) < fromD) continue
+    push(start)
+    for (let t = Math.ceil((start - origin) / step) * step + origin; t <= end; t += step) push(t)
+  }
+  return (
+    <div className="timeline-ruler" style={{ width }} aria-hidden="true">
+      {breaks.map((b) => {
+        const x0 = xOf(scale, b.from)
+        const w = xOf(scale, b.to) - x0
+        return (
+          <span
+            key={b.from}
+            className="axis-break"
+            data-testid="axis-break"
+            style={{ left: x0, width: w }}
+            title={`${formatDuration(b.to - b.from)} without a running call, drawn shorter`}
+          >
+            {w > 44 ? `⋯ ${formatDuration(b.to - b.from)}` : '⋯'}
+          </span>
+        )
+      })}
+      {ticks.map(({ t, x }) => (
+        <span key={t} className="tick" style={{ left: x }}>
+          {formatOffset(t - origin)}
+        </span>
+      ))}
+      {runs.map((r) => (
+        <span
+          key={r.runId}
+          className="run-flag"
+          data-testid="run-start"
+          style={{ left: xOf(scale, r.at) }}
+          title={r.task}
+        >
+          {r.label}
+        </span>
+      ))}
+    </div>
+  )
+}
+
+/** The break bands through the lanes, under the bars. */
+export function BreakBands({
+  scale,
+  scrollRef,
+}: {
+  scale: Scale
+  scrollRef: RefObject<HTMLDivElement | null>
+}) {
+  const range = useScrollRange(scrollRef)
+  const fromD = (range.left - LABEL_WIDTH) / scale.pxPerMs
+  const toD = (range.left + range.width - LABEL_WIDTH) / scale.pxPerMs
+  return (
+    <>
+      {scale.time.breaks.map((b) => {
+        const d0 = displayTime(scale.time, b.from)
+        const d1 = displayTime(scale.time, b.to)
+        if (d1 < fromD || d0 > toD) return null
+        return (
+          <span
+            key={b.from}
+            className="break-band"
+            aria-hidden="true"
+            style={{ left: LABEL_WIDTH + d0 * scale.pxPerMs, width: (d1 - d0) * scale.pxPerMs }}
+          />
+        )
+      })}
+    </>
+  )
+}

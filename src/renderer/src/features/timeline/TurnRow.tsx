@@ -1,0 +1,253 @@
+import { memo } from 'react'
+import { callTitle, formatDuration, sandboxFlag, skipReason, statusLabel, waitLabel } from '../../lib/format'
+import { canUndo, RewindToHereButton, UndoButton } from '../rewind/UndoButton'
+import {
+  labelWidth,
+  LANE_GAP,
+  ROW_HEIGHT,
+  TURN_HEADER,
+  type BarGeometry,
+  type TurnGeometry,
+} from './geometry'
+import { callCount } from './layout'
+import { LABEL_WIDTH, MIN_BAR, xOf, type Scale } from './scale'
+
+/** One turn of the timeline: its header, the parallel lane, the serial lane and the skip markers under it. */
+
+/** What a live view moves every frame without React: a running bar's width, a waiting call's bar and wait. */
+export type Growth = 'run' | 'waiting-bar' | 'wait'
+
+export interface TurnRowProps {
+  geometry: TurnGeometry
+  top: number
+  scale: Scale
+  now: number
+  live: boolean
+  contentWidth: number
+  /** "Run 2: <task>" on the first turn of each run, when the session has more than one. */
+  runLabel?: string
+  selectedCallId: string | null
+  onSelect(callId: string, from: 'timeline'): void
+  onHover(callId: string | null, rect?: DOMRect): void
+  registerGrowing(el: HTMLElement | null, from: number | undefined, growth: Growth): void
+}
+
+export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
+  const { geometry, top, scale, runLabel } = props
+  const { layout } = geometry
+  const calls = callCount(layout)
+  // Rewinding to a turn goes back to before its first call (the conversation to the turn itself).
+  const firstCall = [...layout.parallel, ...layout.serial, ...layout.skipped].sort(
+    (a, b) => a.call.index - b.call.index,
+  )[0]?.call.callId
+  return (
+    <div
+      className="tl-turn"
+      style={{ top, height: geometry.height }}
+      data-testid="timeline-turn"
+      data-turn={layout.turn}
+    >
+      <div className="tl-turn-header" style={{ height: TURN_HEADER }}>
+        <span className="tl-turn-title">
+          {runLabel && (
+            <span className="tl-run-label" data-testid="run-marker">
+              {runLabel} ·{' '}
+            </span>
+          )}
+          Turn {layout.turn}
+          <span className="muted">
+            {' '}
+            · {calls} {calls === 1 ? 'call' : 'calls'}
+          </span>
+        </span>
+        {firstCall && <RewindToHereButton callId={firstCall} turn={layout.turn} />}
+        <span className="tl-turn-tick" style={{ left: xOf(scale, layout.startedAt) }} aria-hidden="true" />
+      </div>
+      {geometry.parallelRows > 0 && (
+        <div
+          className="tl-lane parallel"
+          data-testid="lane-parallel"
+          style={{ height: geometry.parallelRows * ROW_HEIGHT, marginBottom: LANE_GAP }}
+        >
+          <div className="tl-lane-label" title="Reads and searches that ran at the same time">
+            Parallel
+          </div>
+          {geometry.parallel.map((g) => (
+            <Bar key={g.bar.call.callId} g={g} {...props} />
+          ))}
+        </div>
+      )}
+      {geometry.serialRows > 0 && (
+        <div
+          className="tl-lane serial"
+          data-testid="lane-serial"
+          style={{ height: geometry.serialRows * ROW_HEIGHT }}
+        >
+          <div className="tl-lane-label" title="Writes and commands, one at a time in order">
+            Serial
+          </div>
+          {geometry.serial.map((g) => (
+            <Bar key={g.bar.call.callId} g={g} {...props} />
+          ))}
+          {geometry.skipped.map((s) => (
+            <SkipMarker key={s.bar.call.callId} skip={s} {...props} />
+          ))}
+        </div>
+      )}
+    </div>
+  )
+})
+
+function Bar({
+  g,
+  scale,
+  now,
+  live,
+  contentWidth,
+  selectedCallId,
+  onSelect,
+  onHover,
+  registerGrowing,
+}: TurnRowProps & { g: BarGeometry }) {
+  const { bar } = g
+  const { call } = bar
+  const waiting = bar.runStart === undefined
+  const running = !waiting && bar.end === undefined
+  const nowX = xOf(scale, now)
+  // A call still waiting has no run yet: its bar stands at "now", at the end of its wait.
+  const x = waiting ? Math.max(g.waitX, nowX) : g.x
+  const width = running ? Math.max(MIN_BAR, nowX - g.x) : g.width
+  const waitEnd = waiting ? x : g.x
+  const waitWidth = waitEnd - g.waitX
+  const title = callTitle(call)
+  const flag = sandboxFlag(call)
+  const top = g.row * ROW_HEIGHT + 3
+  // A label beside a bar near the right edge goes on its left, so it is never cut off.
+  const labelLeft = g.label === 'beside' && x + width + labelWidth(title) > contentWidth
+  return (
+    <>
+      {selectedCallId === call.callId && canUndo(call) && (
+        // The selected write or edit can be undone from its bar: the button sits just past the bar's end.
+        <span className="bar-undo" style={{ left: x + width + 4, top: g.row * ROW_HEIGHT + 1 }}>
+          <UndoButton call={call} />
+        </span>
+      )}
+      {waitWidth >= 2 && (
+        <span
+          // Coloured by what it waited for: the user (it asked for approval) or its turn in the queue.
+          className={`tool-wait ${call.approval?.requestedAt !== undefined ? 'status-awaiting-approval' : 'status-queued'}`}
+          data-testid="tool-wait"
+          data-call-id={call.callId}
+          style={{ left: g.waitX, top: top + 6, width: waitWidth }}
+          ref={(el) => registerGrowing(el, live && waiting ? bar.waitStart : undefined, 'wait')}
+          aria-hidden="true"
+        />
+      )}
+      <button
+        type="button"
+        className={`tool-bar status-${call.status} label-${g.label} ${labelLeft ? 'label-left' : ''} ${selectedCallId === call.callId ? 'selected' : ''} ${call.rewoundBy ? 'rewound' : ''}`}
+        data-testid="tool-bar"
+        data-status={call.status}
+        data-call-id={call.callId}
+        data-sandbox-flag={flag ?? undefined}
+        data-start={bar.waitStart}
+        data-run-start={bar.runStart ?? ''}
+        data-end={bar.end ?? ''}
+        data-row={g.row}
+        style={{ left: x, top, width }}
+        ref={(el) =>
+          registerGrowing(
+            el,
+            live && (waiting || running) ? (waiting ? bar.waitStart : bar.runStart) : undefined,
+            waiting ? 'waiting-bar' : 'run',
+          )
+        }
+        aria-label={`${title}${flag ? ` (${flag})` : ''}: ${statusLabel(call.status)}${call.durationMs !== undefined ? `, ran ${formatDuration(call.durationMs)}` : ''}`}
+        onClick={() => onSelect(call.callId, 'timeline')}
+        onMouseEnter={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
+        onMouseLeave={() => onHover(null)}
+        onFocus={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
+        onBlur={() => onHover(null)}
+      >
+        {flag && <span className="bar-flag">{flag}</span>}
+        {g.label !== 'none' && (
+          <span
+            className="bar-label"
+            style={
+              g.label === 'beside' && Number.isFinite(g.labelRoom) ? { maxWidth: g.labelRoom } : undefined
+            }
+          >
+            {title}
+          </span>
+        )}
+        {waiting && call.status === 'awaiting-approval' && <span className="sr-only">{waitLabel(call)}</span>}
+      </button>
+    </>
+  )
+}
+
+/** Estimated width of a skip marker, to open it to the left when it would run past the content's right edge. */
+const SKIP_MARKER_PX = (text: string): number => text.length * 6.2 + 140
+
+function SkipMarker({
+  skip,
+  contentWidth,
+  selectedCallId,
+  onSelect,
+  onHover,
+}: TurnRowProps & { skip: TurnGeometry['skipped'][number] }) {
+  const { bar, row, x } = skip
+  const { call, cause } = bar
+  const text = skipReason(cause)
+  const title = callTitle(call)
+  // Hung right of the failed call; moved left as far as needed to end inside the content, never past the lane
+  // label, and cut short (ellipsis, full text in its label) if even that is not enough.
+  const left = Math.max(LABEL_WIDTH + 4, Math.min(x + 8, contentWidth - SKIP_MARKER_PX(title + text) - 8))
+  return (
+    <>
+      <span
+        // Down from the failed call, then across to the marker (to its right, or back left when it was moved).
+        className={`skip-connector ${left < x ? 'leftward' : ''}`}
+        aria-hidden="true"
+        style={{
+          left: Math.min(x, left) - 1,
+          top: 14,
+          height: row * ROW_HEIGHT - 2,
+          width: Math.max(8, Math.abs(left - x)),
+        }}
+      />
+      <div
+        className={`tool-bar skip-marker status-skipped ${selectedCallId === call.callId ? 'selected' : ''}`}
+        data-testid="tool-bar"
+        data-status="skipped"
+        data-call-id={call.callId}
+        data-cause-call-id={call.causeCallId}
+        style={{ left, top: row * ROW_HEIGHT + 3, maxWidth: contentWidth - left - 8 }}
+        onMouseEnter={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
+        onMouseLeave={() => onHover(null)}
+      >
+        <button
+          type="button"
+          className="skip-self"
+          onClick={() => onSelect(call.callId, 'timeline')}
+          aria-label={`${title}: ${text}`}
+        >
+          <span className="skip-title">{title}</span>
+          <span className="skip-text">{text}</span>
+        </button>
+        {call.causeCallId && (
+          <button
+            type="button"
+            className="skip-link"
+            data-testid="skip-link"
+            onClick={() => onSelect(call.causeCallId as string, 'timeline')}
+            title="Show the call that failed"
+            aria-label={`Show the failed call: ${cause ? callTitle(cause) : call.causeCallId}`}
+          >
+            ↖ show failed call
+          </button>
+        )}
+      </div>
+    </>
+  )
+}

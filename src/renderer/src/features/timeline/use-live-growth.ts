@@ -1,0 +1,62 @@
+import { useCallback, useEffect, useRef, type RefObject } from 'react'
+import type { Growth } from './TurnRow'
+import { displayTime, MIN_BAR, xOf, type Scale } from './scale'
+
+/**
+ * Live growth without React: running bars widen, a waiting call's bar and its wait follow "now", and the now
+ * line moves, in one requestAnimationFrame loop that writes straight to the DOM, so a long command costs no
+ * React render per frame. `onOutgrown` is called when "now" passes the display time the fitted scale left
+ * room for, so the view can re-fit.
+ */
+export function useLiveGrowth(
+  active: boolean,
+  scale: Scale,
+  fitEndDisplay: number,
+  nowLine: RefObject<HTMLDivElement | null>,
+  onOutgrown: (t: number) => void,
+): (el: HTMLElement | null, from: number | undefined, growth: Growth) => void {
+  const growing = useRef(new Map<HTMLElement, { from: number; growth: Growth }>())
+  const scaleRef = useRef(scale)
+  scaleRef.current = scale
+  const fitEndRef = useRef(fitEndDisplay)
+  fitEndRef.current = fitEndDisplay
+  const outgrown = useRef(onOutgrown)
+  outgrown.current = onOutgrown
+
+  useEffect(() => {
+    if (!active) return
+    let id = requestAnimationFrame(function tick() {
+      const t = Date.now()
+      const s = scaleRef.current
+      const nowX = xOf(s, t)
+      for (const [el, { from, growth }] of growing.current) {
+        if (!el.isConnected) {
+          growing.current.delete(el)
+          continue
+        }
+        const fromX = xOf(s, from)
+        switch (growth) {
+          case 'run':
+            el.style.width = `${Math.max(MIN_BAR, nowX - fromX)}px`
+            break
+          case 'waiting-bar':
+            el.style.left = `${Math.max(fromX, nowX)}px`
+            break
+          case 'wait':
+            el.style.width = `${Math.max(0, nowX - fromX)}px`
+            break
+        }
+      }
+      if (nowLine.current) nowLine.current.style.transform = `translateX(${nowX}px)`
+      if (displayTime(s.time, t) > fitEndRef.current) outgrown.current(t)
+      id = requestAnimationFrame(tick)
+    })
+    return () => cancelAnimationFrame(id)
+  }, [active, nowLine])
+
+  return useCallback((el: HTMLElement | null, from: number | undefined, growth: Growth) => {
+    if (!el) return
+    if (from === undefined) growing.current.delete(el)
+    else growing.current.set(el, { from, growth })
+  }, [])
+}
