@@ -619,3 +619,22 @@ describe('model client: thinking, stop details and requests the API accepts', ()
     expect(error.message).toMatch(/try again after \d\d:\d\d \(continue the run then\)/)
   })
 })
+
+describe('model client: a spent monthly limit', () => {
+  it('is not retried: waiting does not lift it', async () => {
+    const model = await serve({
+      turns: [
+        { blocks: [{ text: 'never' }], http: { status: 429, errorCode: 'enforced_spend_limit_reached' } },
+      ],
+    })
+    const retries: unknown[] = []
+    const error = await failure(
+      createModelClient({ baseUrl: model.baseUrl, retryBaseDelayMs: 1 }).streamTurn(
+        request({ onRetry: (info) => retries.push(info) }),
+      ),
+    )
+    expect(error.retryable).toBe(false)
+    expect(error.message).toMatch(/spend limit/)
+    expect(retries).toEqual([])
+  })
+})
