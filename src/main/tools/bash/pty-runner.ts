@@ -86,6 +86,8 @@ export interface PtyRunOptions {
     statusFd: number | null
     /** Everything the command started ends when the launcher exits (a PID namespace): nothing to hunt. */
     endsTree: boolean
+    /** Text that marks the launcher's last status report. */
+    statusEnd?: string
   }
 }
 
@@ -202,6 +204,8 @@ function startInTerminal({ command, cwd, env, launch }: PtyRunOptions): Terminal
       statusPipe.setEncoding('utf8')
       statusPipe.on('data', (chunk: string) => {
         if (text.length < 64 * 1024) text += chunk
+        // Its last report came: no need to wait for the pipe to close as well (that comes tens of ms later).
+        if (launch?.statusEnd !== undefined && text.includes(launch.statusEnd)) resolve(text)
       })
       statusPipe.on('error', () => resolve(text))
       statusPipe.on('close', () => resolve(text))

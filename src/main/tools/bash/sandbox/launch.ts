@@ -73,6 +73,8 @@ export interface SandboxLaunch {
   env: Record<string, string>
   /** The descriptor on which the sandbox reports the command's start and exit, if it does. */
   statusFd: number | null
+  /** Marks the last report on it (bubblewrap's exit code). */
+  statusEnd?: string
   /**
    * bubblewrap's PID namespace ends with it: when it exits, every process of the command is gone (its
    * namespace's init dies with bubblewrap, and the kernel kills the rest). Seatbelt has no such namespace.
@@ -129,6 +131,7 @@ export function prepareSandbox(
       args: [...bwrapArgs(spec, masks, { path, home: homedir() }), '--'],
       env: sandboxEnv(base, { home: SANDBOX_HOME, tmp: SANDBOX_TMP }),
       statusFd: STATUS_FD,
+      statusEnd: '"exit-code"',
       endsTree: true,
       cleanup: async () => {},
       createdSensitive,
