@@ -41,17 +41,20 @@ async function runner(command: string, cwd: string, launch?: SandboxLaunch): Pro
   if (run.exitCode !== 0) throw new Error(`${command} failed in the benchmark: ${JSON.stringify(run)}`)
 }
 
-/** bubblewrap with the runner's own arguments (its status on a pipe, as the runner has it): the sandbox alone. */
+/**
+ * bubblewrap with the runner's own arguments, its output read to the end as any caller must (the output ends
+ * when the sandbox's last process is gone, after the namespaces are torn down), its status on a pipe.
+ */
 function direct(launch: SandboxLaunch, command: string, cwd: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(launch.program, [...launch.args, 'bash', '-c', command], {
       cwd,
       env: launch.env,
-      stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     })
-    ;(child.stdio[3] as NodeJS.ReadableStream | null)?.resume()
+    for (const stream of child.stdio.slice(1)) (stream as NodeJS.ReadableStream | null)?.resume()
     child.on('error', reject)
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bwrap exited with ${code}`))))
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`bwrap exited with ${code}`))))
   })
 }
 
