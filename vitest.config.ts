@@ -2,8 +2,9 @@ import { configDefaults, defineConfig } from 'vitest/config'
 
 /**
  * Two projects: `unit` (every other test) and `slow` (`*.slow.test.ts`: the 1 GB pty flood, the 100
- * SIGKILLed agent runs, minutes each on two cores, and `lanes web` processes taken down with a command running). `npm test` runs both; a developer runs
- * `npm run test:unit` while working. A file named on the command line runs in whichever project holds it.
+ * SIGKILLed agent runs and `lanes web` processes taken down while a command runs; minutes on two cores).
+ * `npm test` runs both; a developer runs `npm run test:unit` while working. A file named on the command line
+ * runs in whichever project holds it.
  */
 export default defineConfig({
   test: {

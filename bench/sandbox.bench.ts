@@ -19,7 +19,7 @@ import { median, result, type Benchmark, type BenchResult } from './harness'
  * - the same sandboxed `true` against the unsandboxed runner: what the sandbox adds to every command.
  * - `git status` on the 100k-file tree (a git repository made once in the cache), sandboxed and not, both
  *   through the runner: the masks are revalidated on every command.
- * - `lanes run` (the built CLI) with one grep of the tree: how long the process lives after `run.finished`,
+ * - `lanes run` (the built CLI) with one grep of the tree and one command: how long the process lives after `run.finished`,
  *   against a node process that prints a line and exits; and the grep's tool time in that fresh process,
  *   against ripgrep run directly with the same arguments.
  */
@@ -99,7 +99,13 @@ async function lanesRun(workspace: string, sessionsDir: string): Promise<CliRun>
   const model = await startScriptedModel({
     scenario: {
       turns: [
-        { blocks: [{ tool: 'grep', input: { pattern: RARE_PATTERN } }] },
+        // A command too: the exit after one is what a run usually ends with.
+        {
+          blocks: [
+            { tool: 'grep', input: { pattern: RARE_PATTERN } },
+            { tool: 'bash', input: { command: 'ls' } },
+          ],
+        },
         { blocks: [{ text: 'done' }] },
       ],
     },
@@ -115,14 +121,21 @@ async function lanesRun(workspace: string, sessionsDir: string): Promise<CliRun>
     )
     let pending = ''
     let finishedAt = 0
+    let grepId = ''
     const at: Record<string, number> = {}
     child.stdout.on('data', (chunk: Buffer) => {
       pending += chunk.toString()
       let nl: number
       while ((nl = pending.indexOf('\n')) !== -1) {
-        const event = JSON.parse(pending.slice(0, nl)) as { type: string; at: number }
+        const event = JSON.parse(pending.slice(0, nl)) as {
+          type: string
+          at: number
+          callId?: string
+          name?: string
+        }
         pending = pending.slice(nl + 1)
-        at[event.type] = event.at
+        if (event.type === 'tool.queued' && event.name === 'grep') grepId = event.callId ?? ''
+        if (event.callId !== undefined && event.callId === grepId) at[event.type] = event.at
         if (event.type === 'run.finished') finishedAt = performance.now()
       }
     })

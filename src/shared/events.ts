@@ -175,8 +175,6 @@ export const RunEndReason = z.enum([
   'end_turn',
   /** The turn limit of the run was hit. */
   'max_turns',
-  /** The model answered without a tool call (and without an explicit end_turn). */
-  'no_tool_calls',
   /** The model's answer was cut by its token limit; a cut call is never executed. */
   'max_tokens',
   'stop_sequence',
@@ -346,7 +344,7 @@ export const ApprovalDecidedEvent = z.object({
   network: z.boolean().optional(),
   /** bash: "run outside the sandbox" was switched on: the command ran unconfined. */
   outsideSandbox: z.boolean().optional(),
-  by: z.enum(['user', 'policy', 'cli']).optional(),
+  by: z.enum(['user', 'cli']).optional(),
   /** An approved write or edit reviewed hunk by hunk: what was decided for each hunk (absent: all accepted). */
   hunks: z.array(HunkDecision).optional(),
 })

@@ -31,7 +31,7 @@ export const ToolCallApproval = z.object({
   network: z.boolean().optional(),
   /** bash: the user let it run outside the sandbox. */
   outsideSandbox: z.boolean().optional(),
-  by: z.enum(['user', 'policy', 'cli']).optional(),
+  by: z.enum(['user', 'cli']).optional(),
   decidedAt: z.number().optional(),
   /** Per-hunk review of a write or edit: the decision on each hunk (absent: the change as a whole). */
   hunks: z.array(HunkDecision).optional(),

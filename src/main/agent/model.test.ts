@@ -619,3 +619,87 @@ describe('model client: thinking, stop details and requests the API accepts', ()
     expect(error.message).toMatch(/try again after \d\d:\d\d \(continue the run then\)/)
   })
 })
+
+describe('model client: a spent monthly limit', () => {
+  it('is not retried: waiting does not lift it', async () => {
+    const model = await serve({
+      turns: [
+        { blocks: [{ text: 'never' }], http: { status: 429, errorCode: 'enforced_spend_limit_reached' } },
+      ],
+    })
+    const retries: unknown[] = []
+    const error = await failure(
+      createModelClient({ baseUrl: model.baseUrl, retryBaseDelayMs: 1 }).streamTurn(
+        request({ onRetry: (info) => retries.push(info) }),
+      ),
+    )
+    expect(error.retryable).toBe(false)
+    expect(error.message).toMatch(/spend limit/)
+    expect(retries).toEqual([])
+  })
+})
+
+describe('model client: streams the documentation allows but this client does not know', () => {
+  it('ignores unknown events, unknown delta types and unknown blocks, and keeps the rest', async () => {
+    const { createServer: createHttpServer } = await import('node:http')
+    const sse = (event: string, data: unknown): string => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+    const server = createHttpServer((req, res) => {
+      req.resume()
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.end(
+        [
+          sse('message_start', {
+            type: 'message_start',
+            message: {
+              id: 'm',
+              type: 'message',
+              role: 'assistant',
+              content: [],
+              model: 'x',
+              usage: { input_tokens: 3, output_tokens: 1 },
+            },
+          }),
+          sse('compaction_notice', { type: 'compaction_notice', detail: 'newer than this client' }),
+          sse('content_block_start', {
+            type: 'content_block_start',
+            index: 0,
+            content_block: { type: 'text', text: '' },
+          }),
+          sse('content_block_delta', {
+            type: 'content_block_delta',
+            index: 0,
+            delta: { type: 'text_delta', text: 'Kept.' },
+          }),
+          sse('content_block_delta', {
+            type: 'content_block_delta',
+            index: 0,
+            delta: { type: 'citations_delta', citation: { type: 'char_location' } },
+          }),
+          sse('content_block_stop', { type: 'content_block_stop', index: 0 }),
+          sse('content_block_start', {
+            type: 'content_block_start',
+            index: 1,
+            content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
+          }),
+          sse('content_block_stop', { type: 'content_block_stop', index: 1 }),
+          sse('message_delta', {
+            type: 'message_delta',
+            delta: { stop_reason: 'end_turn' },
+            usage: { output_tokens: 4 },
+          }),
+          sse('message_stop', { type: 'message_stop' }),
+        ].join(''),
+      )
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const port = (server.address() as { port: number }).port
+    try {
+      const result = await createModelClient({ baseUrl: `http://127.0.0.1:${port}` }).streamTurn(request())
+      expect(result.content).toEqual([{ type: 'text', text: 'Kept.' }])
+      expect(result.stopReason).toBe('end_turn')
+      expect(result.usage.outputTokens).toBe(4)
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  })
+})

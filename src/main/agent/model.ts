@@ -746,6 +746,14 @@ function classify(e: unknown, ctx: { where: string; model: string; started: bool
   if (status === 403 || (status === undefined && type === 'permission_error')) {
     return make('auth', 'The API key was refused for this request (HTTP 403: no permission).', false)
   }
+  // A spent monthly cap looks like a rate limit but does not pass with waiting: retrying only repeats it.
+  if (e.errorCode === 'enforced_spend_limit_reached') {
+    return make(
+      'rate_limit',
+      'This API key’s organization has reached its monthly spend limit; requests fail until the limit resets or is raised.',
+      false,
+    )
+  }
   if (status === 429 || type === 'rate_limit_error') {
     return make(
       'rate_limit',

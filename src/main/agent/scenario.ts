@@ -102,6 +102,8 @@ export const ScenarioTurn = z
         status: z.number().int().min(400).max(599),
         retryAfter: z.number().min(0).max(86_400).optional(),
         times: z.number().int().min(1).max(100).optional(),
+        /** extra: `error.details.error_code` of the body (`enforced_spend_limit_reached`). */
+        errorCode: z.string().min(1).optional(),
       })
       .optional(),
     /** Send an SSE `error` (overloaded_error) right after message_start, once, before serving the turn. */

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
+import type { Lane } from '../../shared/events'
 import type { ToolResult } from '../tools/tool'
 import {
   TurnScheduler,
   type CallOutcome,
   type CallSpec,
   type GateVerdict,
-  type Lane,
   type SchedulerMode,
 } from './scheduler'
 

@@ -1,3 +1,4 @@
+import type { Lane } from '../../shared/events'
 import { GROUP_CANCELLED_TEXT, skipText, STOPPED_TEXT } from '../tools/result-format'
 import type { ToolResult } from '../tools/tool'
 
@@ -14,8 +15,6 @@ import type { ToolResult } from '../tools/tool'
  */
 
 export type SchedulerMode = 'streaming' | 'batch'
-
-export type Lane = { kind: 'parallel'; group: number } | { kind: 'serial' }
 
 /** What the approval gate says before a call may run. */
 export type GateVerdict =

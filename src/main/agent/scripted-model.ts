@@ -139,7 +139,8 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
       httpErrorsGiven.set(next, given + 1)
       const headers: Record<string, string> = {}
       if (turn.http.retryAfter !== undefined) headers['retry-after'] = String(turn.http.retryAfter)
-      sendJson(res, turn.http.status, errorBody(errorTypeFor(turn.http.status), turn.errorMessage), headers)
+      const body = errorBody(errorTypeFor(turn.http.status), turn.errorMessage, turn.http.errorCode)
+      sendJson(res, turn.http.status, body, headers)
       report({
         turn: null,
         status: turn.http.status,

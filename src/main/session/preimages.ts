@@ -27,6 +27,8 @@ export const MAX_DEPTH = 400
 /** A delta larger than this share of the content is not worth it: the content is stored whole. */
 const DELTA_MAX_SHARE = 0.5
 const HEADER_READ = 4096
+/** Quiet time after the last append before the pack is fsynced in the background. */
+const SYNC_DELAY_MS = 250
 /** Bases for the next delta are kept in memory up to this many bytes in all (the oldest files go first). */
 const LATEST_MAX_BYTES = 64 * 1024 * 1024
 
@@ -96,6 +98,7 @@ export class PreimageStore {
   /** The background fsync in flight, and whether records were appended after it began. */
   private syncing: Promise<void> | null = null
   private dirty = false
+  private syncTimer: NodeJS.Timeout | null = null
 
   private constructor(
     private readonly handle: FileHandle,
@@ -206,20 +209,28 @@ export class PreimageStore {
   }
 
   /**
-   * At most one fsync in flight and one queued behind it: a burst of appends is made durable by one or two
-   * syncs, not one each (appends wait for a running fsync of the same file on most file systems).
+   * Makes appends durable in the background, SYNC_DELAY_MS after the last of a burst and one fsync at a time:
+   * an fsync started while the tool's own write is being fsynced would make that write wait for it. A process
+   * crash loses nothing either way (the records are in the OS); a power loss within the delay can lose the
+   * newest records, which a rewind then reports as missing (every read is checked) instead of restoring.
    */
   private scheduleSync(): void {
     this.dirty = true
-    if (this.syncing) return
-    const loop = async (): Promise<void> => {
-      while (this.dirty) {
-        this.dirty = false
-        await this.handle.datasync().catch(() => undefined)
+    if (this.syncTimer) clearTimeout(this.syncTimer)
+    this.syncTimer = setTimeout(() => {
+      this.syncTimer = null
+      if (this.syncing) return
+      const loop = async (): Promise<void> => {
+        while (this.dirty) {
+          this.dirty = false
+          await this.handle.datasync().catch(() => undefined)
+        }
+        this.syncing = null
       }
-      this.syncing = null
-    }
-    this.syncing = loop()
+      this.syncing = loop()
+    }, SYNC_DELAY_MS)
+    // Never what keeps a process alive: close() and flush() sync whatever is left.
+    this.syncTimer.unref?.()
   }
 
   private remember(path: string, hash: string, content: Buffer): void {
@@ -281,7 +292,10 @@ export class PreimageStore {
   /** Makes everything kept so far survive a power loss. */
   async flush(): Promise<void> {
     await this.chain
+    if (this.syncTimer) clearTimeout(this.syncTimer)
+    this.syncTimer = null
     await this.syncing
+    this.dirty = false
     await this.handle.datasync()
   }
 
@@ -291,8 +305,7 @@ export class PreimageStore {
   }
 
   async close(): Promise<void> {
-    await this.chain
-    await this.syncing
+    await this.flush().catch(() => undefined)
     await this.handle.close()
   }
 }
@@ -312,9 +325,9 @@ export function changeKeeper(
   log: (draft: SessionEventDraft<'file.preimage'>) => Promise<unknown>,
 ): ChangeKeeper {
   return {
-    async before({ path, relPath, content }) {
+    async before({ path, relPath, content, hash: known }) {
       try {
-        const hash = content === null ? null : await (await store()).put(path, content)
+        const hash = content === null ? null : await (await store()).put(path, content, known)
         await log({ type: 'file.preimage', callId, path, relPath, hash })
         return { ok: true }
       } catch (error) {

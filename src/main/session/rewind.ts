@@ -60,6 +60,11 @@ export interface PlannedFile {
   conflict: boolean
   /** Why it cannot be rewound even if the user wanted (not a regular file); conflicts only. */
   blocked?: string
+  /**
+   * What planning read (the file now, the content to put back), reused by applyRewind when the file has not
+   * moved since (same inode, size and mtime), so a rewind right after its plan reads nothing twice.
+   */
+  seen?: { now: OnDisk; to: Buffer | null }
 }
 
 export type RewindPlan = {
@@ -84,7 +89,7 @@ export interface RewindLog {
 interface OnDisk {
   hash: string | null
   content: Buffer | null
-  stat?: { mtimeMs: number; size: number; mode: number }
+  stat?: { mtimeMs: number; size: number; mode: number; ino: number }
   /** Present and not a regular file. */
   odd?: string
 }
@@ -99,7 +104,22 @@ async function onDisk(path: string): Promise<OnDisk> {
   }
   if (!info.isFile()) return { hash: 'odd', content: null, odd: 'is no longer a regular file' }
   const content = await readFile(path)
-  return { hash: sha256(content), content, stat: { mtimeMs: info.mtimeMs, size: info.size, mode: info.mode } }
+  return {
+    hash: sha256(content),
+    content,
+    stat: { mtimeMs: info.mtimeMs, size: info.size, mode: info.mode, ino: info.ino },
+  }
+}
+
+/** The file as planning saw it when it has not moved since; read again otherwise. */
+async function stillAsSeen(path: string, seen: OnDisk | undefined): Promise<OnDisk> {
+  if (seen?.stat) {
+    const info = await lstat(path).catch(() => undefined)
+    const was = seen.stat
+    if (info?.isFile() && info.ino === was.ino && info.size === was.size && info.mtimeMs === was.mtimeMs)
+      return { ...seen, stat: { ...was, mode: info.mode } }
+  }
+  return onDisk(path)
 }
 
 /**
@@ -140,9 +160,10 @@ export async function planRewind(
 
   const left = lanesLeft(events)
   const looked = await mapLimit([...target], READ_CONCURRENCY, async ([path, { relPath, hash: to }]) => {
+    let toContent: Buffer | null = null
     if (to !== null) {
       try {
-        await store.get(to)
+        toContent = await store.get(to)
       } catch (error) {
         const why = error instanceof PreimageError ? error.message : String(error)
         return `The content of ${relPath} before that call cannot be restored: ${why}`
@@ -159,6 +180,7 @@ export async function planRewind(
       now: now.odd ? null : now.hash,
       conflict: now.hash !== known,
       ...(now.odd ? { blocked: `${relPath} ${now.odd}` } : {}),
+      seen: { now, to: toContent },
     }
     return file
   })
@@ -204,14 +226,14 @@ export async function applyRewind(
     return false
   })
   const prepared = await mapLimit(chosenFiles, READ_CONCURRENCY, async (file) => {
-    const now = await onDisk(file.path)
+    const now = await stillAsSeen(file.path, file.seen?.now)
     if (now.hash !== file.now)
       return `${file.relPath} changed while the rewind was being prepared; nothing was changed.`
     if (now.stat && (now.stat.mode & 0o222) === 0)
       return `${file.relPath} is read-only; make it writable first. Nothing was changed.`
     // What is there now goes into the store first, so the rewind can be rolled back (and itself undone).
     if (now.content !== null) await store.put(file.path, now.content, now.hash as string)
-    const content = file.to === null ? null : await store.get(file.to)
+    const content = file.to === null ? null : (file.seen?.to ?? (await store.get(file.to)))
     return {
       change: { path: file.path, relPath: file.relPath, from: now.hash, to: file.to },
       expect: now,
@@ -338,7 +360,8 @@ async function finish(
     ...(how.turn !== undefined ? { conversationFromTurn: how.turn } : {}),
   })
 
-  await log.sync()
+  // Not synced here: the files already are, so if a power loss takes this line, the next start finds every
+  // file rewound and finishes the rewind again (recoverRewind); the log's next sync makes it durable.
 }
 
 /**

@@ -44,8 +44,11 @@ export type ChangePlan =
       data: Buffer
       /** What the file was when planned, re-checked just before the rename (null: must not exist). */
       expect?: { mtimeMs: number; size: number } | null
-      /** The file's bytes when planned (BOM included; null: it does not exist), kept so it can be undone. */
-      previous?: Buffer | null
+      /**
+       * The file's bytes when planned (BOM included) and their SHA-256, kept so the change can be undone;
+       * null: it does not exist.
+       */
+      previous?: { content: Buffer; hash: string } | null
       /** The bytes on disk would not change: nothing needs writing. */
       unchanged: boolean
       /** Facts about the change worth telling the model ("its CRLF line endings were kept"). */
@@ -60,6 +63,8 @@ export interface CurrentFile {
   text: string
   /** Unset for a base from an earlier call of the turn, which is not on disk yet. */
   stat?: { mtimeMs: number; size: number }
+  /** SHA-256 of the whole file (BOM included), from the conflict check; set with `stat`. */
+  hash?: string
 }
 
 export type LoadedFile =
@@ -119,8 +124,9 @@ export async function loadForChange(ctx: ToolContext, rawPath: string, base?: Pl
           error: `${relPath} kept changing while it was being read; try again in a moment.`,
         }
       }
+      const hash = sha256(bytes)
       const conflict = await checkConflict(ctx.snapshots, path, {
-        observed: { mtimeMs: st.mtimeMs, hash: sha256(bytes) },
+        observed: { mtimeMs: st.mtimeMs, hash },
         displayPath: relPath,
       })
       if (!conflict.ok) return { ok: false, error: conflict.reason }
@@ -128,7 +134,13 @@ export async function loadForChange(ctx: ToolContext, rawPath: string, base?: Pl
       const body = bom ? bytes.subarray(3) : bytes
       return {
         ...found,
-        current: { body, bom, text: body.toString('utf8'), stat: { mtimeMs: st.mtimeMs, size: st.size } },
+        current: {
+          body,
+          bom,
+          text: body.toString('utf8'),
+          stat: { mtimeMs: st.mtimeMs, size: st.size },
+          hash,
+        },
       }
     } finally {
       await fh.close().catch(() => undefined)
@@ -156,14 +168,12 @@ export function countLines(text: string): number {
 
 export function expectation(current: CurrentFile | null): {
   expect?: { mtimeMs: number; size: number } | null
-  previous?: Buffer | null
+  previous?: { content: Buffer; hash: string } | null
 } {
   if (current === null) return { expect: null, previous: null }
   if (current.stat === undefined) return {}
-  return {
-    expect: current.stat,
-    previous: current.bom ? Buffer.concat([UTF8_BOM, current.body]) : current.body,
-  }
+  const content = current.bom ? Buffer.concat([UTF8_BOM, current.body]) : current.body
+  return { expect: current.stat, previous: { content, hash: current.hash ?? sha256(content) } }
 }
 
 export type Committed = { ok: true; diff: FileDiff; created: boolean } | { ok: false; result: ToolResult }
@@ -175,7 +185,12 @@ export async function commitChange(
   title: string,
 ): Promise<Committed> {
   if (ctx.changes && plan.previous !== undefined) {
-    const kept = await ctx.changes.before({ path: plan.path, relPath: plan.relPath, content: plan.previous })
+    const kept = await ctx.changes.before({
+      path: plan.path,
+      relPath: plan.relPath,
+      content: plan.previous?.content ?? null,
+      ...(plan.previous ? { hash: plan.previous.hash } : {}),
+    })
     if (!kept.ok) {
       const reason = `${plan.relPath} was not changed: its current content could not be kept for undo (${kept.error}).`
       return { ok: false, result: fail(reason, { title, metadata: { path: plan.relPath } }) }

@@ -48,11 +48,12 @@ export interface ToolContext {
  * made.
  */
 export interface ChangeKeeper {
-  /** `content` null: the file does not exist yet. */
+  /** `content` null: the file does not exist yet. `hash`: its SHA-256 when the caller has it already. */
   before(change: {
     path: string
     relPath: string
     content: Buffer | null
+    hash?: string
   }): Promise<{ ok: true } | { ok: false; error: string }>
   /** What the change left on disk (its SHA-256 already computed): what a later rewind compares against. */
   after(change: { path: string; content: Buffer; hash: string }): Promise<void>

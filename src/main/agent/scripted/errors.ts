@@ -39,9 +39,13 @@ const DEFAULT_ERROR_MESSAGES: Record<string, string> = {
   api_error: 'Internal server error',
 }
 
-export function errorBody(type: string, message?: string): string {
+export function errorBody(type: string, message?: string, errorCode?: string): string {
   return JSON.stringify({
     type: 'error',
-    error: { type, message: message ?? DEFAULT_ERROR_MESSAGES[type] ?? type },
+    error: {
+      type,
+      message: message ?? DEFAULT_ERROR_MESSAGES[type] ?? type,
+      ...(errorCode ? { details: { error_code: errorCode } } : {}),
+    },
   })
 }

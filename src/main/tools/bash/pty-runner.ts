@@ -322,7 +322,9 @@ class PtyRun {
     const tail = this.lineEndings.flush()
     if (tail.length > 0 && this.error === undefined) void this.options.onData(tail)
     // Written before the launcher exits; closed with its exit (a descendant cannot hold it: not inherited).
-    if (this.term.status) this.statusText = await Promise.race([this.term.status, delay(1000, '')])
+    // The fallback timer must not keep the process alive once the status came (`lanes run` would linger).
+    if (this.term.status)
+      this.statusText = await Promise.race([this.term.status, delay(1000, '', { ref: false })])
     this.finish()
   }
 

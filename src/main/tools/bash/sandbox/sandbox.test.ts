@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
@@ -190,6 +190,28 @@ describe.skipIf(missing !== null)('the sandbox against hostile folders and comma
     const { output } = await runSandboxed('cat values.txt', 'read-only')
     expect(output).not.toContain(CANARY.env)
   })
+
+  it('lets the process exit at once after a sandboxed command (no timer left behind)', async () => {
+    await hostileFolder('plain')
+    const script = [
+      `const { runInPty } = await import(${JSON.stringify(new URL('../pty-runner.ts', import.meta.url).href)})`,
+      `const { prepareSandbox } = await import(${JSON.stringify(new URL('./launch.ts', import.meta.url).href)})`,
+      `const launch = prepareSandbox({ mode: 'read-only', workspace: ${JSON.stringify(workspace)}, network: false })`,
+      `await runInPty({ command: 'true', cwd: ${JSON.stringify(workspace)}, timeoutMs: 10000, onData: () => {}, launch })`,
+      `process.stdout.write('done\\n')`,
+    ].join('\n')
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let doneAt = 0
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('done')) doneAt = performance.now()
+    })
+    await new Promise((resolve) => child.on('exit', resolve))
+    expect(doneAt).toBeGreaterThan(0)
+    // A forgotten one-second fallback timer once held `lanes run` open this long after every command.
+    expect(performance.now() - doneAt).toBeLessThan(700)
+  }, 30_000)
 
   it('reports a sandbox that could not start, and never runs the command', async () => {
     await hostileFolder('plain')

@@ -113,7 +113,7 @@ export const ToolCard = memo(function ToolCard({
           You rejected this{call.approval.note ? `: “${call.approval.note}”` : '.'}
         </p>
       )}
-      {call.approval?.decision === 'approved' && call.approval.by !== 'policy' && (
+      {call.approval?.decision === 'approved' && (
         <p className="decision-note approved">
           Approved{call.approval.always ? ' (always allowed in this folder)' : ''}
           {call.approval.note ? `: “${call.approval.note}”` : ''}

@@ -154,7 +154,7 @@ function computeShape(row: TranscriptRow): string {
       const note =
         call.status === 'skipped' ||
         call.approval?.decision === 'rejected' ||
-        (call.approval?.decision === 'approved' && call.approval.by !== 'policy')
+        call.approval?.decision === 'approved'
       const live = liveTailOf(call)
       const liveLines = live === undefined ? 0 : live.split('\n').length
       return `call:${bash ? 'bash' : 'tool'}:${description ? 'd' : ''}:${note ? 'n' : ''}:${liveLines}`
@@ -251,7 +251,6 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: R
 const REASONS: Record<string, string> = {
   end_turn: 'The agent finished.',
   max_turns: 'Stopped at the turn limit.',
-  no_tool_calls: 'The agent finished.',
   max_tokens: 'The model hit its output limit; the cut-off call was not run.',
   stop_sequence: 'The agent finished.',
   refusal: 'The model declined to continue.',

@@ -1,0 +1,40 @@
+import type { RunFailureKind, SessionEvent } from '../../shared/events'
+import type { ToolRegistry } from '../tools/registry'
+import type { AlwaysAllowStore } from './approvals'
+import type { ModelClient } from './model'
+import type { SchedulerMode } from './scheduler'
+
+/**
+ * How calls that need approval get their decision:
+ * - interactive: the UI decides through `decide()`; the run pauses while it waits;
+ * - pause: headless without --approve: persist the pause and stop (the process exits 3);
+ * - all / none: headless, every asking call approved / rejected at once.
+ */
+export type ApprovalMode = 'interactive' | 'pause' | 'all' | 'none'
+
+export interface AgentOptions {
+  /** Real path of the workspace root. */
+  workspace: string
+  sessionsDir: string
+  registry: ToolRegistry
+  model: ModelClient
+  modelName: string
+  baseUrl?: string
+  demo: boolean
+  scheduler: SchedulerMode
+  siblingSkip: boolean
+  concurrency?: number
+  maxTurns: number
+  bashTimeoutSec?: number
+  autoApproveEdits: boolean
+  approvals: ApprovalMode
+  alwaysAllow?: AlwaysAllowStore
+  /** Every event, after it is in the log. */
+  onEvent?: (event: SessionEvent) => void
+}
+
+export type RunOutcome =
+  | { status: 'finished' }
+  | { status: 'paused'; callIds: string[] }
+  | { status: 'stopped' }
+  | { status: 'failed'; error: string; kind: RunFailureKind }

@@ -1,0 +1,237 @@
+import type { HunkDecision, SessionEvent, SessionEventDraft } from '../../shared/events'
+import { sandboxSupport } from '../tools/bash/sandbox/launch'
+import { NOT_APPLIED_TEXT } from '../tools/file-change'
+import type { Approved, Tool, ToolContext, ToolResult } from '../tools/tool'
+import type { AgentOptions } from './agent-options'
+import { buildPreview, decidePolicy } from './approvals'
+import type { GateVerdict } from './scheduler'
+import { executeReviewed, isPartial } from './reviewed-change'
+
+/**
+ * The approval gate (DESIGN 5) of one turn: for each call, prepare (the policy, decided the moment its block
+ * closes), preview (what the user reviews, built in call order), decide (a person, a decision given before a
+ * restart, or a headless run's --approve), and at run time re-check that only what the user saw lands.
+ */
+
+export interface Decision {
+  decision: 'approved' | 'rejected'
+  note?: string
+  /** bash, approved: the review's "needs the internet" and "run outside the sandbox" switches. */
+  network?: boolean
+  outsideSandbox?: boolean
+  /** Per-hunk review of an approved write or edit. */
+  hunks?: HunkDecision[]
+}
+
+/** The review's sandbox switches as given, kept only for an approved bash call and only when on. */
+export function sandboxSwitches(
+  name: string,
+  decision: Decision,
+): Pick<Decision, 'network' | 'outsideSandbox'> {
+  if (name !== 'bash' || decision.decision !== 'approved') return {}
+  return {
+    ...(decision.network ? { network: true } : {}),
+    ...(decision.outsideSandbox ? { outsideSandbox: true } : {}),
+  }
+}
+
+/** Where a call stands at the gate. */
+export type GateState =
+  /** Its policy is not decided yet. */
+  | { kind: 'preparing' }
+  /** It gets this result without running: bad arguments, unknown tool, cut off, denied, a change that would not
+   * apply, interrupted by a restart. Its own failure: it skips its unsafe siblings. */
+  | { kind: 'failed'; result: ToolResult }
+  /** Runs without a person (`byRule`: a command the user marked "always allow", run as an approved one). */
+  | { kind: 'allowed'; byRule: boolean }
+  /** Asked: waits for a decision (`waiter`, once the scheduler reached it). */
+  | { kind: 'asking'; review: Approved<unknown>; waiter?: (decision: Decision) => void }
+  | { kind: 'decided'; review: Approved<unknown>; decision: Decision }
+
+/** A tool call as the loop knows it between its block closing and its result. */
+export interface PendingCall {
+  callId: string
+  name: string
+  index: number
+  /** The arguments as parsed; null when they could not be. */
+  input: unknown
+  /** `bash(npm test)`: names it in its siblings' skip texts. */
+  label: string
+  safe: boolean
+  /** Taken over from the log of an earlier process (a continue). */
+  resumed: boolean
+  state: GateState
+  /** Its approval events and its tool.started, as they are appended: a side effect waits for them. */
+  logged: Promise<unknown>[]
+}
+
+/** What the gate needs from the session. */
+export interface GateHost {
+  readonly options: Readonly<AgentOptions>
+  readonly pathRules: ToolContext['pathRules']
+  readonly stopSignal: AbortSignal
+  emit(draft: SessionEventDraft): Promise<SessionEvent>
+  toolContext(callId: string, signal: AbortSignal): { ctx: ToolContext; flush: () => void }
+  /** A decision the user gave before this process knew the call (a continue). */
+  takePreDecision(callId: string): (Decision & { always?: boolean }) | undefined
+  decide(callId: string, decision: Decision & { always?: boolean }): Promise<unknown>
+}
+
+const REJECTED_TEXT =
+  'Rejected by the user: this call was not run. Do not retry it unchanged; ask the user or take another approach.'
+
+export class ApprovalGate {
+  /** Content a write of this turn will leave, by path, so later previews of the same file build on it. */
+  private readonly overlay = new Map<string, string | null>()
+  private preparing: Promise<void> = Promise.resolve()
+
+  constructor(private readonly host: GateHost) {}
+
+  /**
+   * Decides the policy and builds the approval preview as soon as the call's block closes, so every call of
+   * the turn that needs the user is on the review screen together. The policy is decided at once, so an
+   * allowed call (a read) starts without waiting; previews are built one after another in call order, after
+   * the safe calls issued before them (`earlierSafe`), so a write's preview sees the turn's earlier reads and
+   * writes.
+   */
+  prepare(call: PendingCall, earlierSafe: Promise<void>[]): Promise<void> {
+    if (call.state.kind !== 'preparing') return Promise.resolve()
+    const { options } = this.host
+    const tool = options.registry.get(call.name)
+    const verdictReady = (async () => {
+      // Read once per session, then a resolved promise: an allowed call still starts at once.
+      const rules = options.alwaysAllow ? await options.alwaysAllow.rules(options.workspace) : []
+      return decidePolicy(tool, call.input, {
+        workspace: options.workspace,
+        pathRules: this.host.pathRules,
+        alwaysAllow: rules,
+        autoApproveEdits: options.autoApproveEdits,
+        sandbox: sandboxSupport().available,
+      })
+    })()
+    const link = this.preparing.then(async () => {
+      const verdict = await verdictReady
+      if (verdict.kind !== 'ask' || !tool) return
+      await Promise.all(earlierSafe)
+      const { ctx } = this.host.toolContext(call.callId, this.host.stopSignal)
+      const target = (call.input as { path?: unknown }).path
+      const base =
+        typeof target === 'string' && this.overlay.has(target)
+          ? { path: target, content: this.overlay.get(target) ?? null }
+          : undefined
+      const preview = await buildPreview(tool, call.input, ctx, {
+        protected: verdict.protected,
+        ...(base ? { base } : {}),
+      })
+      if (!preview.ok) {
+        call.state = { kind: 'failed', result: { output: preview.error, isError: true } }
+        return
+      }
+      if (preview.after !== undefined && typeof target === 'string') this.overlay.set(target, preview.after)
+      const review = {
+        preview: preview.preview,
+        ...(preview.plan !== undefined ? { plan: preview.plan } : {}),
+      }
+      call.state = { kind: 'asking', review }
+      // Not awaited: the log keeps the order, and the call waits for these lines before it runs.
+      call.logged.push(
+        this.host.emit({ type: 'approval.requested', callId: call.callId, preview: preview.preview }),
+      )
+      await this.decideWithoutAsking(call)
+    })
+    this.preparing = link.catch(() => undefined)
+    return verdictReady.then((verdict) => {
+      if (verdict.kind === 'ask') return tool ? link : undefined
+      if (verdict.kind === 'deny')
+        call.state = { kind: 'failed', result: { output: verdict.reason, isError: true } }
+      else call.state = { kind: 'allowed', byRule: verdict.byRule === true }
+    })
+  }
+
+  /**
+   * Decisions that need no one to wait for: one the user already gave (before a restart), or a headless
+   * run's --approve all (approves) / none (rejects).
+   */
+  async decideWithoutAsking(call: PendingCall): Promise<void> {
+    if (call.state.kind !== 'asking') return
+    const given = this.host.takePreDecision(call.callId)
+    if (given) {
+      await this.host.decide(call.callId, given)
+      return
+    }
+    const mode = this.host.options.approvals
+    if (mode !== 'all' && mode !== 'none') return
+    const decision: Decision = { decision: mode === 'all' ? 'approved' : 'rejected' }
+    call.state = { kind: 'decided', review: call.state.review, decision }
+    call.logged.push(
+      this.host.emit({
+        type: 'approval.decided',
+        callId: call.callId,
+        decision: decision.decision,
+        by: 'cli',
+      }),
+    )
+  }
+
+  /**
+   * Whether the call may run, once it holds the scheduler's gate: waits for a person when it asked (`waiting`
+   * tells the scheduler so). A call's own failure skips its siblings; a rejection is the user's choice and
+   * does not.
+   */
+  async verdict(call: PendingCall, ready: Promise<void>, waiting: () => void): Promise<GateVerdict> {
+    await ready
+    const state = call.state
+    if (state.kind === 'failed') return { run: false, result: state.result, failed: true }
+    if (state.kind === 'asking') {
+      const decision = await new Promise<Decision>((resolve) => {
+        state.waiter = resolve
+        waiting()
+      })
+      call.state = { kind: 'decided', review: state.review, decision }
+    }
+    if (call.state.kind === 'decided' && call.state.decision.decision === 'rejected') {
+      const note = call.state.decision.note
+      return {
+        run: false,
+        result: {
+          output: note ? `Rejected by the user, who wrote: ${note}` : REJECTED_TEXT,
+          isError: true,
+          metadata: { rejected: true },
+        },
+        failed: false,
+      }
+    }
+    return { run: true }
+  }
+
+  /**
+   * Runs a call that passed the gate. Only what the user saw may land: the tool carries out the plan its
+   * preview made; a change approved hunk by hunk must still be the change reviewed, then only its accepted
+   * hunks are written.
+   */
+  async execute(call: PendingCall, tool: Tool, ctx: ToolContext): Promise<ToolResult> {
+    const state = call.state
+    const approved = state.kind === 'decided' && state.decision.decision === 'approved' ? state : null
+    const hunks = approved?.decision.hunks
+    if (approved && isPartial(hunks)) {
+      const check = await buildPreview(tool, call.input, ctx, { protected: false })
+      const reviewed = approved.review.preview
+      const approvedAfter = reviewed.kind === 'write' ? reviewed.after : undefined
+      if (
+        !check.ok ||
+        check.preview.kind !== 'write' ||
+        (approvedAfter !== undefined && check.after !== approvedAfter)
+      )
+        return { output: NOT_APPLIED_TEXT, isError: true }
+      return executeReviewed(check.preview, hunks, ctx)
+    }
+    // A person approved it (now, or earlier with "always allow"): bash runs in the writable sandbox, or as the
+    // review's switches say. Without that, the read-only sandbox.
+    if (approved || (state.kind === 'allowed' && state.byRule))
+      ctx.approval = {
+        network: approved?.decision.network === true,
+        outsideSandbox: approved?.decision.outsideSandbox === true,
+      }
+    return tool.execute(call.input, ctx, approved ? approved.review : undefined)
+  }
+}

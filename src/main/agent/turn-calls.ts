@@ -1,0 +1,268 @@
+import type { Lane } from '../../shared/events'
+import type { SessionState } from '../../shared/reducer'
+import type { ToolCallState } from '../../shared/tool-call'
+import { parseToolArgs } from '../tools/args'
+import { callLabel, formatForModel } from '../tools/result-format'
+import { ApprovalGate, sandboxSwitches, type GateHost, type PendingCall } from './approval-gate'
+import type { CallOutcome, CallSpec, TurnScheduler } from './scheduler'
+import { cutCallText } from './stop-reasons'
+
+/**
+ * One turn's calls, from the moment their block closes to their result: parsing their arguments, the approval
+ * gate, the scheduler's hooks, and each result formatted once, where it is recorded. It sees the session only
+ * through `TurnHost`.
+ */
+
+export interface TurnHost extends GateHost {
+  readonly current: SessionState
+  /** Makes a call reachable by `decide()` while it waits for the user. */
+  track(call: PendingCall): void
+}
+
+export interface ToolUseSeen {
+  id: string
+  name: string
+  rawInput: string
+  index: number
+  /** Never closed, or cut by a token limit: never executed (stop-reasons.ts `isCutCall`). */
+  cut: false | 'unclosed' | 'max_tokens' | 'model_context_window_exceeded'
+}
+
+export type ToolResultBlock = {
+  type: 'tool_result'
+  tool_use_id: string
+  content: string
+  is_error?: boolean
+}
+
+const INTERRUPTED_TEXT =
+  'Interrupted: Lanes stopped while this call was running, so whether it completed is unknown. Check the current state (read the file or list the folder) before issuing it again.'
+
+export class TurnCalls {
+  private readonly calls = new Map<string, PendingCall>()
+  private readonly flushers = new Map<string, () => void>()
+  private readonly results = new Map<string, ToolResultBlock>()
+  private readonly gate: ApprovalGate
+  private resolvePause!: (value: 'paused') => void
+  readonly paused = new Promise<'paused'>((resolve) => (this.resolvePause = resolve))
+  /** When each safe call of the turn settles: a write's preview waits for the reads issued before it. */
+  private readonly safeDone: { callId: string; done: Promise<void>; resolve: () => void }[] = []
+
+  constructor(
+    private readonly host: TurnHost,
+    private readonly turn: number,
+  ) {
+    this.gate = new ApprovalGate(host)
+  }
+
+  /** A call's input as parsed, else `written` (what the model sent, when it is an object). */
+  inputFor(callId: string, written: Record<string, unknown> = {}): Record<string, unknown> {
+    const input = this.calls.get(callId)?.input
+    return typeof input === 'object' && input !== null && !Array.isArray(input)
+      ? (input as Record<string, unknown>)
+      : written
+  }
+
+  /** The calls that were dispatched, as tool_use blocks (a response broken off keeps only those). */
+  dispatchedBlocks(): { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }[] {
+    return [...this.calls.values()].map((c) => ({
+      type: 'tool_use',
+      id: c.callId,
+      name: c.name,
+      input: this.inputFor(c.callId),
+    }))
+  }
+
+  waitingIds(): string[] {
+    return [...this.calls.values()]
+      .filter((c) => c.state.kind === 'asking' && c.state.waiter !== undefined)
+      .map((c) => c.callId)
+  }
+
+  /** The tool_result of each settled call, in the order given. */
+  resultBlocks(callIds: readonly string[]): ToolResultBlock[] {
+    return callIds.flatMap((id) => this.results.get(id) ?? [])
+  }
+
+  /** A call whose block closed: its arguments are parsed here, once. */
+  dispatch(scheduler: TurnScheduler, use: ToolUseSeen): void {
+    const { registry } = this.host.options
+    const tool = registry.get(use.name)
+    const call = this.newCall(use.id, use.name, use.index, null, tool?.concurrencySafe ?? false)
+    let rawForLog: string | undefined
+    if (use.cut) {
+      call.state = { kind: 'failed', result: { output: cutCallText(use.name, use.cut), isError: true } }
+      rawForLog = use.rawInput
+    } else if (!tool) {
+      const output = `Unknown tool "${use.name}". The available tools are: ${registry.names().join(', ')}.`
+      call.state = { kind: 'failed', result: { output, isError: true } }
+    } else {
+      const parsed = parseToolArgs(use.rawInput, tool.input)
+      if (!parsed.ok) {
+        call.state = { kind: 'failed', result: { output: parsed.error, isError: true } }
+        rawForLog = use.rawInput
+      } else {
+        call.input = parsed.value
+        if (parsed.repaired) rawForLog = use.rawInput
+      }
+    }
+    call.label = callLabel(use.name, call.input)
+    this.add(scheduler, call, rawForLog, false)
+  }
+
+  /** A call of the last turn that the log shows without a result. */
+  resume(scheduler: TurnScheduler, state: ToolCallState): void {
+    const call = this.newCall(state.callId, state.name, state.index, state.input, state.safe)
+    call.resumed = true
+    const approval = state.approval
+    if (state.status === 'running') {
+      call.state = { kind: 'failed', result: { output: INTERRUPTED_TEXT, isError: true } }
+    } else if (state.input === null) {
+      const output = 'Not executed: its arguments could not be parsed.'
+      call.state = { kind: 'failed', result: { output, isError: true } }
+    } else if (approval?.preview) {
+      const review = { preview: approval.preview }
+      call.state = approval.decision
+        ? {
+            kind: 'decided',
+            review,
+            decision: {
+              decision: approval.decision,
+              ...(approval.note ? { note: approval.note } : {}),
+              ...sandboxSwitches(call.name, { ...approval, decision: approval.decision }),
+              ...(approval.hunks ? { hunks: approval.hunks } : {}),
+            },
+          }
+        : { kind: 'asking', review }
+    }
+    this.add(scheduler, call, undefined, approval?.preview !== undefined)
+  }
+
+  private newCall(callId: string, name: string, index: number, input: unknown, safe: boolean): PendingCall {
+    const label = callLabel(name, input)
+    return {
+      callId,
+      name,
+      index,
+      input,
+      label,
+      safe,
+      resumed: false,
+      state: { kind: 'preparing' },
+      logged: [],
+    }
+  }
+
+  private add(
+    scheduler: TurnScheduler,
+    call: PendingCall,
+    rawForLog: string | undefined,
+    asked: boolean,
+  ): void {
+    this.calls.set(call.callId, call)
+    const earlierSafe = this.safeDone.map((d) => d.done)
+    if (call.safe) {
+      let resolve!: () => void
+      const done = new Promise<void>((r) => (resolve = r))
+      this.safeDone.push({ callId: call.callId, done, resolve })
+    }
+    this.host.track(call)
+    const ready = asked ? this.gate.decideWithoutAsking(call) : this.gate.prepare(call, earlierSafe)
+    scheduler.add(this.spec(call, ready, rawForLog))
+  }
+
+  private spec(
+    call: PendingCall,
+    ready: Promise<void>,
+    rawForLog: string | undefined,
+  ): CallSpec & { rawForLog?: string } {
+    return {
+      callId: call.callId,
+      safe: call.safe,
+      label: call.label,
+      rawForLog,
+      gate: (waiting) => this.gate.verdict(call, ready, waiting),
+      execute: async (signal) => {
+        // Write-ahead: a side effect starts only once the log holds its approval and its start (one write for
+        // all of them), so a crash can never leave a command run or a file written that the log does not show
+        // as started, and a continue never runs it twice. A read runs at once; repeating it is harmless.
+        if (!call.safe || call.state.kind === 'decided') await Promise.all(call.logged)
+        const tool = this.host.options.registry.get(call.name)
+        if (!tool) return { output: `Unknown tool "${call.name}".`, isError: true }
+        const { ctx, flush } = this.host.toolContext(call.callId, signal)
+        this.flushers.set(call.callId, flush)
+        return this.gate.execute(call, tool, ctx)
+      },
+    }
+  }
+
+  queued(spec: CallSpec & { rawForLog?: string }, lane: Lane): void {
+    const call = this.calls.get(spec.callId) as PendingCall
+    // A call resumed from the log was queued by the process that received it.
+    if (call.resumed) return
+    // The tool's own title, from arguments that parsed (a call that failed to parse has none to show).
+    const tool = this.host.options.registry.get(call.name)
+    const title = call.input !== null ? tool?.title?.(call.input) : undefined
+    void this.host.emit({
+      type: 'tool.queued',
+      callId: call.callId,
+      turn: this.turn,
+      index: call.index,
+      name: call.name,
+      input: call.input,
+      ...(spec.rawForLog !== undefined ? { rawInput: spec.rawForLog } : {}),
+      safe: call.safe,
+      lane,
+      ...(title !== undefined ? { title } : {}),
+    })
+  }
+
+  started(callId: string): void {
+    this.calls.get(callId)?.logged.push(this.host.emit({ type: 'tool.started', callId }))
+  }
+
+  /** The scheduler can go no further without a person (it calls this once the response is complete). */
+  blocked(): void {
+    const waiting = this.waitingIds()
+    if (waiting.length === 0) return
+    const runId = this.host.current.currentRunId ?? ''
+    void this.host.emit({ type: 'run.paused', runId, reason: 'approval', callIds: waiting }).then(() => {
+      if (this.host.options.approvals === 'pause') this.resolvePause('paused')
+    })
+  }
+
+  /** Records a call's result: formatted for the model once, logged, and kept for the tool_result. */
+  settled(callId: string, outcome: CallOutcome): void {
+    this.flushers.get(callId)?.()
+    this.safeDone.find((d) => d.callId === callId)?.resolve()
+    const name = this.calls.get(callId)?.name ?? ''
+    const { result } = outcome
+    const elapsed = outcome.kind === 'finished' && name === 'bash' && outcome.ran
+    const output = formatForModel(result, elapsed ? { elapsedMs: outcome.durationMs } : {})
+    this.results.set(callId, {
+      type: 'tool_result',
+      tool_use_id: callId,
+      content: output,
+      ...(result.isError ? { is_error: true } : {}),
+    })
+    switch (outcome.kind) {
+      case 'finished':
+        void this.host.emit({
+          type: 'tool.finished',
+          callId,
+          isError: result.isError,
+          output,
+          durationMs: outcome.durationMs,
+          ...(result.metadata ? { metadata: result.metadata } : {}),
+          ...(result.title ? { title: result.title } : {}),
+        })
+        break
+      case 'skipped':
+        void this.host.emit({ type: 'tool.skipped', callId, causeCallId: outcome.causeCallId, output })
+        break
+      case 'cancelled':
+        void this.host.emit({ type: 'tool.cancelled', callId, output, durationMs: outcome.durationMs })
+        break
+    }
+  }
+}
