@@ -113,13 +113,11 @@ export async function playTurn(
     })
   }
 
-  // The assistant message as it goes back to the model: tool_use inputs are the arguments as we parsed
-  // them ({} when they could not be), so the conversation stays valid whatever the model sent. A response that
-  // broke off is not recorded as a message: what it had sent (its text, the calls dispatched) is rebuilt from
-  // the log, in memory now as after a restart, so continuing the run keeps it.
-  // A call's input is the arguments as parsed (repaired when that was safe), else what the model wrote when
-  // it is a JSON object (bad arguments, an unknown tool): the model sees its own call again, as far as the
-  // API allows ({} for text that is not an object).
+  // The assistant message as it goes back to the model. A call's input is the arguments as parsed (repaired
+  // when that was safe), else what the model wrote when it is a JSON object (bad arguments, an unknown tool),
+  // else {}: the model sees its own call again as far as the API allows, and the conversation stays valid.
+  // A response that broke off is not recorded as a message: what it had sent (thinking, text, the calls
+  // dispatched) is rebuilt from the log, in memory now as after a restart, so continuing the run keeps it.
   const content: ContentBlock[] = result
     ? (result.content as ContentBlock[]).map((block) =>
         block.type === 'tool_use'
