@@ -103,3 +103,46 @@ test('rejecting leaves the files untouched and the model receives the note', asy
     await stop()
   }
 })
+
+test('a command approved to run outside the sandbox says so in the review, the log and on its bar', async ({
+  page,
+}) => {
+  const commandScenario = {
+    turns: [
+      {
+        blocks: [
+          { tool: 'bash', input: { command: 'touch inside.txt' } },
+          { tool: 'bash', input: { command: 'touch outside.txt' } },
+        ],
+        stop: 'tool_use',
+      },
+      { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
+    ],
+  }
+  const { app, stop } = await startAppWithModel(files, commandScenario)
+  try {
+    await page.goto(app.url)
+    await sendTask(page, 'Touch two files')
+    const panel = page.getByTestId('approval-panel')
+    await expect(panel).toBeVisible({ timeout: 30_000 })
+    const items = panel.getByTestId('approval-item')
+    await expect(items).toHaveCount(2)
+    // Both switches start off; turning one on shows its one-line warning.
+    const outside = items.nth(1).getByTestId('approval-outside-sandbox')
+    await expect(outside).not.toBeChecked()
+    await expect(items.nth(0).getByTestId('approval-network')).not.toBeChecked()
+    await outside.check()
+    await expect(items.nth(1)).toContainText('It runs with all your rights')
+    await items.nth(0).getByTestId('approval-approve').click()
+    await items.nth(1).getByTestId('approval-approve').click()
+    await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
+    expect(await readFile(join(app.workspace, 'inside.txt'), 'utf8')).toBe('')
+    expect(await readFile(join(app.workspace, 'outside.txt'), 'utf8')).toBe('')
+    await expect(page.locator('[data-testid=tool-bar][data-sandbox-flag="outside the sandbox"]')).toHaveCount(
+      1,
+    )
+    await expect(page.locator('[data-testid=tool-bar]:not([data-sandbox-flag])')).toHaveCount(1)
+  } finally {
+    await stop()
+  }
+})
