@@ -173,7 +173,13 @@ test('a newcomer reads the lanes, the review and the failures at every size, lig
       const b = await bar.boundingBox()
       if (b) expect(b.x + b.width).toBeLessThanOrEqual(timeline.x + timeline.width)
     }
-    await everySizeAndScheme(page, 'ui-newcomer-done')
+    await everySizeAndScheme(page, 'ui-newcomer-done', async (size) => {
+      // The replay controls fit the window.
+      const next = await box(page, 'replay-next-approval')
+      expect(next.x + next.width, `replay controls at ${size.width}x${size.height}`).toBeLessThanOrEqual(
+        size.width,
+      )
+    })
   } finally {
     await stop()
   }

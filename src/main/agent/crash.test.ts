@@ -7,10 +7,9 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionEvent } from '../../shared/events'
 import { loadBashGrammar } from '../tools/bash/validate'
-import { createToolRegistry } from '../tools/index'
 import { AgentSession } from './loop'
-import { createModelClient } from './model'
 import { startScriptedModel } from './scripted-model'
+import { scriptedAgentOptions } from './test-fixtures/agent-options'
 
 // A real process killed (SIGKILL) while the model is still writing the answer whose call already ran or was
 // queued: between tool.queued and assistant.message. The first --continue must work, against a model that
@@ -82,20 +81,16 @@ for (const killAfter of ['tool.queued', 'tool.finished'] as const) {
       })
       cleanups.push(() => second.close())
       const events: SessionEvent[] = []
-      const { session } = await AgentSession.open(sessionId, {
-        workspace,
-        sessionsDir,
-        registry: createToolRegistry(),
-        model: createModelClient({ baseUrl: second.baseUrl, apiKey: 'test', model: 'claude-sonnet-5-5' }),
-        modelName: 'claude-sonnet-5-5',
-        demo: false,
-        scheduler: 'streaming',
-        siblingSkip: true,
-        maxTurns: 10,
-        autoApproveEdits: false,
-        approvals: 'all',
-        onEvent: (e) => events.push(e),
-      })
+      const { session } = await AgentSession.open(
+        sessionId,
+        scriptedAgentOptions({
+          workspace,
+          sessionsDir,
+          baseUrl: second.baseUrl,
+          model: 'claude-sonnet-5-5',
+          onEvent: (e) => events.push(e),
+        }),
+      )
       const outcome = await session.continue()
       await session.close()
       expect(outcome).toEqual({ status: 'finished' })

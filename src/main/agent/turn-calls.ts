@@ -1,7 +1,8 @@
 import type { Lane } from '../../shared/events'
 import type { SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
-import { parseToolArgs } from '../tools/args'
+import { z } from 'zod'
+import { parseToolArgs, type ParsedArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
 import { ApprovalGate, sandboxSwitches, type GateHost, type PendingCall } from './approval-gate'
 import type { CallOutcome, CallSpec, TurnScheduler } from './scheduler'
@@ -35,6 +36,8 @@ export type ToolResultBlock = {
   is_error?: boolean
 }
 
+const ANY_OBJECT = z.looseObject({})
+
 const INTERRUPTED_TEXT =
   'Interrupted: Lanes stopped while this call was running, so whether it completed is unknown. Check the current state (read the file or list the folder) before issuing it again.'
 
@@ -42,6 +45,8 @@ export class TurnCalls {
   private readonly calls = new Map<string, PendingCall>()
   private readonly flushers = new Map<string, () => void>()
   private readonly results = new Map<string, ToolResultBlock>()
+  /** Each call's arguments, parsed once: when its block closes, and used again when it is dispatched. */
+  private readonly parsed = new Map<string, ParsedArgs>()
   private readonly gate: ApprovalGate
   private resolvePause!: (value: 'paused') => void
   readonly paused = new Promise<'paused'>((resolve) => (this.resolvePause = resolve))
@@ -84,7 +89,28 @@ export class TurnCalls {
     return callIds.flatMap((id) => this.results.get(id) ?? [])
   }
 
-  /** A call whose block closed: its arguments are parsed here, once. */
+  /** The arguments of a tool_use, parsed once (an unknown tool's as any JSON object). */
+  private parse(use: { id: string; name: string; rawInput: string }): ParsedArgs {
+    let parsed = this.parsed.get(use.id)
+    if (parsed === undefined) {
+      const schema = this.host.options.registry.get(use.name)?.input ?? ANY_OBJECT
+      parsed = parseToolArgs(use.rawInput, schema, { toolName: use.name })
+      this.parsed.set(use.id, parsed)
+    }
+    return parsed
+  }
+
+  /**
+   * The call's arguments are complete: they parsed as they are, or are a whole JSON object whose content is
+   * wrong. Such a call can be dispatched the moment its block closes; one that needs repair may have been cut
+   * off, which only the end of the response tells.
+   */
+  complete(use: { id: string; name: string; rawInput: string }): boolean {
+    const parsed = this.parse(use)
+    return parsed.ok ? !parsed.repaired : parsed.wellFormed === true
+  }
+
+  /** A call whose block closed. */
   dispatch(scheduler: TurnScheduler, use: ToolUseSeen): void {
     const { registry } = this.host.options
     const tool = registry.get(use.name)
@@ -97,7 +123,7 @@ export class TurnCalls {
       const output = `Unknown tool "${use.name}". The available tools are: ${registry.names().join(', ')}.`
       call.state = { kind: 'failed', result: { output, isError: true } }
     } else {
-      const parsed = parseToolArgs(use.rawInput, tool.input)
+      const parsed = this.parse(use)
       if (!parsed.ok) {
         call.state = { kind: 'failed', result: { output: parsed.error, isError: true } }
         rawForLog = use.rawInput

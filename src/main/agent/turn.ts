@@ -82,16 +82,10 @@ export async function playTurn(
         } else if (event.type === 'thinking') {
           void host.emit({ type: 'assistant.thinking', turn, index: event.index, block: event.block })
         } else if (event.type === 'block_stop' && event.id !== undefined && event.name !== undefined) {
-          const rawInput = event.rawInput ?? ''
-          if (host.options.scheduler === 'streaming' && isCleanJson(rawInput)) {
+          const use = { id: event.id, name: event.name, rawInput: event.rawInput ?? '', index: event.index }
+          if (host.options.scheduler === 'streaming' && turnCtx.complete(use)) {
             dispatched.add(event.id)
-            turnCtx.dispatch(scheduler, {
-              id: event.id,
-              name: event.name,
-              rawInput,
-              index: event.index,
-              cut: false,
-            })
+            turnCtx.dispatch(scheduler, { ...use, cut: false })
           }
         }
       },
@@ -109,7 +103,7 @@ export async function playTurn(
   const lastIndex = toolUses.at(-1)?.index
   for (const use of plan.kind === 'refused' ? [] : toolUses) {
     if (dispatched.has(use.id)) continue
-    const cut = isCutCall(use, stopReason, lastIndex, isCleanJson)
+    const cut = isCutCall(use, stopReason, lastIndex, () => turnCtx.complete(use))
     turnCtx.dispatch(scheduler, {
       id: use.id,
       name: use.name,
@@ -119,13 +113,11 @@ export async function playTurn(
     })
   }
 
-  // The assistant message as it goes back to the model: tool_use inputs are the arguments as we parsed
-  // them ({} when they could not be), so the conversation stays valid whatever the model sent. A response that
-  // broke off is not recorded as a message: what it had sent (its text, the calls dispatched) is rebuilt from
-  // the log, in memory now as after a restart, so continuing the run keeps it.
-  // A call's input is the arguments as parsed (repaired when that was safe), else what the model wrote when
-  // it is a JSON object (bad arguments, an unknown tool): the model sees its own call again, as far as the
-  // API allows ({} for text that is not an object).
+  // The assistant message as it goes back to the model. A call's input is the arguments as parsed (repaired
+  // when that was safe), else what the model wrote when it is a JSON object (bad arguments, an unknown tool),
+  // else {}: the model sees its own call again as far as the API allows, and the conversation stays valid.
+  // A response that broke off is not recorded as a message: what it had sent (thinking, text, the calls
+  // dispatched) is rebuilt from the log, in memory now as after a restart, so continuing the run keeps it.
   const content: ContentBlock[] = result
     ? (result.content as ContentBlock[]).map((block) =>
         block.type === 'tool_use'
@@ -267,15 +259,6 @@ async function brokenOffContent(
   await host.logged()
   const state = host.current.turns.findLast((t) => t.turn === turn)
   return state ? (turnContent(state) as ContentBlock[]) : turnCtx.dispatchedBlocks()
-}
-
-function isCleanJson(raw: string): boolean {
-  try {
-    const value = JSON.parse(raw) as unknown
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-  } catch {
-    return false
-  }
 }
 
 function describeModelError(e: unknown): { message: string; kind: RunFailureKind; retryAt?: number } {

@@ -1,35 +1,9 @@
 import { mkdir, mkdtemp, readFile, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import type { SessionEvent } from '../../shared/events'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startScriptedModel, type ScriptedModel } from '../agent/scripted-model'
-import { main } from './cli'
-
-/** Runs `lanes ...args` in this process and returns its exit code and what it printed. */
-async function lanes(args: string[]): Promise<{ code: number; events: SessionEvent[]; stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk)
-    return true
-  })
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk)
-    return true
-  })
-  try {
-    const code = await main(args)
-    const events = stdout
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as SessionEvent)
-    return { code, events, stderr }
-  } finally {
-    out.mockRestore()
-    err.mockRestore()
-  }
-}
+import { runLanes } from './test-fixtures/run-lanes'
 
 describe('lanes run', () => {
   let base: string
@@ -58,14 +32,14 @@ describe('lanes run', () => {
   it('pauses at an approval (exit 3), then --continue --approve all finishes it (exit 0)', async () => {
     const task = `${'write a note '.repeat(12)}\nwith details on a second line`
     const common = ['--sessions-dir', sessionsDir, '--base-url', model.baseUrl]
-    const first = await lanes(['run', '--workspace', workspace, '--task', task, ...common])
+    const first = await runLanes(['run', '--workspace', workspace, '--task', task, ...common])
     expect(first.code).toBe(3)
     const created = first.events.find((e) => e.type === 'session.created')
     expect(created).toMatchObject({ workspace, title: task.split('\n')[0]!.slice(0, 120) })
     const sessionId = created!.sessionId
     expect(first.stderr).toContain(`lanes run --continue ${sessionId} --approve all|none`)
 
-    const second = await lanes(['run', '--continue', sessionId, '--approve', 'all', ...common])
+    const second = await runLanes(['run', '--continue', sessionId, '--approve', 'all', ...common])
     expect(second.stderr).toBe('')
     expect(second.code).toBe(0)
     expect(second.events.map((e) => e.type)).toContain('run.resumed')
@@ -73,7 +47,7 @@ describe('lanes run', () => {
   })
 
   it('names the folder when --continue finds no such session (exit 1)', async () => {
-    const result = await lanes(['run', '--continue', 'no-such-session', '--sessions-dir', sessionsDir])
+    const result = await runLanes(['run', '--continue', 'no-such-session', '--sessions-dir', sessionsDir])
     expect(result.code).toBe(1)
     expect(result.stderr).toBe(`lanes run: no session "no-such-session" in ${sessionsDir}.\n`)
   })

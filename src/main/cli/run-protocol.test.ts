@@ -1,11 +1,11 @@
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import type { EventOf, SessionEvent } from '../../shared/events'
 import type { Scenario } from '../agent/scenario'
 import { startScriptedModel, type ScriptedModel } from '../agent/scripted-model'
-import { main } from './cli'
+import { runLanes } from './test-fixtures/run-lanes'
 
 // How retries, refusals and long waits appear in `lanes run`'s JSON lines and exit codes (issue 11).
 
@@ -24,34 +24,19 @@ async function lanesRun(
     await model.close()
     await rm(base, { recursive: true, force: true })
   })
-  let stdout = ''
-  let stderr = ''
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk)
-    return true
-  })
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk)
-    return true
-  })
-  try {
-    const args = ['run', '--workspace', join(base, 'ws'), '--task', 'go', '--base-url', model.baseUrl]
-    const code = await main([
-      ...args,
-      '--sessions-dir',
-      join(base, 'sessions'),
-      '--model',
-      'claude-sonnet-5-5',
-    ])
-    const events = stdout
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as SessionEvent)
-    return { code, events, stderr }
-  } finally {
-    out.mockRestore()
-    err.mockRestore()
-  }
+  return runLanes([
+    'run',
+    '--workspace',
+    join(base, 'ws'),
+    '--task',
+    'go',
+    '--base-url',
+    model.baseUrl,
+    '--sessions-dir',
+    join(base, 'sessions'),
+    '--model',
+    'claude-sonnet-5-5',
+  ])
 }
 
 describe('lanes run and the API’s hard cases', () => {

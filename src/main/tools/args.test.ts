@@ -354,3 +354,15 @@ describe('parseToolArgs: never throws', () => {
     }
   })
 })
+
+describe('parseToolArgs: whether the text is complete', () => {
+  const schema = z.strictObject({ path: z.string() })
+  it('says a whole JSON object with wrong content is well formed, so its call can be answered at once', () => {
+    for (const raw of ['{"path": 3}', '{"path": "a", "extra": 1}', '{"path": "a", "path": "b"}'])
+      expect(parseToolArgs(raw, schema), raw).toMatchObject({ ok: false, wellFormed: true })
+  })
+  it('does not for text that may have been cut off, or is not an object', () => {
+    for (const raw of ['{"path": "a', '{"path": "a",', '[1]', '"x"', ''])
+      expect(parseToolArgs(raw, schema), raw).not.toHaveProperty('wellFormed')
+  })
+})

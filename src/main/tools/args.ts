@@ -11,7 +11,11 @@ import { toolInputSchemas } from './schemas'
  * model gets an error it can act on and sends the call again. Nothing here throws.
  */
 
-export type ParsedArgs = { ok: true; value: unknown; repaired: boolean } | { ok: false; error: string }
+export type ParsedArgs =
+  | { ok: true; value: unknown; repaired: boolean }
+  /** `wellFormed`: the text itself is a complete JSON object (the problem is its content): nothing more is
+   * coming, so the call can be answered at once; otherwise it may have been cut off mid-way. */
+  | { ok: false; error: string; wellFormed?: boolean }
 
 export interface ParseArgsOptions {
   /** The turn stopped on max_tokens while this call was being written: it is never run (DESIGN 4). */
@@ -425,9 +429,11 @@ export function parseToolArgs(raw: string, schema: z.ZodType, opts: ParseArgsOpt
   let toolName = 'this tool'
   try {
     toolName = toolNameOf(schema, opts)
+    let wellFormed = false
     const invalid = (problem: string): ParsedArgs => ({
       ok: false,
       error: `Invalid arguments for ${toolName}: ${problem}`,
+      ...(wellFormed ? { wellFormed } : {}),
     })
 
     if (opts.truncated)
@@ -451,6 +457,7 @@ export function parseToolArgs(raw: string, schema: z.ZodType, opts: ParseArgsOpt
     let parseError = ''
     try {
       value = JSON.parse(raw)
+      wellFormed = typeof value === 'object' && value !== null && !Array.isArray(value)
     } catch (error) {
       parseError = error instanceof Error ? error.message : String(error)
     }

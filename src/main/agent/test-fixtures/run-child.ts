@@ -3,10 +3,9 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadBashGrammar } from '../../tools/bash/validate'
-import { createToolRegistry } from '../../tools/index'
 import { AgentSession } from '../loop'
-import { createModelClient } from '../model'
 import { startScriptedModel } from '../scripted-model'
+import { scriptedAgentOptions } from './agent-options'
 
 const [workspace, sessionsDir] = process.argv.slice(2) as [string, string]
 await loadBashGrammar()
@@ -21,31 +20,24 @@ const turn = (i: number) => ({
     { tool: 'bash', input: { command: 'echo done' } },
   ],
 })
-const registry = createToolRegistry()
 process.stdout.write('ready\n')
 for (;;) {
   const model = await startScriptedModel({
     scenario: { turns: [turn(1), turn(2), turn(3), turn(4), { blocks: [{ text: 'done' }] }] },
   })
   let sessionId = ''
-  const session = await AgentSession.create({
-    workspace,
-    sessionsDir,
-    registry,
-    model: createModelClient({ baseUrl: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
-    modelName: 'scripted',
-    demo: false,
-    scheduler: 'streaming',
-    siblingSkip: true,
-    maxTurns: 10,
-    autoApproveEdits: false,
-    approvals: 'all',
-    onEvent: (e) => {
-      // The loop syncs at the end of every turn, before the next turn starts or the run ends.
-      if (e.type === 'turn.started' || e.type === 'run.finished')
-        process.stdout.write(`synced ${sessionId} ${e.seq - 1}\n`)
-    },
-  })
+  const session = await AgentSession.create(
+    scriptedAgentOptions({
+      workspace,
+      sessionsDir,
+      baseUrl: model.baseUrl,
+      onEvent: (e) => {
+        // The loop syncs at the end of every turn, before the next turn starts or the run ends.
+        if (e.type === 'turn.started' || e.type === 'run.finished')
+          process.stdout.write(`synced ${sessionId} ${e.seq - 1}\n`)
+      },
+    }),
+  )
   sessionId = session.sessionId
   process.stdout.write(`synced ${sessionId} 0\n`)
   await session.run('work')

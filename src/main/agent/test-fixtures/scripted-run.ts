@@ -3,12 +3,11 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { EventOf, SessionEvent } from '../../../shared/events'
 import { loadBashGrammar } from '../../tools/bash/validate'
-import { createToolRegistry } from '../../tools/index'
 import type { AgentOptions, ApprovalMode } from '../loop'
-import { createModelClient } from '../model'
 import type { SchedulerMode } from '../scheduler'
 import type { Scenario } from '../scenario'
 import { startScriptedModel, type ScriptedModel } from '../scripted-model'
+import { scriptedAgentOptions } from './agent-options'
 
 /**
  * An agent session's world for a test, all real: a temp workspace holding `files`, a sessions folder, the
@@ -63,27 +62,14 @@ export async function scriptedRun(scenario: Scenario, opts: ScriptedRunOptions =
     if (!opts.base) await rm(base, { recursive: true, force: true })
   })
   const events: SessionEvent[] = []
-  const options: AgentOptions = {
+  const { files: _files, strict: _strict, base: _base, prefix: _prefix, ...choices } = opts
+  const options = scriptedAgentOptions({
+    ...choices,
     workspace,
     sessionsDir,
-    registry: createToolRegistry(),
-    model: createModelClient({
-      baseUrl: server.baseUrl,
-      apiKey: 'test',
-      ...(opts.model ? { model: opts.model } : {}),
-      maxRetries: opts.maxRetries ?? 0,
-      retryBaseDelayMs: 5,
-    }),
-    modelName: opts.model ?? 'scripted',
     baseUrl: server.baseUrl,
-    demo: false,
-    scheduler: opts.scheduler ?? 'streaming',
-    siblingSkip: opts.siblingSkip ?? true,
-    maxTurns: 10,
-    autoApproveEdits: false,
-    approvals: opts.approvals ?? 'all',
     onEvent: (e) => events.push(e),
-  }
+  })
   return { base, workspace, sessionsDir, recordFile, server, events, options }
 }
 

@@ -1,6 +1,6 @@
-import type { RefObject } from 'react'
+import { memo, type RefObject } from 'react'
 import { formatDuration, formatOffset } from '../../lib/format'
-import { displayTime, LABEL_WIDTH, xOf, type Scale } from './scale'
+import { firstReaching, LABEL_WIDTH, xOf, type AxisBreak, type Scale } from './scale'
 import { useScrollRange } from './use-scroll-range'
 
 const TICK_STEPS = [
@@ -24,7 +24,22 @@ export interface RunMark {
  * The time axis, drawn only for the part in view. Ticks are real offsets from the session's start, placed in
  * the busy stretches (where the scale is linear); each squeezed idle stretch is a marked break.
  */
-export function Ruler({
+/** The breaks at least partly within display times from..to. */
+function breaksIn(breaks: readonly AxisBreak[], from: number, to: number): AxisBreak[] {
+  const out: AxisBreak[] = []
+  for (
+    let i = firstReaching(breaks.length, (j) => (breaks[j] as AxisBreak).displayTo, from);
+    i < breaks.length;
+    i++
+  ) {
+    const b = breaks[i] as AxisBreak
+    if (b.displayFrom > to) break
+    out.push(b)
+  }
+  return out
+}
+
+export const Ruler = memo(function Ruler({
   scale,
   scrollRef,
   width,
@@ -40,10 +55,9 @@ export function Ruler({
   const step = TICK_STEPS.find((s) => s * pxPerMs >= TICK_ROOM) ?? 3_600_000
   const fromX = range.left
   const toX = range.left + range.width
-  const breaks = time.breaks.filter((b) => {
-    const x0 = xOf(scale, b.from)
-    return x0 <= toX && xOf(scale, b.to) >= fromX
-  })
+  const fromD = (fromX - LABEL_WIDTH) / pxPerMs
+  const toD = (toX - LABEL_WIDTH) / pxPerMs
+  const breaks = breaksIn(time.breaks, fromD, toD)
   // Run flags and break labels have their place first; a tick label that would overlap one is left out.
   const taken: [number, number][] = [
     ...runs.map((r): [number, number] => {
@@ -65,10 +79,13 @@ export function Ruler({
     lastX = x
   }
   push(origin)
-  // Busy spans in view: their display times are sorted, so skip those left of the view.
-  const fromD = (fromX - LABEL_WIDTH) / pxPerMs
-  const toD = (toX - LABEL_WIDTH) / pxPerMs
-  for (let i = 0; i < time.starts.length && ticks.length < 200; i++) {
+  // Busy spans in view: their display times are sorted, so start at the first one that reaches the view.
+  const first = firstReaching(
+    time.starts.length,
+    (i) => (time.displayAt[i] as number) + ((time.ends[i] as number) - (time.starts[i] as number)),
+    fromD,
+  )
+  for (let i = first; i < time.starts.length && ticks.length < 200; i++) {
     const d = time.displayAt[i] as number
     const start = time.starts[i] as number
     const end = Math.min(time.ends[i] as number, start + (toD - d))
@@ -112,10 +129,10 @@ export function Ruler({
       ))}
     </div>
   )
-}
+})
 
 /** The break bands through the lanes, under the bars. */
-export function BreakBands({
+export const BreakBands = memo(function BreakBands({
   scale,
   scrollRef,
 }: {
@@ -127,19 +144,17 @@ export function BreakBands({
   const toD = (range.left + range.width - LABEL_WIDTH) / scale.pxPerMs
   return (
     <>
-      {scale.time.breaks.map((b) => {
-        const d0 = displayTime(scale.time, b.from)
-        const d1 = displayTime(scale.time, b.to)
-        if (d1 < fromD || d0 > toD) return null
-        return (
-          <span
-            key={b.from}
-            className="break-band"
-            aria-hidden="true"
-            style={{ left: LABEL_WIDTH + d0 * scale.pxPerMs, width: (d1 - d0) * scale.pxPerMs }}
-          />
-        )
-      })}
+      {breaksIn(scale.time.breaks, fromD, toD).map((b) => (
+        <span
+          key={b.from}
+          className="break-band"
+          aria-hidden="true"
+          style={{
+            left: LABEL_WIDTH + b.displayFrom * scale.pxPerMs,
+            width: (b.displayTo - b.displayFrom) * scale.pxPerMs,
+          }}
+        />
+      ))}
     </>
   )
-}
+})

@@ -122,8 +122,11 @@ function Bar({
   const title = callTitle(call)
   const flag = sandboxFlag(call)
   const top = g.row * ROW_HEIGHT + 3
-  // A label beside a bar near the right edge goes on its left, so it is never cut off.
-  const labelLeft = g.label === 'beside' && x + width + labelWidth(title) > contentWidth
+  // A label beside a bar near the right edge goes on its left, so it is never cut off; where the left has no
+  // room either (another bar), only the tooltip names the call.
+  const needed = labelWidth(title)
+  const labelLeft = g.label === 'beside' && x + width + needed > contentWidth
+  const label = labelLeft && g.roomLeft < needed ? 'none' : g.label
   return (
     <>
       {selectedCallId === call.callId && canUndo(call) && (
@@ -145,7 +148,7 @@ function Bar({
       )}
       <button
         type="button"
-        className={`tool-bar status-${call.status} label-${g.label} ${labelLeft ? 'label-left' : ''} ${selectedCallId === call.callId ? 'selected' : ''} ${call.rewoundBy ? 'rewound' : ''}`}
+        className={`tool-bar status-${call.status} label-${label} ${labelLeft ? 'label-left' : ''} ${selectedCallId === call.callId ? 'selected' : ''} ${call.rewoundBy ? 'rewound' : ''}`}
         data-testid="tool-bar"
         data-status={call.status}
         data-call-id={call.callId}
@@ -170,7 +173,7 @@ function Bar({
         onBlur={() => onHover(null)}
       >
         {flag && <span className="bar-flag">{flag}</span>}
-        {g.label !== 'none' && (
+        {label !== 'none' && (
           <span
             className="bar-label"
             style={

@@ -1,6 +1,6 @@
 import { callTitle } from '../../lib/format'
 import { callCount, type BarLayout, type TurnLayout } from './layout'
-import { MIN_BAR, xOf, type Scale } from './scale'
+import { LABEL_WIDTH, MIN_BAR, xOf, type Scale } from './scale'
 
 /**
  * Where a turn's bars go on screen at a given scale: rows are packed by the bars' pixel extents (a bar is at
@@ -34,6 +34,8 @@ export interface BarGeometry {
   label: LabelPlace
   /** Room for a label beside the bar, up to the next bar of its row. */
   labelRoom: number
+  /** Room on its left, back to the previous bar of its row (or the lane label). */
+  roomLeft: number
 }
 
 export interface TurnGeometry {
@@ -84,7 +86,7 @@ function placeLane(bars: BarLayout[], scale: Scale): BarGeometry[] {
     const waitX = xOf(scale, bar.waitStart)
     const x = bar.runStart === undefined ? waitX : xOf(scale, bar.runStart)
     const width = bar.end === undefined ? MIN_BAR : Math.max(MIN_BAR, xOf(scale, bar.end) - x)
-    return { bar, row: 0, x, width, waitX, label: 'none', labelRoom: 0 }
+    return { bar, row: 0, x, width, waitX, label: 'none', labelRoom: 0, roomLeft: 0 }
   })
   // Interval packing in start order: each bar takes the first row whose last bar ends before it starts. A bar
   // still going reaches "now", past anything that can start after it.
@@ -95,6 +97,7 @@ function placeLane(bars: BarLayout[], scale: Scale): BarGeometry[] {
     if (row < 0) row = rowEnds.length
     const previous = lastInRow[row]
     if (previous) previous.labelRoom = g.x - (previous.x + previous.width) - 6
+    g.roomLeft = previous ? g.x - (previous.x + previous.width) - 6 : g.x - LABEL_WIDTH
     rowEnds[row] = g.bar.end === undefined ? Number.POSITIVE_INFINITY : g.x + g.width
     lastInRow[row] = g
     g.row = row

@@ -33,6 +33,9 @@ export interface AxisBreak {
   /** Real times of the idle stretch. */
   from: number
   to: number
+  /** Display times of its ends (sorted like the breaks: the ruler finds the ones in view by bisection). */
+  displayFrom: number
+  displayTo: number
 }
 
 export interface Scale {
@@ -79,8 +82,10 @@ export function buildTimeAxis(view: SessionState, openUntil: number): TimeAxis {
   let prevEnd = origin
   merged.forEach(([s, e], i) => {
     const idle = s - prevEnd
-    if (idle > BREAK_MIN_MS) breaks.push({ from: prevEnd, to: s })
-    display += squeeze(idle)
+    const squeezed = squeeze(idle)
+    if (idle > BREAK_MIN_MS)
+      breaks.push({ from: prevEnd, to: s, displayFrom: display, displayTo: display + squeezed })
+    display += squeezed
     starts[i] = s
     ends[i] = e
     displayAt[i] = display
@@ -88,6 +93,18 @@ export function buildTimeAxis(view: SessionState, openUntil: number): TimeAxis {
     prevEnd = e
   })
   return { origin, starts, ends, displayAt, breaks }
+}
+
+/** The index of the first entry whose `end(i)` reaches `at` (entries sorted by it), or `length`. */
+export function firstReaching(length: number, end: (i: number) => number, at: number): number {
+  let lo = 0
+  let hi = length
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (end(mid) < at) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }
 
 /** Display ms of a real time. */
