@@ -1,4 +1,16 @@
 import { z } from 'zod'
+import { ApprovalPreview } from './approval-preview'
+import { Count, EpochMs, Millis } from './schema-units'
+
+export {
+  ApprovalPreview,
+  BashPreview,
+  capWritePreview,
+  DiffHunk,
+  OtherPreview,
+  PREVIEW_MAX_CHARS,
+  WritePreview,
+} from './approval-preview'
 
 /**
  * The session's events (DESIGN 6): the one record of what happened. The engine appends them to the session
@@ -12,11 +24,6 @@ import { z } from 'zod'
  * Objects strip unknown keys rather than reject them, so a log written by a newer version still reads; the
  * fields below are the contract.
  */
-
-const EpochMs = z.number().int().nonnegative()
-const Count = z.number().int().nonnegative()
-/** Durations come from performance.now() differences: fractional, never negative. */
-const Millis = z.number().nonnegative()
 
 /**
  * Session ids double as file names (`<id>.jsonl`, `<id>/`), so they are restricted to characters that are
@@ -85,90 +92,6 @@ export const Lane = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('serial') }),
 ])
 export type Lane = z.infer<typeof Lane>
-
-/** jsdiff's `structuredPatch` hunk, as is: `lines` start with ' ', '-', '+' or '\'. */
-export const DiffHunk = z.object({
-  oldStart: Count,
-  oldLines: Count,
-  newStart: Count,
-  newLines: Count,
-  lines: z.array(z.string()),
-})
-export type DiffHunk = z.infer<typeof DiffHunk>
-
-/**
- * Full file texts are embedded in a write preview only up to this many characters per side, and hunks only up
- * to this many characters in total: one preview is logged and replayed with every approval, so a 50 MB file
- * must not put 100 MB into the log and the renderer. Past the cap the side is left out (the UI shows the
- * hunks) and `truncated` is set.
- */
-export const PREVIEW_MAX_CHARS = 256 * 1024
-
-export const WritePreview = z.object({
-  kind: z.literal('write'),
-  /** Workspace-relative path, as the user should read it. */
-  path: z.string(),
-  /**
-   * The file before the write: null when it does not exist yet; absent when larger than PREVIEW_MAX_CHARS.
-   */
-  before: z.string().nullable().optional(),
-  /** The file after the write; absent when larger than PREVIEW_MAX_CHARS. */
-  after: z.string().optional(),
-  hunks: z.array(DiffHunk),
-  /** Some of before/after/hunks were left out to respect PREVIEW_MAX_CHARS. */
-  truncated: z.boolean().optional(),
-  /**
-   * A protected path (.git/, .env*, editor and shell config): always asked, whatever the approval settings.
-   */
-  protected: z.boolean(),
-})
-export type WritePreview = z.infer<typeof WritePreview>
-
-export const BashPreview = z.object({
-  kind: z.literal('bash'),
-  command: z.string(),
-  description: z.string().optional(),
-  cwd: z.string(),
-})
-export type BashPreview = z.infer<typeof BashPreview>
-
-export const OtherPreview = z.object({ kind: z.literal('other'), summary: z.string() })
-export type OtherPreview = z.infer<typeof OtherPreview>
-
-export const ApprovalPreview = z.discriminatedUnion('kind', [WritePreview, BashPreview, OtherPreview])
-export type ApprovalPreview = z.infer<typeof ApprovalPreview>
-
-/**
- * Applies PREVIEW_MAX_CHARS to a write preview built from full texts: oversized sides are dropped and hunks
- * are kept whole up to the budget (a hunk cut in the middle would render as a wrong diff).
- */
-export function capWritePreview(preview: WritePreview): WritePreview {
-  let truncated = preview.truncated === true
-  const capped: WritePreview = { ...preview }
-  if (typeof capped.before === 'string' && capped.before.length > PREVIEW_MAX_CHARS) {
-    delete capped.before
-    truncated = true
-  }
-  if (capped.after !== undefined && capped.after.length > PREVIEW_MAX_CHARS) {
-    delete capped.after
-    truncated = true
-  }
-  let budget = PREVIEW_MAX_CHARS
-  const hunks: DiffHunk[] = []
-  for (const hunk of preview.hunks) {
-    let size = 0
-    for (const line of hunk.lines) size += line.length + 1
-    if (size > budget) {
-      truncated = true
-      break
-    }
-    budget -= size
-    hunks.push(hunk)
-  }
-  capped.hunks = hunks
-  if (truncated) capped.truncated = true
-  return capped
-}
 
 export const RunEndReason = z.enum([
   /** The model ended its turn. */

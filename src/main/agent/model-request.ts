@@ -1,0 +1,137 @@
+import type {
+  ContentBlockParam,
+  MessageCreateParamsStreaming,
+  MessageParam,
+  ThinkingConfigParam,
+  Tool,
+} from '@anthropic-ai/sdk/resources/messages'
+import { createHash } from 'node:crypto'
+import { thinkingSettingsFor, type ThinkingSetting } from '../../shared/models'
+import type { TurnRequest } from './model'
+
+/**
+ * Request building for the model client (model.ts): the streamed Messages API request, with `apiMessages`,
+ * the one place that makes a conversation acceptable to the API (no whitespace-only text, valid tool ids, at
+ * most four cache breakpoints).
+ */
+
+const EPHEMERAL = { type: 'ephemeral' } as const
+
+/**
+ * The `thinking` field: on models that think by default, the display that returns the text between tool calls
+ * (their default "omitted" would leave the transcript silent between calls); nothing for other models.
+ */
+function thinkingParam(model: string, setting: ThinkingSetting | undefined): ThinkingConfigParam | undefined {
+  const settings = thinkingSettingsFor(model)
+  if (!settings) return undefined
+  const chosen = setting && settings.includes(setting) ? setting : 'adaptive'
+  return chosen === 'adaptive' ? { type: 'adaptive', display: 'summarized' } : { type: 'between_tools' }
+}
+
+export function buildParams(
+  model: string,
+  maxTokens: number,
+  thinking: ThinkingSetting | undefined,
+  req: TurnRequest,
+): MessageCreateParamsStreaming {
+  const thinkingConfig = thinkingParam(model, thinking)
+  const tools: Tool[] = req.tools.map((tool, i) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.input_schema as Tool['input_schema'],
+    // Tools come first in the cached prefix; one breakpoint after the last caches them all.
+    ...(i === req.tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
+  }))
+  return {
+    model,
+    max_tokens: maxTokens,
+    stream: true,
+    ...(req.system.length > 0
+      ? { system: [{ type: 'text', text: req.system, cache_control: EPHEMERAL }] }
+      : {}),
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(thinkingConfig ? { thinking: thinkingConfig } : {}),
+    messages: withCacheBreakpoints(apiMessages(req.messages)),
+  }
+}
+
+const TOOL_ID = /^[a-zA-Z0-9_-]+$/
+
+/**
+ * A tool id the API accepts, for one a gateway made up (`call:1.2`). Deterministic, so the tool_use and its
+ * tool_result map to the same id, in this process and after a restart; the hash keeps two ids that differ only
+ * in their invalid characters apart.
+ */
+export function apiToolId(id: string): string {
+  if (TOOL_ID.test(id) && id.length <= 128) return id
+  const readable = id.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64)
+  return `${readable}_${createHash('sha256').update(id).digest('hex').slice(0, 12)}`
+}
+
+/**
+ * The conversation as the API accepts it, whatever the log or a gateway produced: whitespace-only text blocks
+ * dropped (the API refuses them), tool ids mapped with `apiToolId` on both sides. Thinking blocks pass
+ * untouched: any change to them is a 400.
+ */
+function apiMessages(messages: MessageParam[]): MessageParam[] {
+  return messages.flatMap((message): MessageParam[] => {
+    if (typeof message.content === 'string') {
+      return message.content.trim() === '' ? [] : [message]
+    }
+    const content = (message.content as ContentBlockParam[]).flatMap((block): ContentBlockParam[] => {
+      switch (block.type) {
+        case 'text':
+          return block.text.trim() === '' ? [] : [block]
+        case 'tool_use':
+          return [{ ...block, id: apiToolId(block.id) }]
+        case 'tool_result':
+          return [{ ...block, tool_use_id: apiToolId(block.tool_use_id) }]
+        default:
+          return [block]
+      }
+    })
+    return content.length === 0 ? [] : [{ ...message, content } as MessageParam]
+  })
+}
+
+/**
+ * The conversation grows by one exchange a turn: a breakpoint on the last block of each of the last two user
+ * messages caches everything before them, so each turn reads the previous turn's prefix from the cache and
+ * writes only what is new. With the system prompt and the tools that makes the API's limit of four. Existing
+ * markers are dropped so a conversation built elsewhere can never exceed it.
+ */
+function withCacheBreakpoints(messages: MessageParam[]): MessageParam[] {
+  const marked = new Set<number>()
+  for (let i = messages.length - 1; i >= 0 && marked.size < 2; i--) {
+    if (messages[i]?.role === 'user') marked.add(i)
+  }
+  return messages.map((message, i) => {
+    if (typeof message.content === 'string') {
+      return marked.has(i) && message.content.length > 0
+        ? { ...message, content: [{ type: 'text', text: message.content, cache_control: EPHEMERAL }] }
+        : message
+    }
+    const blocks = message.content.map((block) => {
+      if (!('cache_control' in block) || block.cache_control == null) return block
+      const { cache_control: _dropped, ...rest } = block
+      return rest as ContentBlockParam
+    })
+    const last = blocks.at(-1)
+    if (marked.has(i) && last && cacheable(last)) {
+      blocks[blocks.length - 1] = { ...last, cache_control: EPHEMERAL } as ContentBlockParam
+    }
+    return { ...message, content: blocks }
+  }) as MessageParam[]
+}
+
+function cacheable(block: ContentBlockParam): boolean {
+  switch (block.type) {
+    case 'text':
+      return block.text.length > 0
+    case 'thinking':
+    case 'redacted_thinking':
+      return false
+    default:
+      return true
+  }
+}
