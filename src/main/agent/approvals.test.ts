@@ -93,9 +93,11 @@ describe('the approval policy', () => {
     const unsandboxed = { ...opts, sandbox: false }
     for (const command of ['ls', 'git status', 'cat a.ts'])
       expect(policy('bash', { command }, unsandboxed)).toEqual({ kind: 'ask', protected: false })
-    // What the user marked "always allow" was their decision, sandbox or not.
+    // Not even a command the user marked "always allow" (given for a command that would run in the sandbox).
     const always = { ...unsandboxed, alwaysAllow: [{ tool: 'bash' as const, command: 'npm test' }] }
-    expect(policy('bash', { command: 'npm test' }, always)).toEqual({ kind: 'allow', byRule: true })
+    expect(policy('bash', { command: 'npm test' }, always)).toEqual({ kind: 'ask', protected: false })
+    // A command the validator refuses is still refused.
+    expect(policy('bash', { command: 'ls | wc -l' }, unsandboxed).kind).toBe('deny')
   })
 
   it('judges paths by the name given, so deciding never waits for the disk', () => {

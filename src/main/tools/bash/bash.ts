@@ -47,9 +47,10 @@ export const bashTool = defineTool({
   policy(input, opts) {
     const verdict = validateBashCommand(input.command)
     if (!verdict.ok) return { kind: 'deny', reason: verdict.reason }
-    // Read-only commands run without asking only inside the sandbox; what the user marked "always allow" was
-    // their decision, sandbox or not.
-    if (opts.sandbox && isReadOnlyCommand(input.command)) return { kind: 'allow' }
+    // Nothing runs without asking where there is no sandbox (DESIGN 2.3): neither the read-only allowlist nor
+    // an "always allow" rule, which the user gave for a command that would run in one.
+    if (!opts.sandbox) return { kind: 'ask', protected: false }
+    if (isReadOnlyCommand(input.command)) return { kind: 'allow' }
     if (opts.alwaysAllow.some((rule) => rule.tool === 'bash' && rule.command === input.command))
       return { kind: 'allow', byRule: true }
     return { kind: 'ask', protected: false }
