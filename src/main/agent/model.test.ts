@@ -1,10 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   createModelClient,
   DEFAULT_MODEL,
@@ -15,19 +14,14 @@ import {
 } from './model'
 import type { Scenario } from './scenario'
 import { startScriptedModel, type ScriptedModel } from './scripted-model'
+import { useTempDir } from '../test-fixtures/temp-dir'
 
-let dir: string
+const dir = useTempDir('lanes-model-', 'all')
 const servers: ScriptedModel[] = []
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'lanes-model-'))
-})
 afterEach(async () => {
   vi.unstubAllEnvs()
   await Promise.all(servers.splice(0).map((s) => s.close()))
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
 })
 
 const tools: ToolDefinition[] = [
@@ -370,7 +364,7 @@ describe('model client', () => {
   })
 
   it('marks the system prompt, the last tool and the last user messages for prompt caching', async () => {
-    const recordFile = join(dir, 'cache.jsonl')
+    const recordFile = join(dir(), 'cache.jsonl')
     const model = await startScriptedModel({ scenario: { turns: [] }, recordFile })
     servers.push(model)
     await createModelClient({ baseUrl: model.baseUrl }).streamTurn(
@@ -560,7 +554,7 @@ describe('model client: thinking, stop details and requests the API accepts', ()
   })
 
   it('sends no whitespace-only text and maps invalid tool ids on both sides of a pair', async () => {
-    const recordFile = join(dir, 'sanitize.jsonl')
+    const recordFile = join(dir(), 'sanitize.jsonl')
     const model = await startScriptedModel({
       scenario: { turns: [{ blocks: [{ text: 'ok' }] }] },
       recordFile,

@@ -3,25 +3,19 @@ import type {
   MessageCreateParamsNonStreaming,
   RawMessageStreamEvent,
 } from '@anthropic-ai/sdk/resources/messages'
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { parseScenario, type Scenario } from './scenario'
 import { startScriptedModel, type ScriptedModel } from './scripted-model'
+import { useTempDir } from '../test-fixtures/temp-dir'
 
-let dir: string
+const dir = useTempDir('lanes-scripted-', 'all')
 const servers: ScriptedModel[] = []
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'lanes-scripted-'))
-})
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()))
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
 })
 
 async function serve(
@@ -285,7 +279,7 @@ describe('scripted model', () => {
   })
 
   it('records every request body as one JSON line, on disk before the answer starts', async () => {
-    const recordFile = join(dir, 'nested', 'record.jsonl')
+    const recordFile = join(dir(), 'nested', 'record.jsonl')
     const { client } = await serve(
       { turns: [{ blocks: [{ text: 'a' }] }, { blocks: [{ text: 'b' }] }] },
       { recordFile },
@@ -310,7 +304,7 @@ describe('scripted model', () => {
   })
 
   it('refuses to start when the record file cannot be written', async () => {
-    const blocker = join(dir, 'a-file')
+    const blocker = join(dir(), 'a-file')
     await writeFile(blocker, '')
     await expect(
       startScriptedModel({ scenario: { turns: [] }, recordFile: join(blocker, 'under-a-file.jsonl') }),

@@ -1,13 +1,11 @@
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { recordSession } from '../session/test-fixtures/recorded-session'
 import { applyRewindFromApp, planRewindView } from './rewind-view'
+import { removedAfterEach } from '../test-fixtures/temp-dir'
 
-const cleanup: string[] = []
-afterEach(async () => {
-  for (const dir of cleanup.splice(0)) await rm(dir, { recursive: true, force: true })
-})
+const cleanup = removedAfterEach()
 
 async function twoFiles() {
   const s = await recordSession()

@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, readFile, realpath, rename, rm, stat } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, readFile, rename, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { SessionEvent } from '../../shared/events'
 import { startScriptedModel, type ScriptedModel } from '../agent/scripted-model'
 import { createAppApi, dispatchRequest, type AppApi } from './app-api'
 import { AgentSession, agentOptions, connectModel, DEFAULT_ENGINE_SETTINGS, prepareEngine } from './engine'
+import { useTempDir } from '../test-fixtures/temp-dir'
 
 /**
  * A session paused in one folder is approved or continued while the app has another folder open (after a
@@ -13,7 +13,7 @@ import { AgentSession, agentOptions, connectModel, DEFAULT_ENGINE_SETTINGS, prep
  */
 
 describe('a paused session continues in its own folder', () => {
-  let base: string
+  const base = useTempDir('lanes-session-folder-')
   let projectA: string
   let projectB: string
   let sessionsDir: string
@@ -21,10 +21,9 @@ describe('a paused session continues in its own folder', () => {
   let api: AppApi
 
   beforeEach(async () => {
-    base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-session-folder-')))
-    projectA = join(base, 'project-a')
-    projectB = join(base, 'project-b')
-    sessionsDir = join(base, 'sessions')
+    projectA = join(base(), 'project-a')
+    projectB = join(base(), 'project-b')
+    sessionsDir = join(base(), 'sessions')
     await mkdir(projectA)
     await mkdir(projectB)
     model = await startScriptedModel({
@@ -41,7 +40,6 @@ describe('a paused session continues in its own folder', () => {
   afterEach(async () => {
     await api?.shutdown()
     await model.close()
-    await rm(base, { recursive: true, force: true })
   })
 
   /** A session in project A that paused for approval of its write, as `lanes run` leaves one. */
@@ -121,7 +119,7 @@ describe('a paused session continues in its own folder', () => {
   it('refuses clearly, and writes nothing anywhere, when the recorded folder is gone', async () => {
     await openAppOnB()
     const { sessionId, callId } = await pausedSessionInA()
-    await rename(projectA, join(base, 'moved-away'))
+    await rename(projectA, join(base(), 'moved-away'))
     for (const [channel, input] of [
       ['approval:reply', { sessionId, decisions: [{ callId, decision: 'approved' }] }],
       ['session:continue', { sessionId }],
@@ -132,7 +130,7 @@ describe('a paused session continues in its own folder', () => {
       expect((result as { error: string }).error).toContain(`${projectA}, which is gone`)
     }
     await expect(stat(join(projectB, 'out.txt'))).rejects.toThrow()
-    await expect(stat(join(base, 'moved-away', 'out.txt'))).rejects.toThrow()
+    await expect(stat(join(base(), 'moved-away', 'out.txt'))).rejects.toThrow()
   })
 
   it('refuses a session that does not exist', async () => {

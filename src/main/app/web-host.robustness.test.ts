@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { connect as tcpConnect } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { createAppApi, type AppApi } from './app-api'
 import { MAX_MESSAGE_BYTES, startWebHost, type WebHost } from './web-host'
+import { useTempDir } from '../test-fixtures/temp-dir'
 
 /**
  * What a hostile local client can send the browser-mode host, over raw TCP so nothing is tidied up by a
@@ -88,17 +88,16 @@ function closeCode(reply: Buffer): number | null {
 }
 
 describe('the browser-mode host under hostile input', () => {
-  let base: string
+  const base = useTempDir('lanes-host-raw-', 'all')
   let api: AppApi
   let host: WebHost
 
   beforeAll(async () => {
-    base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-host-raw-')))
-    const renderer = join(base, 'renderer')
+    const renderer = join(base(), 'renderer')
     await mkdir(renderer, { recursive: true })
     await writeFile(join(renderer, 'index.html'), '<html><head></head></html>')
     api = await createAppApi({
-      sessionsDir: join(base, 'sessions'),
+      sessionsDir: join(base(), 'sessions'),
       name: 'Lanes',
       version: '1',
       transport: 'web',
@@ -107,7 +106,6 @@ describe('the browser-mode host under hostile input', () => {
   })
   afterAll(async () => {
     await host.close()
-    await rm(base, { recursive: true, force: true })
   })
 
   /** The host still answers a well-formed client over the socket. */

@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { createAppApi, type AppApi } from './app-api'
 import { startWebHost, type WebHost } from './web-host'
+import { useTempDir } from '../test-fixtures/temp-dir'
 
 function get(port: number, path: string, headers: Record<string, string> = {}) {
   return new Promise<{ status: number; body: string; headers: Record<string, unknown> }>(
@@ -32,35 +32,33 @@ function connect(url: string, origin: string, token?: string) {
 }
 
 describe('the browser-mode host', () => {
-  let base: string
+  const base = useTempDir('lanes-host-', 'all')
   let api: AppApi
   let host: WebHost
   let origin: string
 
   beforeAll(async () => {
-    base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-host-')))
-    const renderer = join(base, 'renderer')
+    const renderer = join(base(), 'renderer')
     await mkdir(join(renderer, 'assets'), { recursive: true })
-    await mkdir(join(base, 'project'))
-    await writeFile(join(base, 'secret.txt'), 'top secret')
+    await mkdir(join(base(), 'project'))
+    await writeFile(join(base(), 'secret.txt'), 'top secret')
     await writeFile(
       join(renderer, 'index.html'),
       '<html><head><script type="module" src="./assets/a.js"></script></head></html>',
     )
     await writeFile(join(renderer, 'assets', 'a.js'), 'console.log(1)')
     api = await createAppApi({
-      sessionsDir: join(base, 'sessions'),
+      sessionsDir: join(base(), 'sessions'),
       name: 'Lanes',
       version: '1',
       transport: 'web',
-      workspace: join(base, 'project'),
+      workspace: join(base(), 'project'),
     })
     host = await startWebHost({ api, rendererDir: renderer, port: 0 })
     origin = `http://127.0.0.1:${host.port}`
   })
   afterAll(async () => {
     await host.close()
-    await rm(base, { recursive: true, force: true })
   })
 
   it('binds 127.0.0.1 and prints a URL with a long random token', () => {
@@ -146,7 +144,7 @@ describe('the browser-mode host', () => {
     ws!.send(JSON.stringify({ id: 1, channel: 'app:info' }))
     ws!.send('not json')
     ws!.send(JSON.stringify({ id: 2, channel: 'nope:nope' }))
-    ws!.send(JSON.stringify({ id: 3, channel: 'workspace:open', input: { path: join(base, 'project') } }))
+    ws!.send(JSON.stringify({ id: 3, channel: 'workspace:open', input: { path: join(base(), 'project') } }))
     await until(5)
     expect(messages).toContainEqual({ kind: 'result', id: 1, result: expect.objectContaining({ ok: true }) })
     expect(messages).toContainEqual({
@@ -162,7 +160,7 @@ describe('the browser-mode host', () => {
     expect(messages).toContainEqual({
       kind: 'event',
       channel: 'workspace:changed',
-      payload: { path: join(base, 'project'), name: 'project' },
+      payload: { path: join(base(), 'project'), name: 'project' },
     })
     ws!.close()
   })

@@ -1,19 +1,18 @@
-import { mkdir, mkdtemp, readFile, realpath, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startScriptedModel, type ScriptedModel } from '../agent/scripted-model'
 import { runLanes } from './test-fixtures/run-lanes'
+import { useTempDir } from '../test-fixtures/temp-dir'
 
 describe('lanes run', () => {
-  let base: string
+  const base = useTempDir('lanes-cli-', 'all')
   let workspace: string
   let sessionsDir: string
   let model: ScriptedModel
   beforeAll(async () => {
-    base = await realpath(await mkdtemp(join(tmpdir(), 'lanes-cli-')))
-    workspace = join(base, 'ws')
-    sessionsDir = join(base, 'sessions')
+    workspace = join(base(), 'ws')
+    sessionsDir = join(base(), 'sessions')
     await mkdir(workspace)
     model = await startScriptedModel({
       scenario: {
@@ -26,7 +25,6 @@ describe('lanes run', () => {
   })
   afterAll(async () => {
     await model.close()
-    await rm(base, { recursive: true, force: true })
   })
 
   it('pauses at an approval (exit 3), then --continue --approve all finishes it (exit 0)', async () => {

@@ -1,22 +1,15 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { spawn } from 'node:child_process'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { runFakeModelCli } from './fake-model'
+import { useTempDir } from '../test-fixtures/temp-dir'
 
-let dir: string
+const dir = useTempDir('lanes-fake-model-', 'all')
 const ask = { model: 'claude-test', max_tokens: 1024, messages: [{ role: 'user' as const, content: 'go' }] }
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'lanes-fake-model-'))
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
 
 describe('lanes fake-model', () => {
   async function cli(argv: string[]): Promise<{ code: number; stderr: string }> {
@@ -33,17 +26,17 @@ describe('lanes fake-model', () => {
   }
 
   it('fails with exit code 1 and a clear message for a missing file, bad JSON or a bad scenario', async () => {
-    const missing = await cli(['--scenario', join(dir, 'nope.json')])
+    const missing = await cli(['--scenario', join(dir(), 'nope.json')])
     expect(missing.code).toBe(1)
     expect(missing.stderr).toMatch(/cannot read the scenario file .*nope\.json: no such file/)
 
-    const badJson = join(dir, 'bad.json')
+    const badJson = join(dir(), 'bad.json')
     await writeFile(badJson, '{"turns": [}')
     const bad = await cli(['--scenario', badJson])
     expect(bad.code).toBe(1)
     expect(bad.stderr).toMatch(/bad\.json is not valid JSON/)
 
-    const invalid = join(dir, 'invalid.json')
+    const invalid = join(dir(), 'invalid.json')
     await writeFile(invalid, '{"turns": [{"blocks": [{"tool": "x", "input": {}, "rawInput": "{}"}]}]}')
     const wrong = await cli(['--scenario', invalid])
     expect(wrong.code).toBe(1)
@@ -54,7 +47,7 @@ describe('lanes fake-model', () => {
     const blocker = createServer()
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
     const port = (blocker.address() as { port: number }).port
-    const file = join(dir, 'ok.json')
+    const file = join(dir(), 'ok.json')
     await writeFile(file, '{"turns": []}')
     try {
       const busy = await cli(['--scenario', file, '--port', String(port)])
@@ -72,8 +65,8 @@ describe('lanes fake-model', () => {
   })
 
   it('prints the base URL first, serves the scenario, records, and stops cleanly on SIGTERM', async () => {
-    const scenario = join(dir, 'serve.json')
-    const record = join(dir, 'serve.jsonl')
+    const scenario = join(dir(), 'serve.json')
+    const record = join(dir(), 'serve.jsonl')
     await writeFile(
       scenario,
       JSON.stringify({ turns: [{ blocks: [{ text: 'from the CLI' }], stop: 'end_turn' }] }),

@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process'
-import { readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readSession } from '../session/log'
 import { withRewindSession } from '../session/rewind-session'
 import { recordSession, type RecordedSession } from '../session/test-fixtures/recorded-session'
+import { removedAfterEach } from '../test-fixtures/temp-dir'
 
 const CHILD = fileURLToPath(new URL('./test-fixtures/rewind-child.ts', import.meta.url))
 
@@ -25,10 +26,7 @@ function child(
   })
 }
 
-const cleanup: string[] = []
-afterEach(async () => {
-  for (const dir of cleanup.splice(0)) await rm(dir, { recursive: true, force: true })
-})
+const cleanup = removedAfterEach()
 
 /** c1 creates a.txt; c2 edits it; c3 creates sub/b.txt. */
 async function session(): Promise<RecordedSession> {

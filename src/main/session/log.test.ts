@@ -1,10 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import { hostname, tmpdir, uptime } from 'node:os'
+import { appendFile, readFile, stat, writeFile } from 'node:fs/promises'
+import { hostname, uptime } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { SessionEvent } from '../../shared/events'
 import {
   isSessionLocked,
@@ -14,21 +14,17 @@ import {
   sessionPaths,
   type SessionWriter,
 } from './log'
+import { useTempDir } from '../test-fixtures/temp-dir'
 
-let dir: string
+const dir = useTempDir('lanes-log-')
 const open: SessionWriter[] = []
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'lanes-log-'))
-})
 
 afterEach(async () => {
   for (const writer of open.splice(0)) await writer.close().catch(() => undefined)
-  await rm(dir, { recursive: true, force: true })
 })
 
 async function writer(id = 's1', create = true): Promise<SessionWriter> {
-  const w = await openSessionWriter(dir, id, { create })
+  const w = await openSessionWriter(dir(), id, { create })
   open.push(w)
   return w
 }
@@ -44,7 +40,7 @@ const created = (sessionId = 's1') =>
 const output = (chunk: string) => ({ type: 'tool.output', callId: 'c1', chunk }) as const
 
 async function lines(id = 's1'): Promise<string[]> {
-  return (await readFile(sessionPaths(dir, id).log, 'utf8')).split('\n')
+  return (await readFile(sessionPaths(dir(), id).log, 'utf8')).split('\n')
 }
 
 async function rejection(promise: Promise<unknown>): Promise<SessionLogError> {
@@ -115,7 +111,7 @@ describe('SessionWriter', () => {
   it('creates the outputs folder and syncs', async () => {
     const w = await writer()
     expect((await stat(w.outputDir)).isDirectory()).toBe(true)
-    expect(w.outputDir).toBe(join(dir, 's1'))
+    expect(w.outputDir).toBe(join(dir(), 's1'))
     await w.append(created())
     await w.sync()
     expect(await lines()).toHaveLength(2)
@@ -147,7 +143,7 @@ describe('SessionWriter', () => {
     const w = await writer()
     const first = await w.append(created())
     await w.close()
-    await appendFile(sessionPaths(dir, 's1').log, '{"type":"tool.output","at":1,"seq":1,"callId":"c1","chu')
+    await appendFile(sessionPaths(dir(), 's1').log, '{"type":"tool.output","at":1,"seq":1,"callId":"c1","chu')
     const reopened = await writer('s1', false)
     expect(reopened.nextSeq).toBe(1)
     const next = await reopened.append(output('after the crash'))
@@ -163,7 +159,7 @@ describe('SessionWriter', () => {
     await w.append(created())
     await w.close()
     const complete = { type: 'tool.output', at: 5, seq: 1, callId: 'c1', chunk: 'whole' }
-    await appendFile(sessionPaths(dir, 's1').log, JSON.stringify(complete))
+    await appendFile(sessionPaths(dir(), 's1').log, JSON.stringify(complete))
     const reopened = await writer('s1', false)
     expect(reopened.nextSeq).toBe(2)
     await reopened.append(output('next'))
@@ -180,13 +176,13 @@ describe('SessionWriter', () => {
   it('says clearly when a session exists, is missing, or has a bad id', async () => {
     await writer()
     await open.pop()?.close()
-    expect((await rejection(openSessionWriter(dir, 's1', { create: true }))).code).toBe('exists')
-    expect((await rejection(openSessionWriter(dir, 'nope', { create: false }))).code).toBe('not-found')
-    expect((await rejection(openSessionWriter(join(dir, 'missing'), 'x', { create: false }))).code).toBe(
+    expect((await rejection(openSessionWriter(dir(), 's1', { create: true }))).code).toBe('exists')
+    expect((await rejection(openSessionWriter(dir(), 'nope', { create: false }))).code).toBe('not-found')
+    expect((await rejection(openSessionWriter(join(dir(), 'missing'), 'x', { create: false }))).code).toBe(
       'not-found',
     )
     for (const bad of ['../escape', 'a/b', '', '..']) {
-      expect((await rejection(openSessionWriter(dir, bad, { create: true }))).code).toBe('invalid-id')
+      expect((await rejection(openSessionWriter(dir(), bad, { create: true }))).code).toBe('invalid-id')
     }
   })
 
@@ -208,7 +204,7 @@ describe('SessionWriter', () => {
 })
 
 describe('session lock', () => {
-  const lockFile = () => join(dir, 's1.lock')
+  const lockFile = () => join(dir(), 's1.lock')
 
   async function lockWith(owner: Record<string, unknown>): Promise<void> {
     await (await writer()).close()
@@ -219,10 +215,10 @@ describe('session lock', () => {
 
   it('refuses a second writer in the same process', async () => {
     await writer()
-    const error = await rejection(openSessionWriter(dir, 's1', { create: false }))
+    const error = await rejection(openSessionWriter(dir(), 's1', { create: false }))
     expect(error.code).toBe('locked')
     expect(error.message).toMatch(/open in another window/)
-    expect(await isSessionLocked(dir, 's1')).toBe(true)
+    expect(await isSessionLocked(dir(), 's1')).toBe(true)
   })
 
   it('refuses a writer while another live process holds the lock', async () => {
@@ -235,11 +231,11 @@ describe('session lock', () => {
         lockedAt: Date.now(),
         token: 'x',
       })
-      const error = await rejection(openSessionWriter(dir, 's1', { create: false }))
+      const error = await rejection(openSessionWriter(dir(), 's1', { create: false }))
       expect(error.code).toBe('locked')
       expect(error.message).toContain('session is open in another window/process')
       expect(error.message).toContain(String(sleeper.pid))
-      expect(await isSessionLocked(dir, 's1')).toBe(true)
+      expect(await isSessionLocked(dir(), 's1')).toBe(true)
     } finally {
       sleeper.kill('SIGKILL')
     }
@@ -248,7 +244,7 @@ describe('session lock', () => {
   it('takes over a lock whose process is gone', async () => {
     const gone = spawnSync('true').pid
     await lockWith({ pid: gone, hostname: hostname(), bootAt: bootAt(), lockedAt: Date.now(), token: 'x' })
-    expect(await isSessionLocked(dir, 's1')).toBe(false)
+    expect(await isSessionLocked(dir(), 's1')).toBe(false)
     const w = await writer('s1', false)
     expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid })
     await w.close()
@@ -263,7 +259,7 @@ describe('session lock', () => {
   it.runIf(existsSync('/proc/sys/kernel/random/boot_id'))('tells boots apart by Linux boot id', async () => {
     const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
     await lockWith({ pid: 1, hostname: hostname(), bootId, bootAt: 0, lockedAt: 0, token: 'x' })
-    expect((await rejection(openSessionWriter(dir, 's1', { create: false }))).code).toBe('locked')
+    expect((await rejection(openSessionWriter(dir(), 's1', { create: false }))).code).toBe('locked')
     await writeFile(
       lockFile(),
       JSON.stringify({ pid: 1, hostname: hostname(), bootId: 'another-boot', bootAt: bootAt() }),
@@ -279,7 +275,7 @@ describe('session lock', () => {
       lockedAt: Date.now(),
       token: 'x',
     })
-    expect(await isSessionLocked(dir, 's1')).toBe(false)
+    expect(await isSessionLocked(dir(), 's1')).toBe(false)
     await writer('s1', false)
   })
 
@@ -295,7 +291,7 @@ describe('session lock', () => {
   it('lets only one of several concurrent opens win', async () => {
     await (await writer()).close()
     const results = await Promise.allSettled(
-      Array.from({ length: 5 }, () => openSessionWriter(dir, 's1', { create: false })),
+      Array.from({ length: 5 }, () => openSessionWriter(dir(), 's1', { create: false })),
     )
     const won = results.filter((r) => r.status === 'fulfilled')
     expect(won).toHaveLength(1)
@@ -307,14 +303,14 @@ describe('session lock', () => {
   it('releases the lock on close so the session can be opened again', async () => {
     const w = await writer()
     await w.close()
-    expect(await isSessionLocked(dir, 's1')).toBe(false)
+    expect(await isSessionLocked(dir(), 's1')).toBe(false)
     await writer('s1', false)
   })
 })
 
 describe('readSession', () => {
   async function logOf(...parts: string[]): Promise<string> {
-    const file = join(dir, 'raw.jsonl')
+    const file = join(dir(), 'raw.jsonl')
     await writeFile(file, parts.join(''))
     return file
   }
@@ -367,7 +363,7 @@ describe('readSession', () => {
   })
 
   it('rejects with not-found for a missing file', async () => {
-    expect((await rejection(readSession(join(dir, 'missing.jsonl')))).code).toBe('not-found')
+    expect((await rejection(readSession(join(dir(), 'missing.jsonl')))).code).toBe('not-found')
   })
 
   it('round-trips every event the writer wrote through the schema', async () => {
@@ -390,7 +386,7 @@ describe('SessionWriter when the disk is full', () => {
     // A real file size limit: writes past 256 KiB fail with EFBIG, the same path as ENOSPC.
     const result = spawnSync(
       'bash',
-      ['-c', `ulimit -f 256 && exec "${process.execPath}" --import tsx "${child}" disk-full "${dir}" full`],
+      ['-c', `ulimit -f 256 && exec "${process.execPath}" --import tsx "${child}" disk-full "${dir()}" full`],
       { cwd: root, encoding: 'utf8', timeout: 30_000 },
     )
     expect(result.stderr).toBe('')
@@ -404,10 +400,10 @@ describe('SessionWriter when the disk is full', () => {
     expect(report.small).toBe(7)
 
     // It exited without close(): the exit hook released the lock.
-    await expect(stat(join(dir, 'full.lock'))).rejects.toThrow()
-    const raw = await readFile(join(dir, 'full.jsonl'), 'utf8')
+    await expect(stat(join(dir(), 'full.lock'))).rejects.toThrow()
+    const raw = await readFile(join(dir(), 'full.jsonl'), 'utf8')
     expect(raw.endsWith('\n')).toBe(true)
-    const { events, warnings } = await readSession(join(dir, 'full.jsonl'))
+    const { events, warnings } = await readSession(join(dir(), 'full.jsonl'))
     expect(warnings).toEqual([])
     expect(events.map((e) => e.seq)).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
   })

@@ -1,17 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { appendFile, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MAX_DEPTH, PreimageError, PreimageStore, sha256 } from './preimages'
+import { useTempDir } from '../test-fixtures/temp-dir'
 
-let dir: string
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'lanes-preimages-'))
-})
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
+const dir = useTempDir('lanes-preimages-')
 
 /** `count` versions of one text, each a small change of the one before, at a random place. */
 function editsOf(base: Buffer, count: number): Buffer[] {
@@ -27,7 +21,7 @@ function editsOf(base: Buffer, count: number): Buffer[] {
 
 describe('PreimageStore', () => {
   it('returns exactly what was kept, by hash, after a reopen too', async () => {
-    const store = await PreimageStore.open(dir)
+    const store = await PreimageStore.open(dir())
     const a = randomBytes(100_000)
     const b = Buffer.concat([a.subarray(0, 500), Buffer.from('changed'), a.subarray(600)])
     const ha = await store.put('f', a)
@@ -36,14 +30,14 @@ describe('PreimageStore', () => {
     expect((await store.get(hb)).equals(b)).toBe(true)
     await store.close()
 
-    const again = await PreimageStore.open(dir)
+    const again = await PreimageStore.open(dir())
     expect((await again.get(ha)).equals(a)).toBe(true)
     expect((await again.get(hb)).equals(b)).toBe(true)
     await again.close()
   })
 
   it('keeps a content once, however often it is put', async () => {
-    const store = await PreimageStore.open(dir)
+    const store = await PreimageStore.open(dir())
     const a = randomBytes(50_000)
     await store.put('f', a)
     const size = store.size
@@ -54,7 +48,7 @@ describe('PreimageStore', () => {
   })
 
   it('keeps many small edits of a large file in a few times its size', async () => {
-    const store = await PreimageStore.open(dir)
+    const store = await PreimageStore.open(dir())
     const versions = editsOf(randomBytes(256 * 1024), 300)
     const hashes: string[] = []
     for (const v of versions) hashes.push(await store.put('big.txt', v))
@@ -68,7 +62,7 @@ describe('PreimageStore', () => {
   })
 
   it('stores a content whole again after MAX_DEPTH deltas, so reads stay short', async () => {
-    const store = await PreimageStore.open(dir)
+    const store = await PreimageStore.open(dir())
     const versions = editsOf(randomBytes(4096), MAX_DEPTH + 2)
     for (const v of versions) await store.put('f', v)
     const fulls = (await readFile(store.file, 'latin1'))
@@ -79,36 +73,36 @@ describe('PreimageStore', () => {
   })
 
   it('cuts a record torn by a crash and keeps every record before it', async () => {
-    const store = await PreimageStore.open(dir)
+    const store = await PreimageStore.open(dir())
     const a = randomBytes(10_000)
     const ha = await store.put('f', a)
     await store.close()
-    const file = join(dir, 'preimages.pack')
+    const file = join(dir(), 'preimages.pack')
     await appendFile(file, '{"hash":"abc","len":500}\nonly a part')
 
-    const again = await PreimageStore.open(dir)
+    const again = await PreimageStore.open(dir())
     expect((await again.get(ha)).equals(a)).toBe(true)
     expect(again.has('abc')).toBe(false)
     const b = randomBytes(2000)
     const hb = await again.put('g', b)
     await again.close()
-    const third = await PreimageStore.open(dir)
+    const third = await PreimageStore.open(dir())
     expect((await third.get(hb)).equals(b)).toBe(true)
     await third.close()
   })
 
   it('reports a damaged content instead of returning it', async () => {
-    const store = await PreimageStore.open(dir)
+    const store = await PreimageStore.open(dir())
     const a = Buffer.from('the original text of the file\n'.repeat(100))
     const ha = await store.put('f', a)
     await store.close()
-    const file = join(dir, 'preimages.pack')
+    const file = join(dir(), 'preimages.pack')
     const bytes = await readFile(file)
     const at = bytes.indexOf('original', 100)
     bytes.write('ORIGINAL', at)
     await writeFile(file, bytes)
 
-    const again = await PreimageStore.open(dir)
+    const again = await PreimageStore.open(dir())
     const error = await again.get(ha).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(PreimageError)
     expect((error as PreimageError).code).toBe('corrupt')
@@ -116,7 +110,7 @@ describe('PreimageStore', () => {
   })
 
   it('reports a content it never kept as missing', async () => {
-    const store = await PreimageStore.open(dir)
+    const store = await PreimageStore.open(dir())
     const error = await store.get(sha256(Buffer.from('never kept'))).catch((e: unknown) => e)
     expect((error as PreimageError).code).toBe('missing')
     await store.close()

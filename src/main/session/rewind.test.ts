@@ -1,6 +1,6 @@
 import { chmod, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { reduceEvents } from '../../shared/reducer'
 import { buildConversation } from './conversation'
 import { readSession } from './log'
@@ -8,11 +8,9 @@ import { listSessions } from './store'
 import { applyRewind, planRewind, type RewindRequest } from './rewind'
 import { withRewindSession } from './rewind-session'
 import { recordSession, type RecordedSession } from './test-fixtures/recorded-session'
+import { removedAfterEach } from '../test-fixtures/temp-dir'
 
-const cleanup: string[] = []
-afterEach(async () => {
-  for (const dir of cleanup.splice(0)) await rm(dir, { recursive: true, force: true })
-})
+const cleanup = removedAfterEach()
 
 /**
  * Four calls over three turns: c1 creates a.txt, c2 edits it, c3 creates b.txt, c4 edits a.txt again.

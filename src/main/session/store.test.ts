@@ -1,22 +1,18 @@
 import { spawnSync } from 'node:child_process'
-import { mkdir, mkdtemp, open as openFile, rm, symlink, writeFile } from 'node:fs/promises'
-import { hostname, tmpdir, uptime } from 'node:os'
+import { mkdir, open as openFile, symlink, writeFile } from 'node:fs/promises'
+import { hostname, uptime } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { SessionId, type SessionEventDraft } from '../../shared/events'
 import { openSessionWriter, type SessionWriter } from './log'
 import { listSessions, newSessionId } from './store'
+import { useTempDir } from '../test-fixtures/temp-dir'
 
-let dir: string
+const dir = useTempDir('lanes-store-')
 const writers: SessionWriter[] = []
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'lanes-store-'))
-})
 
 afterEach(async () => {
   for (const w of writers.splice(0)) await w.close().catch(() => undefined)
-  await rm(dir, { recursive: true, force: true })
 })
 
 const settings = { model: 'm', scheduler: 'batch', siblingSkip: true, demo: false } as const
@@ -27,7 +23,7 @@ async function session(
   events: SessionEventDraft[],
   opts: { workspace?: string; title?: string; createdAt?: number; keepOpen?: boolean } = {},
 ): Promise<SessionWriter> {
-  const w = await openSessionWriter(dir, id, { create: true })
+  const w = await openSessionWriter(dir(), id, { create: true })
   await w.append({
     type: 'session.created',
     sessionId: id,
@@ -79,7 +75,7 @@ describe('listSessions', () => {
     )
     await session('no-run', [], { createdAt: 9 })
 
-    const byId = Object.fromEntries((await listSessions(dir)).map((s) => [s.sessionId, s]))
+    const byId = Object.fromEntries((await listSessions(dir())).map((s) => [s.sessionId, s]))
     expect(byId.finished).toMatchObject({ status: 'finished' })
     expect(byId.finished).not.toHaveProperty('interrupted')
     expect(byId.failed).toMatchObject({ status: 'failed' })
@@ -101,10 +97,10 @@ describe('listSessions', () => {
     const gone = spawnSync('true').pid
     const bootAt = Math.round((Date.now() - uptime() * 1000) / 1000) * 1000
     await writeFile(
-      join(dir, 'dead.lock'),
+      join(dir(), 'dead.lock'),
       JSON.stringify({ pid: gone, hostname: hostname(), bootAt, lockedAt: 1, token: 't' }),
     )
-    expect(await listSessions(dir)).toMatchObject([
+    expect(await listSessions(dir())).toMatchObject([
       { sessionId: 'dead', status: 'paused', interrupted: true },
     ])
   })
@@ -118,7 +114,7 @@ describe('listSessions', () => {
       },
     )
     await session('b', [started('Other')], { title: 'My title', createdAt: 6_000 })
-    const [b, a] = await listSessions(dir)
+    const [b, a] = await listSessions(dir())
     expect(a).toEqual({
       sessionId: 'a',
       workspace: '/work/project',
@@ -134,32 +130,38 @@ describe('listSessions', () => {
   })
 
   it('lists newest first and filters by workspace, through symlinks', async () => {
-    await mkdir(join(dir, 'ws'))
-    await symlink(join(dir, 'ws'), join(dir, 'ws-link'))
-    await session('old', [], { createdAt: 1_000, workspace: join(dir, 'ws') })
-    await session('new', [], { createdAt: 3_000, workspace: join(dir, 'ws') })
+    await mkdir(join(dir(), 'ws'))
+    await symlink(join(dir(), 'ws'), join(dir(), 'ws-link'))
+    await session('old', [], { createdAt: 1_000, workspace: join(dir(), 'ws') })
+    await session('new', [], { createdAt: 3_000, workspace: join(dir(), 'ws') })
     await session('middle', [], { createdAt: 2_000, workspace: '/elsewhere' })
-    expect((await listSessions(dir)).map((s) => s.sessionId)).toEqual(['new', 'middle', 'old'])
-    expect((await listSessions(dir, join(dir, 'ws'))).map((s) => s.sessionId)).toEqual(['new', 'old'])
-    expect((await listSessions(dir, join(dir, 'ws-link'))).map((s) => s.sessionId)).toEqual(['new', 'old'])
-    expect((await listSessions(dir, `${join(dir, 'ws')}/`)).map((s) => s.sessionId)).toEqual(['new', 'old'])
-    expect(await listSessions(dir, '/nowhere')).toEqual([])
+    expect((await listSessions(dir())).map((s) => s.sessionId)).toEqual(['new', 'middle', 'old'])
+    expect((await listSessions(dir(), join(dir(), 'ws'))).map((s) => s.sessionId)).toEqual(['new', 'old'])
+    expect((await listSessions(dir(), join(dir(), 'ws-link'))).map((s) => s.sessionId)).toEqual([
+      'new',
+      'old',
+    ])
+    expect((await listSessions(dir(), `${join(dir(), 'ws')}/`)).map((s) => s.sessionId)).toEqual([
+      'new',
+      'old',
+    ])
+    expect(await listSessions(dir(), '/nowhere')).toEqual([])
   })
 
   it('reads the status past a torn last line and skips files that are not sessions', async () => {
     await session('torn', [started(), { type: 'run.finished', runId: 'r1', reason: 'end_turn' }])
-    const handle = await openFile(join(dir, 'torn.jsonl'), 'a')
+    const handle = await openFile(join(dir(), 'torn.jsonl'), 'a')
     await handle.write('{"type":"tool.output","at":5,"se')
     await handle.close()
-    await writeFile(join(dir, 'garbage.jsonl'), 'not json\n{"type":"run.started"}\n')
-    await writeFile(join(dir, 'empty.jsonl'), '')
-    await writeFile(join(dir, 'bad name!.jsonl'), '')
-    await writeFile(join(dir, 'notes.txt'), 'hello')
-    expect(await listSessions(dir)).toMatchObject([{ sessionId: 'torn', status: 'finished' }])
+    await writeFile(join(dir(), 'garbage.jsonl'), 'not json\n{"type":"run.started"}\n')
+    await writeFile(join(dir(), 'empty.jsonl'), '')
+    await writeFile(join(dir(), 'bad name!.jsonl'), '')
+    await writeFile(join(dir(), 'notes.txt'), 'hello')
+    expect(await listSessions(dir())).toMatchObject([{ sessionId: 'torn', status: 'finished' }])
   })
 
   it('returns an empty list for a missing folder', async () => {
-    expect(await listSessions(join(dir, 'missing'))).toEqual([])
+    expect(await listSessions(join(dir(), 'missing'))).toEqual([])
   })
 
   it('lists hundreds of sessions without reading whole logs', async () => {
@@ -173,14 +175,14 @@ describe('listSessions', () => {
           line({ type: 'session.created', at: 1_000 + i, seq: 0, sessionId: id, workspace: '/w', settings }) +
           line({ type: 'run.started', at: 1_001 + i, seq: 1, runId: 'r', task: `task ${i}` })
         const tail = line({ type: 'run.finished', at: 9_000 + i, seq: 99, runId: 'r', reason: 'end_turn' })
-        const handle = await openFile(join(dir, `${id}.jsonl`), 'w')
+        const handle = await openFile(join(dir(), `${id}.jsonl`), 'w')
         await handle.write(head, 0)
         await handle.write(`\n${tail}`, 256 * 1024 * 1024)
         await handle.close()
       }),
     )
     const t0 = performance.now()
-    const list = await listSessions(dir, '/w')
+    const list = await listSessions(dir(), '/w')
     const elapsed = performance.now() - t0
     expect(list).toHaveLength(200)
     expect(list[0]).toMatchObject({
