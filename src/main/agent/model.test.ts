@@ -15,6 +15,7 @@ import {
 import type { Scenario } from './scenario'
 import { startScriptedModel, type ScriptedModel } from './scripted-model'
 import { useTempDir } from '../test-fixtures/temp-dir'
+import { rejectionOf } from '../test-fixtures/rejection'
 
 const dir = useTempDir('lanes-model-', 'all')
 const servers: ScriptedModel[] = []
@@ -56,15 +57,7 @@ function request(overrides: Partial<TurnRequest> = {}): TurnRequest & { events: 
   }
 }
 
-async function failure(promise: Promise<unknown>): Promise<ModelError> {
-  try {
-    await promise
-  } catch (e) {
-    expect(e).toBeInstanceOf(ModelError)
-    return e as ModelError
-  }
-  throw new Error('expected the turn to fail')
-}
+const failure = (promise: Promise<unknown>): Promise<ModelError> => rejectionOf(promise, ModelError)
 
 describe('model client', () => {
   it('reports text, tool starts, argument chunks and block stops in stream order', async () => {

@@ -1,11 +1,16 @@
 import { spawn } from 'node:child_process'
-import { readFile, stat, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { readSession } from '../session/log'
 import { withRewindSession } from '../session/rewind-session'
-import { recordSession, type RecordedSession } from '../session/test-fixtures/recorded-session'
+import {
+  fileExists,
+  fileText,
+  recordSession,
+  sessionEvents,
+  type RecordedSession,
+} from '../session/test-fixtures/recorded-session'
 import { removedAfterEach } from '../test-fixtures/temp-dir'
 
 const CHILD = fileURLToPath(new URL('./test-fixtures/rewind-child.ts', import.meta.url))
@@ -39,16 +44,8 @@ async function session(): Promise<RecordedSession> {
   return s
 }
 
-const text = (s: RecordedSession, rel: string) => readFile(join(s.workspace, rel), 'utf8')
-const exists = (s: RecordedSession, rel: string) =>
-  stat(join(s.workspace, rel)).then(
-    () => true,
-    () => false,
-  )
 const rewindEvents = async (s: RecordedSession) =>
-  (await readSession(join(s.sessionsDir, `${s.sessionId}.jsonl`))).events.filter((e) =>
-    e.type.startsWith('rewind.'),
-  )
+  (await sessionEvents(s)).filter((e) => e.type.startsWith('rewind.'))
 
 describe('a rewind killed half-way', { timeout: 60_000 }, () => {
   it('is resumed on the next start when the files are as it left them', async () => {
@@ -56,15 +53,15 @@ describe('a rewind killed half-way', { timeout: 60_000 }, () => {
     const crashed = await child(['crash', s.sessionsDir, s.sessionId, 'c2'])
     expect(crashed.signal).toBe('SIGKILL')
     // Killed after a first file was changed: the intent is logged without an outcome.
-    const aBack = (await text(s, 'a.txt')) === 'one\ntwo\n'
-    const bGone = !(await exists(s, 'sub/b.txt'))
+    const aBack = (await fileText(s, 'a.txt')) === 'one\ntwo\n'
+    const bGone = !(await fileExists(s, 'sub/b.txt'))
     expect(aBack || bGone).toBe(true)
     expect((await rewindEvents(s)).map((e) => e.type)).toEqual(['rewind.started'])
 
     const recovered = await withRewindSession(s.sessionsDir, s.sessionId, async (r) => r.recovered)
     expect(recovered).toMatchObject({ outcome: 'done' })
-    expect(await text(s, 'a.txt')).toBe('one\ntwo\n')
-    expect(await exists(s, 'sub/b.txt')).toBe(false)
+    expect(await fileText(s, 'a.txt')).toBe('one\ntwo\n')
+    expect(await fileExists(s, 'sub/b.txt')).toBe(false)
     expect((await rewindEvents(s)).at(-1)).toMatchObject({
       type: 'rewind.finished',
       outcome: 'done',
@@ -80,8 +77,8 @@ describe('a rewind killed half-way', { timeout: 60_000 }, () => {
     const recovered = await withRewindSession(s.sessionsDir, s.sessionId, async (r) => r.recovered)
     expect(recovered).toMatchObject({ outcome: 'rolled-back' })
     // Neither half stays: a.txt is as before the rewind, and the user's file is left alone.
-    expect(await text(s, 'a.txt')).toBe('one\nTWO\n')
-    expect(await text(s, 'sub/b.txt')).toBe('the user changed it after the crash\n')
+    expect(await fileText(s, 'a.txt')).toBe('one\nTWO\n')
+    expect(await fileText(s, 'sub/b.txt')).toBe('the user changed it after the crash\n')
     expect((await rewindEvents(s)).at(-1)).toMatchObject({ outcome: 'rolled-back', recovered: true })
   })
 })
@@ -105,7 +102,7 @@ describe('lanes rewind', { timeout: 60_000 }, () => {
     expect(lines.at(-1)).toEqual(
       expect.objectContaining({ type: 'rewind.done', files: 2, skipped: 0, conversationFromTurn: 2 }),
     )
-    expect(await text(s, 'a.txt')).toBe('one\ntwo\n')
+    expect(await fileText(s, 'a.txt')).toBe('one\ntwo\n')
   })
 
   it('refuses an unknown call with the reason and exit 1, changing nothing', async () => {
@@ -123,7 +120,7 @@ describe('lanes rewind', { timeout: 60_000 }, () => {
     expect(out.code).toBe(1)
     expect(out.stderr).toContain('no call zz')
     expect(out.stdout).toBe('')
-    expect(await text(s, 'a.txt')).toBe('one\nTWO\n')
+    expect(await fileText(s, 'a.txt')).toBe('one\nTWO\n')
     const missing = await child([
       'cli',
       'rewind',

@@ -15,6 +15,7 @@ import {
   type SessionWriter,
 } from './log'
 import { useTempDir } from '../test-fixtures/temp-dir'
+import { rejectionOf } from '../test-fixtures/rejection'
 
 const dir = useTempDir('lanes-log-')
 const open: SessionWriter[] = []
@@ -43,15 +44,8 @@ async function lines(id = 's1'): Promise<string[]> {
   return (await readFile(sessionPaths(dir(), id).log, 'utf8')).split('\n')
 }
 
-async function rejection(promise: Promise<unknown>): Promise<SessionLogError> {
-  try {
-    await promise
-  } catch (e) {
-    expect(e).toBeInstanceOf(SessionLogError)
-    return e as SessionLogError
-  }
-  throw new Error('expected a rejection')
-}
+const rejection = (promise: Promise<unknown>): Promise<SessionLogError> =>
+  rejectionOf(promise, SessionLogError)
 
 describe('SessionWriter', () => {
   it('assigns seq from 0 and the time, and writes one event per line', async () => {

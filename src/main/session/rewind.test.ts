@@ -1,13 +1,18 @@
-import { chmod, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { chmod, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { reduceEvents } from '../../shared/reducer'
 import { buildConversation } from './conversation'
-import { readSession } from './log'
 import { listSessions } from './store'
 import { applyRewind, planRewind, type RewindRequest } from './rewind'
 import { withRewindSession } from './rewind-session'
-import { recordSession, type RecordedSession } from './test-fixtures/recorded-session'
+import {
+  fileExists,
+  fileText,
+  recordSession,
+  sessionEvents,
+  type RecordedSession,
+} from './test-fixtures/recorded-session'
 import { removedAfterEach } from '../test-fixtures/temp-dir'
 
 const cleanup = removedAfterEach()
@@ -35,25 +40,16 @@ async function rewind(s: RecordedSession, request: RewindRequest, rewindConflict
   })
 }
 
-const text = (s: RecordedSession, rel: string) => readFile(join(s.workspace, rel), 'utf8')
-const exists = (s: RecordedSession, rel: string) =>
-  stat(join(s.workspace, rel)).then(
-    () => true,
-    () => false,
-  )
-const events = async (s: RecordedSession) =>
-  (await readSession(join(s.sessionsDir, `${s.sessionId}.jsonl`))).events
-
 describe('rewind', () => {
   it('puts every file back as it was just before the call, removing files created later', async () => {
     const s = await fourCalls()
     const done = await rewind(s, { mode: 'rewind', callId: 'c2' })
     expect(done.ok).toBe(true)
-    expect(await text(s, 'a.txt')).toBe('one\ntwo\nthree\n')
-    expect(await exists(s, 'sub/b.txt')).toBe(false)
-    expect(await text(s, 'keep.txt')).toBe('not touched by the agent\n')
+    expect(await fileText(s, 'a.txt')).toBe('one\ntwo\nthree\n')
+    expect(await fileExists(s, 'sub/b.txt')).toBe(false)
+    expect(await fileText(s, 'keep.txt')).toBe('not touched by the agent\n')
 
-    const state = reduceEvents(await events(s))
+    const state = reduceEvents(await sessionEvents(s))
     const rw = state.rewinds.at(-1)
     expect(rw).toMatchObject({ status: 'done', mode: 'rewind', callId: 'c2' })
     const calls = Object.fromEntries(
@@ -66,18 +62,18 @@ describe('rewind', () => {
   it('removes a file the call itself created when rewinding to it', async () => {
     const s = await fourCalls()
     expect((await rewind(s, { mode: 'rewind', callId: 'c1' })).ok).toBe(true)
-    expect(await exists(s, 'a.txt')).toBe(false)
-    expect(await exists(s, 'sub/b.txt')).toBe(false)
+    expect(await fileExists(s, 'a.txt')).toBe(false)
+    expect(await fileExists(s, 'sub/b.txt')).toBe(false)
   })
 
   it('undoes one call: only its files, to their content before it', async () => {
     const s = await fourCalls()
     expect((await rewind(s, { mode: 'undo', callId: 'c3' })).ok).toBe(true)
-    expect(await exists(s, 'sub/b.txt')).toBe(false)
-    expect(await text(s, 'a.txt')).toBe('one\nTWO\nTHREE\n')
+    expect(await fileExists(s, 'sub/b.txt')).toBe(false)
+    expect(await fileText(s, 'a.txt')).toBe('one\nTWO\nTHREE\n')
     // ...and the undone file's later rewind does not see Lanes' own undo as someone else's change.
     expect((await rewind(s, { mode: 'undo', callId: 'c4' })).ok).toBe(true)
-    expect(await text(s, 'a.txt')).toBe('one\nTWO\nthree\n')
+    expect(await fileText(s, 'a.txt')).toBe('one\nTWO\nthree\n')
   })
 
   it('never overwrites a file changed since by someone else: skipped and reported, or rewound when chosen', async () => {
@@ -94,19 +90,21 @@ describe('rewind', () => {
     const first = await rewind(s, { mode: 'rewind', callId: 'c2' })
     if (!first.ok) throw new Error(first.reason)
     expect(first.skipped).toEqual([{ relPath: 'a.txt', reason: expect.stringContaining('changed since') }])
-    expect(await text(s, 'a.txt')).toBe('the user rewrote this\n')
-    expect(await exists(s, 'sub/b.txt')).toBe(false)
+    expect(await fileText(s, 'a.txt')).toBe('the user rewrote this\n')
+    expect(await fileExists(s, 'sub/b.txt')).toBe(false)
 
     const second = await rewind(s, { mode: 'rewind', callId: 'c2' }, ['a.txt'])
     expect(second.ok).toBe(true)
-    expect(await text(s, 'a.txt')).toBe('one\ntwo\nthree\n')
+    expect(await fileText(s, 'a.txt')).toBe('one\ntwo\nthree\n')
   })
 
   it('takes the conversation back to the turn that held the call', async () => {
     const s = await fourCalls()
-    expect(buildConversation(await events(s)).messages.filter((m) => m.role === 'assistant')).toHaveLength(3)
+    expect(
+      buildConversation(await sessionEvents(s)).messages.filter((m) => m.role === 'assistant'),
+    ).toHaveLength(3)
     expect((await rewind(s, { mode: 'rewind', callId: 'c3', conversation: true })).ok).toBe(true)
-    const all = await events(s)
+    const all = await sessionEvents(s)
     const conversation = buildConversation(all)
     expect(conversation.messages.filter((m) => m.role === 'assistant')).toHaveLength(1)
     expect(conversation.messages.at(-1)?.role).toBe('user')
@@ -120,9 +118,9 @@ describe('rewind', () => {
 
   describe('refuses, changing nothing', () => {
     const untouched = async (s: RecordedSession) => {
-      expect(await text(s, 'a.txt')).toBe('one\nTWO\nTHREE\n')
-      expect(await text(s, 'sub/b.txt')).toBe('bee\n')
-      const state = reduceEvents(await events(s))
+      expect(await fileText(s, 'a.txt')).toBe('one\nTWO\nTHREE\n')
+      expect(await fileText(s, 'sub/b.txt')).toBe('bee\n')
+      const state = reduceEvents(await sessionEvents(s))
       expect(state.rewinds).toEqual([])
     }
 

@@ -1,4 +1,4 @@
-import { mkdtemp, realpath } from 'node:fs/promises'
+import { mkdtemp, readFile, realpath, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { editFileTool } from '../../tools/edit-file'
@@ -6,7 +6,8 @@ import { STRICT_RULES } from '../../tools/sensitive-paths'
 import { SnapshotStore } from '../../tools/snapshots'
 import type { ToolContext } from '../../tools/tool'
 import { writeFileTool } from '../../tools/write-file'
-import { openSessionWriter, type SessionWriter } from '../log'
+import type { SessionEvent } from '../../../shared/events'
+import { openSessionWriter, readSession, type SessionWriter } from '../log'
 import { changeKeeper, preimagesDir, PreimageStore } from '../preimages'
 
 /**
@@ -106,3 +107,17 @@ export async function recordSession(
     },
   }
 }
+
+/** A workspace file's text, as the rewind left it. */
+export const fileText = (s: RecordedSession, rel: string): Promise<string> =>
+  readFile(join(s.workspace, rel), 'utf8')
+
+export const fileExists = (s: RecordedSession, rel: string): Promise<boolean> =>
+  stat(join(s.workspace, rel)).then(
+    () => true,
+    () => false,
+  )
+
+/** The session's log as it is on disk now. */
+export const sessionEvents = async (s: RecordedSession): Promise<SessionEvent[]> =>
+  (await readSession(join(s.sessionsDir, `${s.sessionId}.jsonl`))).events
