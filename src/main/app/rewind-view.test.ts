@@ -1,20 +1,21 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { recordSession } from '../session/test-fixtures/recorded-session'
+import { recordCalls } from '../session/test-fixtures/recorded-session'
 import { applyRewindFromApp, planRewindView } from './rewind-view'
 import { removedAfterEach } from '../test-fixtures/temp-dir'
 
 const cleanup = removedAfterEach()
 
-async function twoFiles() {
-  const s = await recordSession()
-  cleanup.push(s.sessionsDir, s.workspace)
-  await s.call(1, 'c1', 'write_file', { path: 'a.txt', content: 'alpha\n' })
-  await s.call(2, 'c2', 'edit_file', { path: 'a.txt', old_string: 'alpha', new_string: 'ALPHA' })
-  await s.call(2, 'c3', 'write_file', { path: 'b.txt', content: 'bravo\n' })
-  await s.close()
-  return s
+function twoFiles() {
+  return recordCalls(
+    [
+      [1, 'c1', 'write_file', { path: 'a.txt', content: 'alpha\n' }],
+      [2, 'c2', 'edit_file', { path: 'a.txt', old_string: 'alpha', new_string: 'ALPHA' }],
+      [2, 'c3', 'write_file', { path: 'b.txt', content: 'bravo\n' }],
+    ],
+    cleanup,
+  )
 }
 
 describe('the rewind dialog in the app', () => {

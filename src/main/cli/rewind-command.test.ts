@@ -7,7 +7,7 @@ import { withRewindSession } from '../session/rewind-session'
 import {
   fileExists,
   fileText,
-  recordSession,
+  recordCalls,
   sessionEvents,
   type RecordedSession,
 } from '../session/test-fixtures/recorded-session'
@@ -34,14 +34,15 @@ function child(
 const cleanup = removedAfterEach()
 
 /** c1 creates a.txt; c2 edits it; c3 creates sub/b.txt. */
-async function session(): Promise<RecordedSession> {
-  const s = await recordSession()
-  cleanup.push(s.sessionsDir, s.workspace)
-  await s.call(1, 'c1', 'write_file', { path: 'a.txt', content: 'one\ntwo\n' })
-  await s.call(2, 'c2', 'edit_file', { path: 'a.txt', old_string: 'two', new_string: 'TWO' })
-  await s.call(2, 'c3', 'write_file', { path: 'sub/b.txt', content: 'bee\n' })
-  await s.close()
-  return s
+function session(): Promise<RecordedSession> {
+  return recordCalls(
+    [
+      [1, 'c1', 'write_file', { path: 'a.txt', content: 'one\ntwo\n' }],
+      [2, 'c2', 'edit_file', { path: 'a.txt', old_string: 'two', new_string: 'TWO' }],
+      [2, 'c3', 'write_file', { path: 'sub/b.txt', content: 'bee\n' }],
+    ],
+    cleanup,
+  )
 }
 
 const rewindEvents = async (s: RecordedSession) =>

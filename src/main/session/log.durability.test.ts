@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readSession, sessionPaths } from './log'
 import { payloadFor } from './test-fixtures/log-writer-child'
+import { seededInts } from '../test-fixtures/seeded'
 
 /**
  * The writer in a real process, killed with SIGKILL at random points over and over: after every kill the log
@@ -70,13 +71,10 @@ function startChild(dir: string): Child {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Deterministic, so a failure can be replayed. */
+/** Fractions in [0, 1), deterministic so a failure can be replayed. */
 function random(seed: number): () => number {
-  let x = seed
-  return () => {
-    x = (x * 1103515245 + 12345) % 2147483648
-    return x / 2147483648
-  }
+  const next = seededInts(seed)
+  return () => next() / 2 ** 31
 }
 
 async function endsWithNewline(file: string): Promise<boolean | undefined> {

@@ -13,6 +13,7 @@ import {
   WriteFileInput,
   toolInputSchemas,
 } from './schemas'
+import { seededInts } from '../test-fixtures/seeded'
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 const corpusFile = path.resolve(repoRoot, '..', 'shared', 'corpus', 'args-sample.json')
@@ -339,11 +340,7 @@ describe('parseToolArgs: never throws', () => {
       '__proto__',
       '```',
     ]
-    let seed = 7
-    const next = (): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31
-      return seed
-    }
+    const next = seededInts(7)
     for (let i = 0; i < 3000; i++) {
       const count = 1 + (next() % 14)
       const raw = Array.from({ length: count }, () => pieces[next() % pieces.length] ?? '').join('')

@@ -18,6 +18,15 @@ afterEach(async () => {
 
 const sha = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex')
 
+/** a.txt holding `content`, read once: its snapshot is in a fresh store. */
+async function readA(content: string): Promise<{ file: string; store: SnapshotStore }> {
+  const file = path.join(dir, 'a.txt')
+  await fs.writeFile(file, content)
+  const store = new SnapshotStore()
+  store.record(await snapshotOf(file))
+  return { file, store }
+}
+
 async function snapshotOf(file: string): Promise<FileSnapshot> {
   return { path: file, mtimeMs: (await fs.stat(file)).mtimeMs, hash: sha(await fs.readFile(file)) }
 }
@@ -110,18 +119,12 @@ describe('checkConflict', () => {
   })
 
   it('accepts an unchanged file', async () => {
-    const file = path.join(dir, 'a.txt')
-    await fs.writeFile(file, 'a')
-    const store = new SnapshotStore()
-    store.record(await snapshotOf(file))
+    const { file, store } = await readA('a')
     expect(await checkConflict(store, file)).toEqual({ ok: true })
   })
 
   it('refuses a file whose content changed since it was read', async () => {
-    const file = path.join(dir, 'a.txt')
-    await fs.writeFile(file, 'a')
-    const store = new SnapshotStore()
-    store.record(await snapshotOf(file))
+    const { file, store } = await readA('a')
     await fs.writeFile(file, 'changed by the user')
     await bumpMtime(file)
     const result = await checkConflict(store, file, { displayPath: 'a.txt' })
@@ -142,10 +145,7 @@ describe('checkConflict', () => {
   })
 
   it('treats a same-content rewrite as no conflict', async () => {
-    const file = path.join(dir, 'a.txt')
-    await fs.writeFile(file, 'same')
-    const store = new SnapshotStore()
-    store.record(await snapshotOf(file))
+    const { file, store } = await readA('same')
     await fs.writeFile(file, 'same')
     await bumpMtime(file)
     expect(await checkConflict(store, file)).toEqual({ ok: true })

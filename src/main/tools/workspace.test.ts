@@ -15,6 +15,7 @@ import {
   PATH_CORPUS_FILE,
   type CorpusLayout as Layout,
 } from './test-fixtures/path-corpus'
+import { seededInts } from '../test-fixtures/seeded'
 
 async function makeLayout(): Promise<Layout> {
   const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-ws-')))
@@ -486,11 +487,7 @@ describe('resolveInWorkspace: never escapes on hostile input', () => {
       'outside',
       '\uff0e',
     ]
-    let seed = 42
-    const next = (): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31
-      return seed
-    }
+    const next = seededInts(42)
     for (let i = 0; i < 1500; i++) {
       const count = 1 + (next() % 6)
       const parts = Array.from({ length: count }, () => pieces[next() % pieces.length] ?? '')

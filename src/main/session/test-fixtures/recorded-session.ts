@@ -121,3 +121,14 @@ export const fileExists = (s: RecordedSession, rel: string): Promise<boolean> =>
 /** The session's log as it is on disk now. */
 export const sessionEvents = async (s: RecordedSession): Promise<SessionEvent[]> =>
   (await readSession(join(s.sessionsDir, `${s.sessionId}.jsonl`))).events
+
+export type RecordedCall = Parameters<RecordedSession['call']>
+
+/** A closed session of `calls`, made in order; its folders go onto `cleanup` for the test to remove. */
+export async function recordCalls(calls: RecordedCall[], cleanup: string[]): Promise<RecordedSession> {
+  const s = await recordSession()
+  cleanup.push(s.sessionsDir, s.workspace)
+  for (const call of calls) await s.call(...call)
+  await s.close()
+  return s
+}

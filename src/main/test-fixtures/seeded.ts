@@ -1,0 +1,11 @@
+/**
+ * A deterministic stream of pseudo-random integers in [0, 2^31) (a linear congruential generator), so a fuzz
+ * test draws the same inputs on every run and a failure can be replayed.
+ */
+export function seededInts(seed: number): () => number {
+  let x = seed
+  return () => {
+    x = (x * 1103515245 + 12345) % 2 ** 31
+    return x
+  }
+}
