@@ -345,29 +345,22 @@ function apply(r: Reduction, event: SessionEvent): void {
       })
 
     case 'run.finished':
-      return updateRun(r, event, 'finished', (run) => {
-        run.endedAt = event.at
+      return endRun(r, event, 'finished', (run) => {
         run.reason = event.reason
         run.usage = event.usage
         run.stopReason = event.stopReason
         run.stopDetails = event.stopDetails
-        run.pausedFor = undefined
       })
 
     case 'run.failed':
-      return updateRun(r, event, 'failed', (run) => {
-        run.endedAt = event.at
+      return endRun(r, event, 'failed', (run) => {
         run.error = event.error
         run.errorKind = event.kind
         run.retryAt = event.retryAt
-        run.pausedFor = undefined
       })
 
     case 'run.stopped':
-      return updateRun(r, event, 'stopped', (run) => {
-        run.endedAt = event.at
-        run.pausedFor = undefined
-      })
+      return endRun(r, event, 'stopped')
 
     case 'turn.started':
       if (findTurn(s, event.turn) >= 0)
@@ -687,6 +680,20 @@ function updateRun(
   run.status = status
   change(run)
   if (!isCurrent) anomaly(r, `${describe(event)}: run ${event.runId} is not the current run`)
+}
+
+/** A run ends (finished, failed, stopped): it records when, and is no longer paused for anything. */
+function endRun(
+  r: Reduction,
+  event: EventOf<'run.finished' | 'run.failed' | 'run.stopped'>,
+  status: RunStatus,
+  change: (run: Mutable<RunState>) => void = () => undefined,
+): void {
+  updateRun(r, event, status, (run) => {
+    run.endedAt = event.at
+    change(run)
+    run.pausedFor = undefined
+  })
 }
 
 function insertTurn(r: Reduction, turn: number, runId: string | undefined, at: number): number {

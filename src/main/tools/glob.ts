@@ -3,6 +3,7 @@ import path from 'node:path'
 import type { Readable } from 'node:stream'
 import fg from 'fast-glob'
 import { GlobInput } from './schemas'
+import { searchTarget } from './search-target'
 import { defineTool, fail, ok, type ToolResult } from './tool'
 import { isInside, resolveInWorkspace, toWorkspaceRelative } from './workspace'
 
@@ -183,28 +184,17 @@ export const globTool = defineTool({
   async execute(input, ctx): Promise<ToolResult> {
     const where = input.path ?? '.'
     const title = globTitle(input)
-    if (ctx.signal.aborted)
-      return fail('Glob cancelled before it started.', { title, metadata: { cancelled: true } })
-
-    const resolved = await resolveInWorkspace(ctx.workspace, where, 'read')
-    if (!resolved.ok) return fail(resolved.reason, { title })
-    try {
-      if (!(await fsp.stat(resolved.path)).isDirectory())
-        return fail(
-          `Path ${JSON.stringify(where)} is a file, not a folder: set \`path\` to a folder or omit it.`,
-          {
-            title,
-          },
-        )
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
+    const resolved = await searchTarget(ctx, where, title, {
+      cancelled: 'Glob cancelled before it started.',
+      missing: '',
+      cannot: 'list',
+    })
+    if (!resolved.ok) return resolved.result
+    if (!resolved.isDirectory)
       return fail(
-        code === 'ENOENT'
-          ? `Path ${JSON.stringify(where)} does not exist.`
-          : `Cannot list ${JSON.stringify(where)}: ${(error as Error).message}`,
+        `Path ${JSON.stringify(where)} is a file, not a folder: set \`path\` to a folder or omit it.`,
         { title },
       )
-    }
     const checked = checkPattern(input.pattern, resolved.path, ctx.workspace)
     if (!checked.ok) return fail(checked.reason, { title })
     const { pattern, cwd } = checked

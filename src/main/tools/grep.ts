@@ -1,4 +1,3 @@
-import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { insideChecker } from './glob'
 import { runBuiltinSearch } from './grep/builtin-search'
@@ -12,8 +11,9 @@ import {
   type SearchPlan,
 } from './grep/search'
 import { GrepInput } from './schemas'
+import { searchTarget } from './search-target'
 import { defineTool, fail, ok, type ToolResult } from './tool'
-import { resolveInWorkspace, toWorkspaceRelative } from './workspace'
+import { toWorkspaceRelative } from './workspace'
 
 /**
  * grep (DESIGN 2): ripgrep when its binary is there, otherwise a slower built-in search with a warning.
@@ -64,23 +64,13 @@ export const grepTool = defineTool({
   async execute(input, ctx): Promise<ToolResult> {
     const where = input.path ?? '.'
     const title = grepTitle(input)
-    if (ctx.signal.aborted)
-      return fail('Search cancelled before it started.', { title, metadata: { cancelled: true } })
-
-    const resolved = await resolveInWorkspace(ctx.workspace, where, 'read')
-    if (!resolved.ok) return fail(resolved.reason, { title })
-    let isDirectory: boolean
-    try {
-      isDirectory = (await fs.stat(resolved.path)).isDirectory()
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      return fail(
-        code === 'ENOENT'
-          ? `Path ${JSON.stringify(where)} does not exist. Use the glob tool to find the right path.`
-          : `Cannot search ${JSON.stringify(where)}: ${(error as Error).message}`,
-        { title },
-      )
-    }
+    const resolved = await searchTarget(ctx, where, title, {
+      cancelled: 'Search cancelled before it started.',
+      missing: ' Use the glob tool to find the right path.',
+      cannot: 'search',
+    })
+    if (!resolved.ok) return resolved.result
+    const { isDirectory } = resolved
     const plan: SearchPlan = {
       pattern: input.pattern,
       include: input.include,
