@@ -39,10 +39,16 @@ async function approvedEdit(input: { path: string; old_string: string; new_strin
   return { preview: preview.preview, plan: preview.plan }
 }
 
+/** a.ts holding "one\ntwo\n", read; the edit of "two" into "2" previewed and approved. */
+async function approvedTwoEdit() {
+  await readFileOf('a.ts', 'one\ntwo\n')
+  const input = { path: 'a.ts', old_string: 'two', new_string: '2' }
+  return { input, approved: await approvedEdit(input) }
+}
+
 describe('an approved change', () => {
   it('is carried out as planned by its preview, not planned again', async () => {
-    await readFileOf('a.ts', 'one\ntwo\n')
-    const approved = await approvedEdit({ path: 'a.ts', old_string: 'two', new_string: '2' })
+    const { approved } = await approvedTwoEdit()
     // The plan is what runs: a plan whose bytes say something else proves execute did not re-plan.
     const plan = approved.plan as EditPlan & { ok: true }
     const forged = { ...plan, data: Buffer.from('one\nplanned\n'), after: 'one\nplanned\n' }
@@ -55,9 +61,7 @@ describe('an approved change', () => {
   })
 
   it('applies when the file was only touched during the review (same content)', async () => {
-    await readFileOf('a.ts', 'one\ntwo\n')
-    const input = { path: 'a.ts', old_string: 'two', new_string: '2' }
-    const approved = await approvedEdit(input)
+    const { input, approved } = await approvedTwoEdit()
     const later = new Date(Date.now() + 5000)
     await fs.utimes(path.join(root, 'a.ts'), later, later)
     const result = await editFileTool.execute(input, ctx, approved)
@@ -66,9 +70,7 @@ describe('an approved change', () => {
   })
 
   it('is refused when the file changed during the review, and the other change is kept', async () => {
-    await readFileOf('a.ts', 'one\ntwo\n')
-    const input = { path: 'a.ts', old_string: 'two', new_string: '2' }
-    const approved = await approvedEdit(input)
+    const { input, approved } = await approvedTwoEdit()
     await fs.writeFile(path.join(root, 'a.ts'), 'one\ntwo\nthree\n')
     const result = await editFileTool.execute(input, ctx, approved)
     expect(result).toMatchObject({ isError: true, output: NOT_APPLIED_TEXT })
