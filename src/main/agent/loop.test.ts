@@ -16,6 +16,7 @@ import {
   byType,
   cleanUpScriptedRuns,
   recordedRequests,
+  runToFinish,
   scriptedRun,
   type ScriptedRun,
 } from './test-fixtures/scripted-run'
@@ -68,9 +69,7 @@ const abc = { 'a.txt': 'a\n'.repeat(20_000), 'b.txt': 'b\n'.repeat(20_000), 'c.t
 /** The reference turn on a, b and c under `scheduler`, run to its end: each call's span in the log. */
 async function runReferenceTurn(scheduler: SchedulerMode) {
   const s = await setup(referenceTurn, abc, { scheduler })
-  const session = await AgentSession.create(s.options)
-  expect(await session.run('look around')).toEqual({ status: 'finished' })
-  await session.close()
+  await runToFinish(s, 'look around')
   const [a, b, c] = [0, 1, 2].map((i) => span(s.events, callIdOf(s.events, 'read_file', i)))
   return { s, a, b, c, bash: span(s.events, callIdOf(s.events, 'bash')) }
 }
