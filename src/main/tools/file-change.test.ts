@@ -32,6 +32,13 @@ async function readFileOf(rel: string, content: string): Promise<void> {
   await readFileTool.execute({ path: rel }, ctx)
 }
 
+/** write_file's preview of `input`, as the user would see it (the test stops if it could not be built). */
+async function writePreviewOf(input: { path: string; content: string }) {
+  const preview = await writeFileTool.preview?.(input, ctx, { protected: false })
+  if (!preview?.ok) throw new Error('no preview')
+  return preview
+}
+
 /** What the user approved: the preview the tool built, with its plan. */
 async function approvedEdit(input: { path: string; old_string: string; new_string: string }) {
   const preview = await editFileTool.preview?.(input, ctx, { protected: false })
@@ -79,8 +86,7 @@ describe('an approved change', () => {
 
   it('refuses a new file that someone created during the review', async () => {
     const input = { path: 'new.ts', content: 'mine\n' }
-    const preview = await writeFileTool.preview?.(input, ctx, { protected: false })
-    if (!preview?.ok) throw new Error('no preview')
+    const preview = await writePreviewOf(input)
     await fs.writeFile(path.join(root, 'new.ts'), 'theirs\n')
     const result = await writeFileTool.execute(input, ctx, { preview: preview.preview, plan: preview.plan })
     expect(result.isError).toBe(true)
@@ -90,8 +96,7 @@ describe('an approved change', () => {
   it('after a restart (only the logged preview), lands only the content the user saw', async () => {
     await readFileOf('a.ts', 'one\ntwo\n')
     const input = { path: 'a.ts', content: 'one\n2\n' }
-    const preview = await writeFileTool.preview?.(input, ctx, { protected: false })
-    if (!preview?.ok) throw new Error('no preview')
+    const preview = await writePreviewOf(input)
     const logged = { preview: preview.preview }
     expect(await writeFileTool.execute(input, ctx, logged)).toMatchObject({ isError: false })
     expect(await onDisk('a.ts')).toBe('one\n2\n')
@@ -107,8 +112,7 @@ describe('an approved change', () => {
   it('built on an earlier call of the turn, is planned again once that call has run', async () => {
     await readFileOf('a.ts', 'one\n')
     const first = { path: 'a.ts', content: 'one\ntwo\n' }
-    const firstPreview = await writeFileTool.preview?.(first, ctx, { protected: false })
-    if (!firstPreview?.ok) throw new Error('no preview')
+    const firstPreview = await writePreviewOf(first)
     const second = { path: 'a.ts', old_string: 'two', new_string: 'three' }
     const secondPreview = await editFileTool.preview?.(second, ctx, {
       protected: false,
