@@ -14,30 +14,43 @@ changedLines[14] = 'CHANGED 15'
 changedLines[28] = 'CHANGED 29'
 const changed = changedLines.join('\n') + '\n'
 
+// The write is followed by a second call streamed slowly, so the hunk choices are made while it arrives.
+const farewell = `goodbye ${'and thank you for all the fish '.repeat(30)}`.trim()
 const scenario = {
   turns: [
-    { blocks: [{ tool: 'read_file', input: { path: 'f.txt' } }], stop: 'tool_use' },
+    {
+      blocks: [
+        { tool: 'read_file', input: { path: 'f.txt' } },
+        { tool: 'read_file', input: { path: 'g.txt' } },
+      ],
+      stop: 'tool_use',
+    },
     {
       blocks: [
         { text: 'Changing three lines.' },
         { tool: 'write_file', input: { path: 'f.txt', content: changed } },
+        { tool: 'edit_file', input: { path: 'g.txt', old_string: 'bye', new_string: farewell } },
       ],
       stop: 'tool_use',
+      tokensPerSecond: 30,
     },
     { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
   ],
 }
 
-test('per-hunk review: only the ticked hunks (and the edited one) are written, and the model is told', async ({
+test('per-hunk review: choices outlive a streamed call and a reload; only the ticked hunks (and the edited one) are written', async ({
   page,
 }) => {
-  const { app, model, stop } = await startAppWithModel({ 'f.txt': original }, scenario)
+  const { app, model, stop } = await startAppWithModel({ 'f.txt': original, 'g.txt': 'bye\n' }, scenario)
   try {
     await page.goto(app.url)
     await sendTask(page, 'Change the lines')
     const panel = page.getByTestId('approval-panel')
     await expect(panel).toBeVisible({ timeout: 30_000 })
-    const review = panel.getByTestId('hunk-review')
+    const items = panel.getByTestId('approval-item')
+    // Opened on the write while the edit after it is still being written.
+    await expect(items).toHaveCount(1)
+    const review = items.nth(0).getByTestId('hunk-review')
     const hunks = review.getByTestId('hunk-item')
     await expect(hunks).toHaveCount(3)
     await expect(review).toContainText('3 of 3 will be applied')
@@ -48,20 +61,32 @@ test('per-hunk review: only the ticked hunks (and the edited one) are written, a
     await expect(hunks.nth(1).getByTestId('hunk-apply')).not.toBeChecked()
     await hunks.nth(1).getByTestId('hunk-note').fill('line 15 stays')
     await expect(review).toContainText('2 of 3 will be applied')
+    // The second call arrives: the hunk left out and its note are still there.
+    await expect(items).toHaveCount(2, { timeout: 30_000 })
+    await expect(hunks.nth(1).getByTestId('hunk-apply')).not.toBeChecked()
+    await expect(hunks.nth(1).getByTestId('hunk-note')).toHaveValue('line 15 stays')
 
     // Correct hunk 3 by hand.
     await hunks.nth(2).getByTestId('hunk-edit').click()
     const text = hunks.nth(2).getByTestId('hunk-text')
     await text.fill((await text.inputValue()).replace('CHANGED 29', 'fixed 29'))
+
+    // Every choice survives a reload.
+    await page.reload()
+    await expect(items).toHaveCount(2)
+    await expect(review).toContainText('2 of 3 will be applied')
+    await expect(hunks.nth(1).getByTestId('hunk-note')).toHaveValue('line 15 stays')
+    await expect(hunks.nth(2).getByTestId('hunk-text')).toHaveValue(/fixed 29/)
     await screenshots(page, 'ui-hunk-review')
 
-    await panel.getByTestId('approval-approve').click()
+    await panel.getByTestId('approval-approve-all').click()
     await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
 
     const expected = lines(30)
     expected[1] = 'CHANGED 2'
     expected[28] = 'fixed 29'
     expect(await readFile(join(app.workspace, 'f.txt'), 'utf8')).toBe(expected.join('\n') + '\n')
+    expect(await readFile(join(app.workspace, 'g.txt'), 'utf8')).toBe(`${farewell}\n`)
     const last = JSON.stringify((await model.requests()).at(-1))
     expect(last).toContain('2 of 3 hunks were applied')
     expect(last).toContain('line 15 stays')

@@ -16,6 +16,7 @@ import {
   byType,
   cleanUpScriptedRuns,
   recordedRequests,
+  runToFinish,
   scriptedRun,
   type ScriptedRun,
 } from './test-fixtures/scripted-run'
@@ -65,14 +66,17 @@ const referenceTurn: Scenario = {
 }
 const abc = { 'a.txt': 'a\n'.repeat(20_000), 'b.txt': 'b\n'.repeat(20_000), 'c.txt': 'c\n'.repeat(20_000) }
 
+/** The reference turn on a, b and c under `scheduler`, run to its end: each call's span in the log. */
+async function runReferenceTurn(scheduler: SchedulerMode) {
+  const s = await setup(referenceTurn, abc, { scheduler })
+  await runToFinish(s, 'look around')
+  const [a, b, c] = [0, 1, 2].map((i) => span(s.events, callIdOf(s.events, 'read_file', i)))
+  return { s, a, b, c, bash: span(s.events, callIdOf(s.events, 'bash')) }
+}
+
 describe('the agent loop', () => {
   it('batch mode: the three reads overlap and the failing command runs after them', async () => {
-    const s = await setup(referenceTurn, abc, { scheduler: 'batch' })
-    const session = await AgentSession.create(s.options)
-    expect(await session.run('look around')).toEqual({ status: 'finished' })
-    await session.close()
-    const [a, b, c] = [0, 1, 2].map((i) => span(s.events, callIdOf(s.events, 'read_file', i)))
-    const bash = span(s.events, callIdOf(s.events, 'bash'))
+    const { s, a, b, c, bash } = await runReferenceTurn('batch')
     // Every read started before any read finished: they ran together.
     expect(Math.max(a!.startSeq, b!.startSeq, c!.startSeq)).toBeLessThan(
       Math.min(a!.endSeq, b!.endSeq, c!.endSeq),
@@ -88,12 +92,7 @@ describe('the agent loop', () => {
   })
 
   it('streaming mode: a and b overlap, the command starts after both, c starts after the command', async () => {
-    const s = await setup(referenceTurn, abc, { scheduler: 'streaming' })
-    const session = await AgentSession.create(s.options)
-    expect(await session.run('look around')).toEqual({ status: 'finished' })
-    await session.close()
-    const [a, b, c] = [0, 1, 2].map((i) => span(s.events, callIdOf(s.events, 'read_file', i)))
-    const bash = span(s.events, callIdOf(s.events, 'bash'))
+    const { s, a, b, c, bash } = await runReferenceTurn('streaming')
     expect(bash.startSeq).toBeGreaterThan(Math.max(a!.endSeq, b!.endSeq))
     expect(bash.start).toBeGreaterThanOrEqual(Math.max(a!.end, b!.end))
     expect(c!.startSeq).toBeGreaterThan(bash.endSeq)

@@ -10,6 +10,7 @@ import {
   byType,
   cleanUpScriptedRuns,
   recordedRequests,
+  runToFinish,
   scriptedRun,
   type ScriptedRun,
 } from './test-fixtures/scripted-run'
@@ -57,9 +58,7 @@ describe('thinking round trip', () => {
   for (const scheduler of ['streaming', 'batch'] as const) {
     it(`${scheduler}: thinking blocks first and in order, logged, sent back byte-identical, never cached`, async () => {
       const s = await setup(thinkingScenario, { scheduler })
-      const session = await AgentSession.create(s.options)
-      expect(await session.run('What does a.txt say?')).toEqual({ status: 'finished' })
-      await session.close()
+      const session = await runToFinish(s, 'What does a.txt say?')
 
       const [first, second] = await recordedRequests<Recorded>(s.recordFile)
       // The default model thinks by default; the request asks for the display that returns its notes.
@@ -181,9 +180,7 @@ describe('stop reasons', () => {
         },
         { scheduler },
       )
-      const session = await AgentSession.create(s.options)
-      expect(await session.run('Write two files')).toEqual({ status: 'finished' })
-      await session.close()
+      await runToFinish(s, 'Write two files')
       expect(await readFile(join(s.workspace, 'done.txt'), 'utf8')).toBe('complete')
       await expect(readFile(join(s.workspace, 'cut.txt'))).rejects.toThrow()
       expect(byType(s.events, 'run.finished').at(-1)!.reason).toBe('context_window_exceeded')
@@ -211,9 +208,7 @@ describe('stop reasons', () => {
         },
         { scheduler },
       )
-      const session = await AgentSession.create(s.options)
-      expect(await session.run('Write the files')).toEqual({ status: 'finished' })
-      await session.close()
+      await runToFinish(s, 'Write the files')
       expect(await readFile(join(s.workspace, 'w.txt'), 'utf8')).toBe('whole')
       await expect(readFile(join(s.workspace, 'cut.txt'))).rejects.toThrow()
       const outputs = byType(s.events, 'tool.finished').map((e) => e.output)
@@ -228,9 +223,7 @@ describe('stop reasons', () => {
         { blocks: [{ text: 'Found it.' }] },
       ],
     })
-    const session = await AgentSession.create(s.options)
-    expect(await session.run('Look it up')).toEqual({ status: 'finished' })
-    await session.close()
+    await runToFinish(s, 'Look it up')
     const [, second] = await recordedRequests<Recorded>(s.recordFile)
     const last = second!.messages.at(-1)!
     expect(last.role).toBe('assistant')
@@ -240,9 +233,7 @@ describe('stop reasons', () => {
 
   it('an unknown stop reason ends the run cleanly and names it', async () => {
     const s = await setup({ turns: [{ blocks: [{ text: 'Compacted.' }], rawStop: 'compaction' }] })
-    const session = await AgentSession.create(s.options)
-    expect(await session.run('go')).toEqual({ status: 'finished' })
-    await session.close()
+    await runToFinish(s, 'go')
     const finished = byType(s.events, 'run.finished').at(-1)!
     expect(finished.reason).toBe('unknown_stop')
     expect(finished.stopReason).toBe('compaction')
@@ -261,9 +252,7 @@ describe('retries', () => {
       { maxRetries: 5 },
     )
     s.options.maxTurns = 1
-    const session = await AgentSession.create(s.options)
-    expect(await session.run('go')).toEqual({ status: 'finished' })
-    await session.close()
+    await runToFinish(s, 'go')
     const retries = byType(s.events, 'model.retrying')
     expect(retries.map((r) => `${r.attempt} of ${r.of}: ${r.reason}`)).toEqual([
       '2 of 6: overloaded',
@@ -316,9 +305,7 @@ describe('requests the API accepts', () => {
         { blocks: [{ text: 'Done.' }] },
       ],
     })
-    const session = await AgentSession.create(s.options)
-    expect(await session.run('go')).toEqual({ status: 'finished' })
-    await session.close()
+    await runToFinish(s, 'go')
     const [, second] = await recordedRequests<Recorded>(s.recordFile)
     const calls = second!.messages[1]!.content
     expect(calls.map((b) => b.type)).toEqual(['tool_use', 'tool_use', 'tool_use'])
@@ -346,9 +333,7 @@ describe('resume after a crash', () => {
       ],
     }
     const s = await setup(scenario)
-    const session = await AgentSession.create(s.options)
-    expect(await session.run('go')).toEqual({ status: 'finished' })
-    await session.close()
+    const session = await runToFinish(s, 'go')
     const { events } = await readSession(join(s.sessionsDir, `${session.sessionId}.jsonl`))
     const runStarted = events.findIndex((e) => e.type === 'run.started')
 

@@ -9,3 +9,9 @@ export function seededInts(seed: number): () => number {
     return x
   }
 }
+
+/** 1 to `most` of `pieces`, drawn with `next`: the fragments a fuzz test glues into one input. */
+export function drawPieces(next: () => number, pieces: readonly string[], most: number): string[] {
+  const count = 1 + (next() % most)
+  return Array.from({ length: count }, () => pieces[next() % pieces.length] ?? '')
+}

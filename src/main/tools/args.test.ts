@@ -13,7 +13,7 @@ import {
   WriteFileInput,
   toolInputSchemas,
 } from './schemas'
-import { seededInts } from '../test-fixtures/seeded'
+import { drawPieces, seededInts } from '../test-fixtures/seeded'
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 const corpusFile = path.resolve(repoRoot, '..', 'shared', 'corpus', 'args-sample.json')
@@ -342,8 +342,7 @@ describe('parseToolArgs: never throws', () => {
     ]
     const next = seededInts(7)
     for (let i = 0; i < 3000; i++) {
-      const count = 1 + (next() % 14)
-      const raw = Array.from({ length: count }, () => pieces[next() % pieces.length] ?? '').join('')
+      const raw = drawPieces(next, pieces, 14).join('')
       const schema = next() % 2 === 0 ? BashInput : ReadFileInput
       const result = parseToolArgs(raw, schema)
       if (result.ok) expect(schema.safeParse(result.value).success).toBe(true)

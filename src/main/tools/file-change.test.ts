@@ -32,6 +32,13 @@ async function readFileOf(rel: string, content: string): Promise<void> {
   await readFileTool.execute({ path: rel }, ctx)
 }
 
+/** write_file's preview of `input`, as the user would see it (the test stops if it could not be built). */
+async function writePreviewOf(input: { path: string; content: string }) {
+  const preview = await writeFileTool.preview?.(input, ctx, { protected: false })
+  if (!preview?.ok) throw new Error('no preview')
+  return preview
+}
+
 /** What the user approved: the preview the tool built, with its plan. */
 async function approvedEdit(input: { path: string; old_string: string; new_string: string }) {
   const preview = await editFileTool.preview?.(input, ctx, { protected: false })
@@ -39,10 +46,16 @@ async function approvedEdit(input: { path: string; old_string: string; new_strin
   return { preview: preview.preview, plan: preview.plan }
 }
 
+/** a.ts holding "one\ntwo\n", read; the edit of "two" into "2" previewed and approved. */
+async function approvedTwoEdit() {
+  await readFileOf('a.ts', 'one\ntwo\n')
+  const input = { path: 'a.ts', old_string: 'two', new_string: '2' }
+  return { input, approved: await approvedEdit(input) }
+}
+
 describe('an approved change', () => {
   it('is carried out as planned by its preview, not planned again', async () => {
-    await readFileOf('a.ts', 'one\ntwo\n')
-    const approved = await approvedEdit({ path: 'a.ts', old_string: 'two', new_string: '2' })
+    const { approved } = await approvedTwoEdit()
     // The plan is what runs: a plan whose bytes say something else proves execute did not re-plan.
     const plan = approved.plan as EditPlan & { ok: true }
     const forged = { ...plan, data: Buffer.from('one\nplanned\n'), after: 'one\nplanned\n' }
@@ -55,9 +68,7 @@ describe('an approved change', () => {
   })
 
   it('applies when the file was only touched during the review (same content)', async () => {
-    await readFileOf('a.ts', 'one\ntwo\n')
-    const input = { path: 'a.ts', old_string: 'two', new_string: '2' }
-    const approved = await approvedEdit(input)
+    const { input, approved } = await approvedTwoEdit()
     const later = new Date(Date.now() + 5000)
     await fs.utimes(path.join(root, 'a.ts'), later, later)
     const result = await editFileTool.execute(input, ctx, approved)
@@ -66,9 +77,7 @@ describe('an approved change', () => {
   })
 
   it('is refused when the file changed during the review, and the other change is kept', async () => {
-    await readFileOf('a.ts', 'one\ntwo\n')
-    const input = { path: 'a.ts', old_string: 'two', new_string: '2' }
-    const approved = await approvedEdit(input)
+    const { input, approved } = await approvedTwoEdit()
     await fs.writeFile(path.join(root, 'a.ts'), 'one\ntwo\nthree\n')
     const result = await editFileTool.execute(input, ctx, approved)
     expect(result).toMatchObject({ isError: true, output: NOT_APPLIED_TEXT })
@@ -77,8 +86,7 @@ describe('an approved change', () => {
 
   it('refuses a new file that someone created during the review', async () => {
     const input = { path: 'new.ts', content: 'mine\n' }
-    const preview = await writeFileTool.preview?.(input, ctx, { protected: false })
-    if (!preview?.ok) throw new Error('no preview')
+    const preview = await writePreviewOf(input)
     await fs.writeFile(path.join(root, 'new.ts'), 'theirs\n')
     const result = await writeFileTool.execute(input, ctx, { preview: preview.preview, plan: preview.plan })
     expect(result.isError).toBe(true)
@@ -88,8 +96,7 @@ describe('an approved change', () => {
   it('after a restart (only the logged preview), lands only the content the user saw', async () => {
     await readFileOf('a.ts', 'one\ntwo\n')
     const input = { path: 'a.ts', content: 'one\n2\n' }
-    const preview = await writeFileTool.preview?.(input, ctx, { protected: false })
-    if (!preview?.ok) throw new Error('no preview')
+    const preview = await writePreviewOf(input)
     const logged = { preview: preview.preview }
     expect(await writeFileTool.execute(input, ctx, logged)).toMatchObject({ isError: false })
     expect(await onDisk('a.ts')).toBe('one\n2\n')
@@ -105,8 +112,7 @@ describe('an approved change', () => {
   it('built on an earlier call of the turn, is planned again once that call has run', async () => {
     await readFileOf('a.ts', 'one\n')
     const first = { path: 'a.ts', content: 'one\ntwo\n' }
-    const firstPreview = await writeFileTool.preview?.(first, ctx, { protected: false })
-    if (!firstPreview?.ok) throw new Error('no preview')
+    const firstPreview = await writePreviewOf(first)
     const second = { path: 'a.ts', old_string: 'two', new_string: 'three' }
     const secondPreview = await editFileTool.preview?.(second, ctx, {
       protected: false,

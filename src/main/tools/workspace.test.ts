@@ -15,7 +15,7 @@ import {
   PATH_CORPUS_FILE,
   type CorpusLayout as Layout,
 } from './test-fixtures/path-corpus'
-import { seededInts } from '../test-fixtures/seeded'
+import { drawPieces, seededInts } from '../test-fixtures/seeded'
 
 async function makeLayout(): Promise<Layout> {
   const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'lanes-ws-')))
@@ -489,8 +489,7 @@ describe('resolveInWorkspace: never escapes on hostile input', () => {
     ]
     const next = seededInts(42)
     for (let i = 0; i < 1500; i++) {
-      const count = 1 + (next() % 6)
-      const parts = Array.from({ length: count }, () => pieces[next() % pieces.length] ?? '')
+      const parts = drawPieces(next, pieces, 6)
       const input = parts.join(next() % 3 === 0 ? '\\' : '/')
       const result = await check(input, next() % 2 === 0 ? 'read' : 'write')
       if (result.ok) await expectReallyInside(layout, result)

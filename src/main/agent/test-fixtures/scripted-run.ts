@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { EventOf, SessionEvent } from '../../../shared/events'
 import { loadBashGrammar } from '../../tools/bash/validate'
-import type { AgentOptions, ApprovalMode } from '../loop'
+import { expect } from 'vitest'
+import { AgentSession, type AgentOptions, type ApprovalMode } from '../loop'
 import type { SchedulerMode } from '../scheduler'
 import type { Scenario } from '../scenario'
 import { startScriptedModel, type ScriptedModel } from '../scripted-model'
@@ -91,4 +92,12 @@ export async function recordedRequests<T = { messages: { role: string; content: 
 /** The events of one type, typed. */
 export function byType<T extends SessionEvent['type']>(events: SessionEvent[], type: T): EventOf<T>[] {
   return events.filter((e): e is EventOf<T> => e.type === type)
+}
+
+/** Runs `task` in a new session of `s` and expects it to finish; returns the session, closed. */
+export async function runToFinish(s: ScriptedRun, task: string): Promise<AgentSession> {
+  const session = await AgentSession.create(s.options)
+  expect(await session.run(task)).toEqual({ status: 'finished' })
+  await session.close()
+  return session
 }

@@ -6,7 +6,7 @@ import { getCall } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
-import { HunkReview } from '../rewind/HunkReview'
+import { decisionsOf, HunkReview } from '../rewind/HunkReview'
 import { DiffView } from './DiffView'
 import { SANDBOX_DEFAULT, SandboxSwitches } from './SandboxSwitches'
 import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-drafts'
@@ -16,7 +16,7 @@ import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
  * The review screen for a turn: every call waiting for approval, with its diff or command. Each decision is
  * staged until every call of the turn has one, then all are sent in one `approval:reply`: a run paused in an
  * earlier process continues with exactly the decisions it was given, so a half-reviewed turn must not go out.
- * Notes and staged decisions are drafts kept per session (review-drafts.ts): calls still streaming in extend
+ * Notes, per-hunk choices and staged decisions are drafts kept per session (review-drafts.ts): calls still streaming in extend
  * the list without touching them, and a reload brings them back.
  */
 
@@ -68,8 +68,6 @@ interface ReviewProps {
 
 function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: ReviewProps) {
   const { drafts, update, forget } = useReviewDrafts(sessionId)
-  // Per-hunk choices live in HunkReview's own state while it is shown, so they are not kept across a reload.
-  const [hunks, setHunks] = useState<Record<string, HunkDecision[]>>({})
   const [focus, setFocus] = useState(0)
   const panelRef = useRef<HTMLElement>(null)
   /** The set of calls whose decisions are on their way, so a second key press does not send them twice. */
@@ -89,7 +87,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
         if (d.always && d.decision === 'approved') reply.always = true
         if (d.decision === 'approved' && d.sandbox?.network) reply.network = true
         if (d.decision === 'approved' && d.sandbox?.outsideSandbox) reply.outsideSandbox = true
-        const reviewed = hunks[c.callId]
+        const reviewed = hunkDecisions(c, d)
         if (d.decision === 'approved' && reviewed && reviewed.length > 0) reply.hunks = reviewed
         return reply
       })
@@ -98,7 +96,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
         else sentFor.current = null
       })
     },
-    [pending, replyApprovals, forget, hunks],
+    [pending, replyApprovals, forget],
   )
 
   const decide = useCallback(
@@ -116,7 +114,8 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
     [drafts, update, submit, pending, focus],
   )
 
-  const undo = (callId: string): void => update([callId], (d) => ({ note: d.note, always: d.always }))
+  const undo = (callId: string): void =>
+    update([callId], (d) => ({ note: d.note, always: d.always, sandbox: d.sandbox, hunks: d.hunks }))
 
   useReviewKeys(pending, focus, setFocus, decide)
 
@@ -212,7 +211,8 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
               {preview.kind === 'write' && !decision && (
                 <HunkReview
                   preview={preview}
-                  onChange={(d) => setHunks((prev) => ({ ...prev, [call.callId]: d }))}
+                  value={draft.hunks ?? {}}
+                  onChange={(next) => update([call.callId], (d) => ({ ...d, hunks: next }))}
                 />
               )}
               {skipped.length > 0 && (
@@ -230,7 +230,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                     : decision.decision === 'approved' && decision.sandbox?.network
                       ? ' (with the internet)'
                       : ''}
-                  {decision.decision === 'approved' && (hunks[call.callId]?.length ?? 0) > 0
+                  {decision.decision === 'approved' && hunkDecisions(call, decision).length > 0
                     ? ' as reviewed by hunk'
                     : ''}
                   {decision.note ? ` with note “${decision.note}”` : ''}
@@ -317,6 +317,12 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
       </footer>
     </section>
   )
+}
+
+/** The per-hunk decisions of a write's draft; none means the whole change as proposed. */
+function hunkDecisions(call: ToolCallState, draft: Draft): HunkDecision[] {
+  const preview = call.approval?.preview
+  return preview?.kind === 'write' && draft.hunks ? decisionsOf(preview.hunks, draft.hunks) : []
 }
 
 function kindLabel(call: ToolCallState, preview: ApprovalPreview): string {

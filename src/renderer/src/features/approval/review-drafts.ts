@@ -1,9 +1,10 @@
 import { useCallback, useEffect, useState } from 'react'
+import type { HunkChoices } from '../rewind/HunkReview'
 import type { SandboxChoice } from './SandboxSwitches'
 
 /**
  * What the user has put into the review and not yet sent: per call, the note being typed, the "always allow"
- * box, the sandbox switches and a staged decision. Kept per session in localStorage, so neither new calls streaming into the review
+ * box, the sandbox switches, the per-hunk choices of a write and a staged decision. Kept per session in localStorage, so neither new calls streaming into the review
  * (which change the list it shows) nor a reload of the page loses a word of it. A session's drafts go once
  * their decisions are sent.
  */
@@ -14,6 +15,8 @@ export interface Draft {
   always: boolean
   /** For a command: the sandbox switches of the review (network, outside the sandbox). */
   sandbox?: SandboxChoice
+  /** For a write: the hunks left out or edited (HunkReview). */
+  hunks?: HunkChoices
 }
 
 export type Drafts = Readonly<Record<string, Draft>>

@@ -1,13 +1,13 @@
-import { useState } from 'react'
 import type { DiffHunk, HunkDecision, WritePreview } from '../../../../shared/events'
 
 /**
  * Per-hunk review of a write or edit: a checkbox per hunk (Tab to it, Space toggles), a note for a hunk left
  * out, and "Edit this hunk" for a small correction of its new lines. Reports the decisions that differ from
- * "apply it all"; approving with none is approving the whole change.
+ * "apply it all"; approving with none is approving the whole change. The choices themselves are the caller's
+ * (the review keeps them in its drafts, so they outlive a call streaming in and a reload).
  */
 
-interface HunkState {
+export interface HunkState {
   apply: boolean
   note: string
   /** The user's text for the hunk's new side, once they edit it. */
@@ -22,7 +22,10 @@ export function newSideOf(hunk: DiffHunk): string {
     .join('\n')
 }
 
-function decisionsOf(hunks: readonly DiffHunk[], state: Record<number, HunkState>): HunkDecision[] {
+/** Per hunk index, the choices made so far; a hunk not in it is applied as proposed. */
+export type HunkChoices = Readonly<Record<number, HunkState>>
+
+export function decisionsOf(hunks: readonly DiffHunk[], state: HunkChoices): HunkDecision[] {
   const out: HunkDecision[] = []
   hunks.forEach((hunk, index) => {
     const s = state[index]
@@ -37,18 +40,17 @@ function decisionsOf(hunks: readonly DiffHunk[], state: Record<number, HunkState
 
 export function HunkReview({
   preview,
+  value: state,
   onChange,
 }: {
   preview: WritePreview
-  onChange(decisions: HunkDecision[]): void
+  value: HunkChoices
+  onChange(next: HunkChoices): void
 }) {
-  const [state, setState] = useState<Record<number, HunkState>>({})
   // A change shown in part cannot be applied in part; an unchanged file has no hunks to choose.
   if (preview.truncated || preview.before === undefined || preview.hunks.length === 0) return null
   const update = (index: number, patch: Partial<HunkState>): void => {
-    const next = { ...state, [index]: { apply: true, note: '', ...state[index], ...patch } }
-    setState(next)
-    onChange(decisionsOf(preview.hunks, next))
+    onChange({ ...state, [index]: { apply: true, note: '', ...state[index], ...patch } })
   }
   const applied = preview.hunks.filter((_, i) => state[i]?.apply !== false).length
   return (
