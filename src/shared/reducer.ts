@@ -839,6 +839,13 @@ function finishRewind(r: Reduction, event: EventOf<'rewind.finished'>): void {
   if (event.recovered) rewind.recovered = true
   if (event.error !== undefined) rewind.error = event.error
   if (event.outcome !== 'done') return
+  // The model has not read what the rewind put back: a change to such a file without reading it first is
+  // refused like any change to an unread file (the conversation tells it to read them again).
+  const putBack = rewind.changes.filter((c) => Object.hasOwn(s.snapshots, c.path))
+  if (putBack.length > 0) {
+    const snapshots = (s.snapshots = edit(r, s.snapshots))
+    for (const change of putBack) Reflect.deleteProperty(snapshots, change.path)
+  }
   for (const callId of rewind.callIds) {
     const pos = callTurn(s, callId)
     if (pos < 0) continue

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import type { RunFailureKind, SessionEvent, SessionEventDraft, SessionSettings } from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
-import { buildConversation, snapshotsFrom } from '../session/conversation'
+import { buildConversation, snapshotsFrom, snapshotsOf } from '../session/conversation'
 import { openSessionWriter, readSession, sessionPaths, type SessionWriter } from '../session/log'
 import { changeKeeper, preimagesDir, PreimageStore } from '../session/preimages'
 import {
@@ -74,9 +74,7 @@ export class AgentSession implements TurnLoopHost {
       onRecord: (snap) =>
         void this.emit({ type: 'file.snapshot', path: snap.path, mtimeMs: snap.mtimeMs, hash: snap.hash }),
     })
-    this.snapshots.restore(
-      Object.entries(state.snapshots).map(([path, s]) => ({ path, mtimeMs: s.mtimeMs, hash: s.hash })),
-    )
+    this.snapshots.restore(snapshotsOf(state))
   }
 
   get sessionId(): string {
@@ -256,9 +254,10 @@ export class AgentSession implements TurnLoopHost {
       { rewindConflicts },
     )
     const { events } = await readSession(this.writer.file)
+    // The files put back lose their snapshots, and the conversation carries what the model must be told (or
+    // goes back): both exactly as a restart rebuilds them from the log.
     this.snapshots.restore(snapshotsFrom(events))
-    if (applied.ok && plan.turn !== undefined)
-      this.messages = buildConversation(events).messages as MessageParam[]
+    if (applied.ok) this.messages = buildConversation(events).messages as MessageParam[]
     return applied
   }
 
@@ -322,7 +321,12 @@ export class AgentSession implements TurnLoopHost {
         typeof last.content === 'string'
           ? [{ type: 'text', text: last.content } as ContentBlock]
           : last.content
-      last.content = [...prior, ...content]
+      // The API takes tool results first in their message: results sent after a note (a rewind's) go before it.
+      const merged = [...prior, ...content]
+      last.content = [
+        ...merged.filter((b) => b.type === 'tool_result'),
+        ...merged.filter((b) => b.type !== 'tool_result'),
+      ]
     } else {
       this.messages.push({ role: 'user', content })
     }

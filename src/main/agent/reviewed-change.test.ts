@@ -126,3 +126,69 @@ describe('undo and rewind on a session', () => {
     expect(last?.messages.at(-1)?.role).toBe('user')
   })
 })
+
+describe('what the model is told after an undo', () => {
+  const afterUndo: Scenario = {
+    turns: [
+      ...scenario.turns.slice(0, 3),
+      // The next task: the model writes f.txt from its stale picture, without reading it again.
+      { blocks: [{ tool: 'write_file', input: { path: 'f.txt', content: 'stale\n' } }] },
+      { blocks: [{ text: 'Read it first, then.' }], stop: 'end_turn' },
+    ],
+  }
+
+  async function undoneSession() {
+    const run = await scriptedRun(afterUndo, {
+      files: { 'f.txt': original },
+      approvals: 'all',
+      prefix: 'lanes-undo-note-',
+    })
+    const session = await AgentSession.create(run.options)
+    expect(await session.run('change f.txt')).toEqual({ status: 'finished' })
+    const events = (await readSession(sessionPaths(run.options.sessionsDir, session.sessionId).log)).events
+    const write = events.find((e) => e.type === 'tool.queued' && e.name === 'write_file')
+    if (write?.type !== 'tool.queued') throw new Error('no write queued')
+    expect(await session.rewind({ mode: 'undo', callId: write.callId })).toMatchObject({ ok: true })
+    const note =
+      `The user put these files back to earlier versions: f.txt (as before call ${write.callId}). ` +
+      'Read them again before changing them.'
+    return { run, session, note }
+  }
+
+  /** The next request carries the note once, just before the task; the stale write is refused. */
+  async function expectToldOnce(run: Awaited<ReturnType<typeof scriptedRun>>, note: string) {
+    const requests = await recordedRequests(run.recordFile)
+    const next = requests.at(-2)
+    const count = (messages: unknown) => JSON.stringify(messages).split(JSON.stringify(note)).length - 1
+    expect(count(next?.messages)).toBe(1)
+    // (toMatchObject: the loop marks the last block for the prompt cache.)
+    expect(next?.messages.at(-1)).toMatchObject({
+      role: 'user',
+      content: [
+        { type: 'text', text: note },
+        { type: 'text', text: 'now tidy it' },
+      ],
+    })
+    // Sent once: the request after the refused write still holds it once, where it was.
+    expect(count(requests.at(-1)?.messages)).toBe(1)
+    expect(await readFile(join(run.workspace, 'f.txt'), 'utf8')).toBe(original)
+    const refused = JSON.stringify(requests.at(-1)?.messages.at(-1))
+    expect(refused).toContain('has not been read in this session')
+  }
+
+  it('tells the model which files went back, once, and refuses a change made without reading them', async () => {
+    const { run, session, note } = await undoneSession()
+    expect(await session.run('now tidy it')).toEqual({ status: 'finished' })
+    await session.close()
+    await expectToldOnce(run, note)
+  })
+
+  it('tells it the same after a restart, rebuilt from the log', async () => {
+    const { run, session, note } = await undoneSession()
+    await session.close()
+    const reopened = await AgentSession.open(session.sessionId, run.options)
+    expect(await reopened.session.run('now tidy it')).toEqual({ status: 'finished' })
+    await reopened.session.close()
+    await expectToldOnce(run, note)
+  })
+})

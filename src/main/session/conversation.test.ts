@@ -311,4 +311,106 @@ describe('snapshotsFrom', () => {
     ])
     expect(snapshotsFrom([])).toEqual([])
   })
+
+  it('drops the files a finished rewind put back: the model must read them again', () => {
+    const r = recorder()
+    r.add({ type: 'file.snapshot', path: '/w/a', mtimeMs: 1, hash: 'a1' })
+    r.add({ type: 'file.snapshot', path: '/w/b', mtimeMs: 2, hash: 'b1' })
+    rewound(r, { rewindId: 'w1', mode: 'undo', callId: 't1', changes: [change('a')] })
+    expect(snapshotsFrom(r.events)).toEqual([{ path: '/w/b', mtimeMs: 2, hash: 'b1' }])
+  })
+})
+
+const hash = (c: string) => c.repeat(64)
+const change = (name: string, to: string | null = hash('1')) => ({
+  path: `/w/${name}`,
+  relPath: name,
+  from: hash('2'),
+  to,
+})
+
+/** A rewind logged from its intent to its outcome (done). */
+function rewound(
+  r: ReturnType<typeof recorder>,
+  w: {
+    rewindId: string
+    mode: 'undo' | 'rewind'
+    callId: string
+    changes: ReturnType<typeof change>[]
+    skipped?: { relPath: string; reason: string }[]
+    turn?: number
+  },
+) {
+  r.add({ type: 'rewind.started', callIds: [w.callId], skipped: [], ...w })
+  r.add({
+    type: 'rewind.finished',
+    rewindId: w.rewindId,
+    outcome: 'done',
+    ...(w.turn === undefined ? {} : { conversationFromTurn: w.turn }),
+  })
+}
+
+describe('what the conversation says of rewinds', () => {
+  const task = (text: string) => ({ type: 'text', text })
+
+  it('tells of files an undo put back once, in the next user message, before the next task', () => {
+    const r = recorder()
+    r.add({ type: 'run.started', runId: 'r1', task: 'Fix it' })
+    turn(r, 1, [{ type: 'text', text: 'Done.' }], 'end_turn')
+    r.add({ type: 'run.finished', runId: 'r1', reason: 'end_turn' })
+    rewound(r, {
+      rewindId: 'w1',
+      mode: 'undo',
+      callId: 't9',
+      changes: [change('a.ts'), change('b.ts', null)],
+    })
+    r.add({ type: 'run.started', runId: 'r2', task: 'Again' })
+    const note =
+      'The user put these files back to earlier versions: a.ts (as before call t9), b.ts (removed). ' +
+      'Read them again before changing them.'
+    expect(buildConversation(r.events).messages).toEqual([
+      { role: 'user', content: [task('Fix it')] },
+      { role: 'assistant', content: [task('Done.')] },
+      { role: 'user', content: [task(note), task('Again')] },
+    ])
+  })
+
+  it('tells of the files a conversation rewind skipped, not of those that went back with it', () => {
+    const r = recorder()
+    r.add({ type: 'run.started', runId: 'r1', task: 'Fix it' })
+    turn(r, 1, [read('t1', 'a.ts')])
+    r.add({ type: 'tool.finished', callId: 't1', isError: false, output: 'A', durationMs: 1 })
+    turn(r, 2, [{ type: 'text', text: 'Later.' }], 'end_turn')
+    rewound(r, {
+      rewindId: 'w1',
+      mode: 'rewind',
+      callId: 't1',
+      changes: [change('a.ts')],
+      skipped: [{ relPath: 'c.ts', reason: 'changed since' }],
+      turn: 2,
+    })
+    const { messages } = buildConversation(r.events)
+    expect(messages.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 't1', content: 'A' },
+        task(
+          'These files were not put back and keep the changes made since: c.ts. ' +
+            'Read them again before changing them.',
+        ),
+      ],
+    })
+    expect(JSON.stringify(messages)).not.toContain('Later.')
+  })
+
+  it('leaves the calls of an interrupted last turn pending when an undo follows it', () => {
+    const r = recorder()
+    r.add({ type: 'run.started', runId: 'r1', task: 'Fix it' })
+    turn(r, 1, [read('t1', 'a.ts')])
+    rewound(r, { rewindId: 'w1', mode: 'undo', callId: 't0', changes: [change('a.ts')] })
+    const { messages, pendingCalls } = buildConversation(r.events)
+    expect(pendingCalls.map((c) => c.callId)).toEqual(['t1'])
+    expect(messages.at(-2)?.role).toBe('assistant')
+    expect(JSON.stringify(messages.at(-1))).toContain('a.ts (as before call t0)')
+  })
 })

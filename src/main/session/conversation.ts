@@ -4,7 +4,7 @@ import type {
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages'
 import type { EventOf, SessionEvent } from '../../shared/events'
-import { reduceEvents, type TurnState } from '../../shared/reducer'
+import { reduceEvents, type SessionState, type TurnState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { withoutRewoundTurns } from './rewind-history'
 
@@ -56,11 +56,18 @@ export function buildConversation(allEvents: readonly SessionEvent[]): Conversat
   for (const turn of state.turns) turnsByNumber.set(turn.turn, turn)
 
   // The order of tasks and turns as they happened; a turn whose turn.started was lost still counts.
-  const sequence: ({ kind: 'task'; text: string } | { kind: 'turn'; turn: TurnState })[] = []
+  const sequence: ({ kind: 'task' | 'note'; text: string } | { kind: 'turn'; turn: TurnState })[] = []
   const seen = new Set<number>()
+  const rewinds = new Map<string, EventOf<'rewind.started'>>()
   for (const event of events) {
     if (event.type === 'run.started') {
       sequence.push({ kind: 'task', text: event.task })
+    } else if (event.type === 'rewind.started') {
+      rewinds.set(event.rewindId, event)
+    } else if (event.type === 'rewind.finished') {
+      const started = rewinds.get(event.rewindId)
+      const note = event.outcome === 'done' && started ? rewindNote(started) : undefined
+      if (note) sequence.push({ kind: 'note', text: note })
     } else if (
       event.type === 'turn.started' ||
       event.type === 'assistant.delta' ||
@@ -85,8 +92,10 @@ export function buildConversation(allEvents: readonly SessionEvent[]): Conversat
 
   let pendingCalls: PendingCall[] = []
   let recordedResults: ToolResultBlockParam[] = []
+  // A note after the last turn does not make its calls answered: the loop still sends their results (first).
+  const lastExchange = sequence.findLastIndex((item) => item.kind !== 'note')
   sequence.forEach((item, position) => {
-    if (item.kind === 'task') {
+    if (item.kind !== 'turn') {
       addUserBlocks([{ type: 'text', text: item.text }])
       return
     }
@@ -121,7 +130,7 @@ export function buildConversation(allEvents: readonly SessionEvent[]): Conversat
         results.push({ type: 'tool_result', tool_use_id: block.id, content: LOST_RESULT, is_error: true })
       }
     }
-    const isLast = position === sequence.length - 1
+    const isLast = position === lastExchange
     if (isLast && missing.length > 0) {
       pendingCalls = missing
       recordedResults = results.filter((r) => !missing.some((m) => m.callId === r.tool_use_id))
@@ -130,6 +139,27 @@ export function buildConversation(allEvents: readonly SessionEvent[]): Conversat
     if (results.length > 0) addUserBlocks(results)
   })
   return { messages, pendingCalls, recordedResults }
+}
+
+/**
+ * What the model is told of an undo or rewind it did not see (issue 14), so it does not change a file from a
+ * stale picture: the files put back (a conversation rewind went back with them, so those match what it
+ * remembers) and the files a rewind left as they were. Undefined: nothing to say.
+ */
+export function rewindNote(rewind: EventOf<'rewind.started'>): string | undefined {
+  const parts: string[] = []
+  if (rewind.turn === undefined && rewind.changes.length > 0) {
+    const files = rewind.changes.map(
+      (c) => `${c.relPath} (${c.to === null ? 'removed' : `as before call ${rewind.callId}`})`,
+    )
+    parts.push(`The user put these files back to earlier versions: ${files.join(', ')}.`)
+  }
+  if (rewind.turn !== undefined && rewind.skipped.length > 0) {
+    const files = rewind.skipped.map((s) => s.relPath)
+    parts.push(`These files were not put back and keep the changes made since: ${files.join(', ')}.`)
+  }
+  if (parts.length === 0) return undefined
+  return `${parts.join(' ')} Read them again before changing them.`
 }
 
 function resultOf(call: ToolCallState): ToolResultBlockParam | undefined {
@@ -169,12 +199,14 @@ export function turnContent(turn: TurnState): ContentBlockParam[] {
 
 export type SnapshotRecord = Pick<EventOf<'file.snapshot'>, 'path' | 'mtimeMs' | 'hash'>
 
-/** The latest file.snapshot per path, to restore the conflict checks of a continued session. */
-export function snapshotsFrom(events: Iterable<SessionEvent>): SnapshotRecord[] {
-  const latest = new Map<string, SnapshotRecord>()
-  for (const event of events) {
-    if (event.type === 'file.snapshot')
-      latest.set(event.path, { path: event.path, mtimeMs: event.mtimeMs, hash: event.hash })
-  }
-  return [...latest.values()]
+/**
+ * The latest file.snapshot per path, to restore the conflict checks of a continued session; the reducer keeps
+ * them (a file a rewind put back has none: the model must read it again before changing it).
+ */
+export function snapshotsFrom(events: readonly SessionEvent[]): SnapshotRecord[] {
+  return snapshotsOf(reduceEvents(events))
+}
+
+export function snapshotsOf(state: SessionState): SnapshotRecord[] {
+  return Object.entries(state.snapshots).map(([path, s]) => ({ path, mtimeMs: s.mtimeMs, hash: s.hash }))
 }

@@ -64,7 +64,8 @@ export function withoutRewoundTurns(events: readonly SessionEvent[]): SessionEve
   if (started.size === 0) return events.slice()
   const kept: SessionEvent[] = []
   for (const e of events) {
-    const turn = e.type === 'rewind.finished' && e.outcome === 'done' ? started.get(e.rewindId) : undefined
+    const rewindId = e.type === 'rewind.finished' && e.outcome === 'done' ? e.rewindId : undefined
+    const turn = rewindId === undefined ? undefined : started.get(rewindId)
     if (turn === undefined) {
       kept.push(e)
       continue
@@ -72,9 +73,12 @@ export function withoutRewoundTurns(events: readonly SessionEvent[]): SessionEve
     const cut = kept.findIndex(
       (k) => 'turn' in k && typeof k.turn === 'number' && k.turn >= turn && k.type !== 'rewind.started',
     )
-    if (cut < 0) continue
+    // The rewind itself stays (after what it kept): the conversation tells the model what it left unchanged.
+    const start = kept.find((k) => k.type === 'rewind.started' && k.rewindId === rewindId)
     // The task that started the run holding turn T stays: the model is asked for that turn again.
-    kept.length = cut
+    if (cut >= 0) kept.length = cut
+    if (start && !kept.includes(start)) kept.push(start)
+    kept.push(e)
   }
   return kept
 }

@@ -296,7 +296,7 @@ export async function applyRewind(
     return { ok: false, reason: `${failure}; the files already rewound were put back.${undone}` }
   }
   await syncFiles(done.map((c) => c.path))
-  await finish(log, rewindId, done, { turn: plan.turn })
+  await finish(log, rewindId, { turn: plan.turn })
   return { ok: true, rewindId, changes, skipped }
 }
 
@@ -340,18 +340,10 @@ async function rollBack(done: readonly RewindChange[], store: PreimageStore): Pr
 async function finish(
   log: RewindLog,
   rewindId: string,
-  changes: readonly RewindChange[],
   how: { turn?: number | undefined; recovered?: boolean },
 ): Promise<void> {
-  // What Lanes wrote is what it knows the files to be: a later write must not see its own rewind as a conflict.
-  await Promise.all(
-    changes.map(async (change) => {
-      if (change.to === null) return
-      const info = await stat(change.path).catch(() => undefined)
-      if (info)
-        await log.append({ type: 'file.snapshot', path: change.path, mtimeMs: info.mtimeMs, hash: change.to })
-    }),
-  )
+  // No file.snapshot for what it wrote: the model has not read it (the reducer drops the files' snapshots,
+  // lanesLeft takes their content from the rewind itself).
   await log.append({
     type: 'rewind.finished',
     rewindId,
@@ -397,7 +389,7 @@ export async function recoverRewind(
       applied.push(s.change)
     }
     if (!error) {
-      await finish(log, open.rewindId, open.changes, { turn: open.turn, recovered: true })
+      await finish(log, open.rewindId, { turn: open.turn, recovered: true })
       return { rewindId: open.rewindId, outcome: 'done' }
     }
   } else {

@@ -37,8 +37,12 @@ export class SnapshotStore {
     this.onRecord?.(copy)
   }
 
-  /** Snapshots from the session log when a session is continued: already logged, so no onRecord. */
+  /**
+   * Replaces what the store holds with snapshots from the session log (a continued session, or a rewind that
+   * dropped some): already logged, so no onRecord.
+   */
   restore(snaps: Iterable<FileSnapshot>): void {
+    this.byPath.clear()
     for (const s of snaps) this.byPath.set(s.path, { path: s.path, mtimeMs: s.mtimeMs, hash: s.hash })
   }
 
