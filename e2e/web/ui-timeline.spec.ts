@@ -111,3 +111,58 @@ test('the timeline shows parallel reads overlapping, the failed command serial, 
     await stop()
   }
 })
+
+test('following a live run keeps the header of its latest turn and that turn’s first lane in view', async ({
+  page,
+}) => {
+  // Enough turns to overflow the timeline pane, then a model slow to answer so the run stays live meanwhile.
+  const reads = ['a', 'b', 'c'].map((f) => ({ tool: 'read_file', input: { path: `${f}.txt` } }))
+  const turns = Array.from({ length: 12 }, () => ({ blocks: reads, stop: 'tool_use' }))
+  const { app, stop } = await startAppWithModel(
+    { 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' },
+    {
+      turns: [...turns, { blocks: [{ text: 'All read.' }], stop: 'end_turn', firstTokenMs: 15_000 }],
+    },
+  )
+  try {
+    await page.goto(app.url)
+    await sendTask(page, 'Read the three files, twelve times')
+    const timeline = page.getByTestId('timeline')
+    await expect(timeline.locator('[data-testid=timeline-turn][data-turn="12"]')).toHaveCount(1, {
+      timeout: 30_000,
+    })
+    await expect(page.getByTestId('wait-notice')).toBeVisible({ timeout: 10_000 })
+    const inView = async () => {
+      const box = await timeline.evaluate((el) => {
+        const turns = [...el.querySelectorAll<HTMLElement>('[data-testid=timeline-turn]')]
+        const last = turns.sort((a, b) => Number(b.dataset.turn) - Number(a.dataset.turn))[0]!
+        const header = last.querySelector('.tl-turn-header')!.getBoundingClientRect()
+        const lane = last.querySelector('.tl-lane')!.getBoundingClientRect()
+        const ruler = el.querySelector('.timeline-ruler')!.getBoundingClientRect()
+        const pane = el.getBoundingClientRect()
+        return {
+          turn: last.dataset.turn,
+          scrolled: el.scrollTop,
+          headerTop: header.top,
+          rulerBottom: ruler.bottom,
+          firstRowBottom: lane.top + 24,
+          paneBottom: pane.top + el.clientHeight,
+        }
+      })
+      expect(box.turn).toBe('12')
+      // The pane did scroll to follow the run...
+      expect(box.scrolled).toBeGreaterThan(0)
+      // ...to where the turn's header sits below the sticky ruler and its first lane row is on screen.
+      expect(box.headerTop).toBeGreaterThanOrEqual(box.rulerBottom - 1)
+      expect(box.firstRowBottom).toBeLessThanOrEqual(box.paneBottom + 1)
+    }
+    await inView()
+    // The pane gets smaller (a smaller window): the turn is followed again, its header and first row still shown.
+    const size = page.viewportSize()!
+    await page.setViewportSize({ width: size.width, height: size.height - 200 })
+    await expect(inView).toPass({ timeout: 3_000 })
+    await screenshots(page, 'ui-timeline-follow')
+  } finally {
+    await stop()
+  }
+})
