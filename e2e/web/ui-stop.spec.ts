@@ -24,6 +24,8 @@ test('stop during a long command ends it and the session shows the run stopped',
             },
           ],
           stop: 'tool_use',
+          // A model slow to answer: the working row counts the wait.
+          firstTokenMs: 4500,
         },
         { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
       ],
@@ -32,6 +34,9 @@ test('stop during a long command ends it and the session shows the run stopped',
   try {
     await page.goto(app.url)
     await sendTask(page, 'Start the server and wait')
+    await expect(page.getByTestId('wait-notice')).toHaveText(/^Waiting for Claude… [34] s$/, {
+      timeout: 15_000,
+    })
     const panel = page.getByTestId('approval-panel')
     await expect(panel).toBeVisible({ timeout: 30_000 })
     await expect(panel.getByTestId('bash-preview')).toContainText(`sleep ${SLEEP}`)
@@ -42,6 +47,10 @@ test('stop during a long command ends it and the session shows the run stopped',
     const bar = page.locator('[data-testid=tool-bar][data-status=running]')
     await expect(bar).toHaveCount(1, { timeout: 15_000 })
     await expect.poll(sleepRunning, { timeout: 10_000 }).toBe(true)
+    // A long command: the working row names it and counts up the seconds since it started.
+    const notice = page.getByTestId('wait-notice')
+    await expect(notice).toHaveText(/^Running .+… 3 s$/, { timeout: 10_000 })
+    await expect(notice).toHaveText(/^Running .+… 4 s$/)
     // The running bar grows with the clock (at a fixed zoom: "fit" rescales as the run gets longer).
     await page.getByRole('button', { name: 'Zoom in' }).click()
     await page.waitForTimeout(100)

@@ -192,3 +192,47 @@ describe('what the model is told after an undo', () => {
     await expectToldOnce(run, note)
   })
 })
+
+describe('an undo while a run waits for a review', () => {
+  it('sends the waiting call its result first, then the note, in one user message', async () => {
+    const run = await scriptedRun(
+      {
+        turns: [
+          { blocks: [{ tool: 'write_file', input: { path: 'a.txt', content: 'A\n' } }] },
+          { blocks: [{ tool: 'write_file', input: { path: 'b.txt', content: 'B\n' } }] },
+          { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
+        ],
+      },
+      { approvals: 'pause', prefix: 'lanes-undo-paused-', strict: true },
+    )
+    const queued = async (id: string, path: string): Promise<string> => {
+      const events = (await readSession(sessionPaths(run.options.sessionsDir, id).log)).events
+      const call = events.find(
+        (e) => e.type === 'tool.queued' && (e.input as { path?: string }).path === path,
+      )
+      if (call?.type !== 'tool.queued') throw new Error(`no write of ${path} queued`)
+      return call.callId
+    }
+    const first = await AgentSession.create(run.options)
+    expect(await first.run('write both')).toMatchObject({ status: 'paused' })
+    const writeA = await queued(first.sessionId, 'a.txt')
+    await first.close()
+    const second = (await AgentSession.open(first.sessionId, run.options)).session
+    expect(await second.continue([{ callId: writeA, decision: 'approved' }])).toMatchObject({
+      status: 'paused',
+    })
+    const writeB = await queued(first.sessionId, 'b.txt')
+    await second.close()
+
+    const third = (await AgentSession.open(first.sessionId, run.options)).session
+    expect(await third.rewind({ mode: 'undo', callId: writeA })).toMatchObject({ ok: true })
+    expect(await third.continue([{ callId: writeB, decision: 'approved' }])).toEqual({ status: 'finished' })
+    await third.close()
+
+    const last = (await recordedRequests(run.recordFile)).at(-1)
+    const content = last?.messages.at(-1)?.content as { type: string; text?: string }[]
+    expect(content.map((b) => b.type)).toEqual(['tool_result', 'text'])
+    expect(content[1]?.text).toContain('a.txt (removed)')
+    expect(await readFile(join(run.workspace, 'b.txt'), 'utf8')).toBe('B\n')
+  })
+})

@@ -1,10 +1,12 @@
 import { useEffect, useState } from 'react'
 import type { ThinkingBlock } from '../../../../shared/events'
 import type { RetryState, RunState } from '../../../../shared/reducer'
+import { formatDuration } from '../../lib/format'
+import type { Wait } from './rows'
 
 /**
  * What the model says about itself, beside its text and calls: its thinking, its narration between calls, a
- * request being retried, and why a run ended when that needs explaining.
+ * request being retried, a long wait, and why a run ended when that needs explaining.
  */
 
 /** The reasoning before a turn's answer: collapsed, since it is for the curious. */
@@ -56,6 +58,29 @@ export function RetryNotice({ retry }: { retry: RetryState }) {
     <span data-testid="retry-notice">
       {RETRY_WHY[retry.reason]}, {seconds > 0 ? `retrying in ${seconds} s` : 'retrying now'}, {retry.attempt}{' '}
       of {retry.of}
+    </span>
+  )
+}
+
+/** Quiet this long before the working row says what it waits on: a short pause is no news. */
+const QUIET_MS = 3000
+
+/**
+ * "Waiting for Claude… 12 s" or "Running npm test… 40 s" once a wait is long enough to wonder about, else
+ * "Working…". Its own one-second timer re-renders this line only, never the transcript around it.
+ */
+export function WaitNotice({ wait }: { wait: Wait }) {
+  const [now, setNow] = useState(() => Date.now())
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000)
+    return () => clearInterval(timer)
+  }, [])
+  const elapsed = now - wait.since
+  if (elapsed < QUIET_MS) return <>Working…</>
+  const seconds = Math.floor(elapsed / 1000)
+  return (
+    <span data-testid="wait-notice">
+      {wait.label}… {seconds < 60 ? `${seconds} s` : formatDuration(seconds * 1000)}
     </span>
   )
 }

@@ -8,7 +8,7 @@ import { callTitle, formatDuration } from '../../lib/format'
 import { usageDetail, usageSummary } from '../../lib/usage'
 import { useAppStore } from '../../store/app-store'
 import { transcriptRows, type TranscriptRow } from './rows'
-import { Narration, RetryNotice, RunEndExplanation, ThinkingSection } from './ModelNotes'
+import { Narration, RetryNotice, RunEndExplanation, ThinkingSection, WaitNotice } from './ModelNotes'
 import { liveTailOf, ToolCard } from './ToolCard'
 import { useTailList } from './use-tail-list'
 
@@ -93,6 +93,7 @@ export function Transcript() {
                   expanded={row.kind === 'call' && expanded.has(row.call.callId)}
                   onToggle={toggle}
                   onSelect={onSelectCard}
+                  live={!replayActive}
                 />
               </div>
             )
@@ -193,9 +194,11 @@ interface RowProps {
   expanded: boolean
   onToggle(callId: string): void
   onSelect(callId: string): void
+  /** Not a replay: a wait's elapsed time is measured against the clock, which means nothing in a replay. */
+  live: boolean
 }
 
-const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: RowProps) {
+const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect, live }: RowProps) {
   switch (row.kind) {
     case 'task':
       return (
@@ -240,7 +243,8 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect }: R
             </>
           ) : (
             <>
-              <span className="spinner" aria-hidden="true" /> Working…
+              <span className="spinner" aria-hidden="true" />{' '}
+              {row.wait && live ? <WaitNotice wait={row.wait} /> : 'Working…'}
             </>
           )}
         </div>

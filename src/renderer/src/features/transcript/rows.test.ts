@@ -55,4 +55,34 @@ describe('transcriptRows', () => {
     const b = transcriptRows(state)
     expect(a[2]).toBe(b[2])
   })
+
+  it('says what a live run waits on: the model since the last event, or a running call since it started', () => {
+    const waiting = transcriptRows(reduceEvents(events(base))).at(-1)
+    // base's last event is #5, at 105.
+    expect(waiting).toMatchObject({ kind: 'working', wait: { label: 'Waiting for Claude', since: 105 } })
+
+    const running = transcriptRows(
+      reduceEvents(
+        events([
+          ...base,
+          { type: 'tool.started', callId: 'c1' },
+          { type: 'tool.output', callId: 'c1', chunk: 'x' },
+        ]),
+      ),
+    ).at(-1)
+    // Output keeps coming, but the call has been running since #6.
+    expect(running).toMatchObject({ kind: 'working', wait: { label: 'Running read_file a', since: 106 } })
+
+    const paused = transcriptRows(
+      reduceEvents(
+        events([
+          ...base,
+          { type: 'approval.requested', callId: 'c1', preview: { kind: 'other', summary: 'read a' } },
+          { type: 'run.paused', runId: 'r1', reason: 'approval', callIds: ['c1'] },
+        ]),
+      ),
+    ).at(-1)
+    expect(paused).toMatchObject({ kind: 'working', paused: true })
+    expect(paused).not.toHaveProperty('wait')
+  })
 })

@@ -1,6 +1,7 @@
 import type { ThinkingBlock, Usage } from '../../../../shared/events'
 import type { RetryState, RunState, SessionState, TurnState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
+import { callTitle } from '../../lib/format'
 import { sumUsage } from '../../lib/usage'
 
 /**
@@ -21,7 +22,28 @@ export type TranscriptRow =
   | { kind: 'call'; key: string; call: ToolCallState; cause?: ToolCallState }
   /** `failedCalls`: calls of the run that failed (a run can finish with some); `usage`: the run's tokens. */
   | { kind: 'run-end'; key: string; run: RunState; failedCalls: number; usage?: Usage }
-  | { kind: 'working'; key: string; paused: boolean; retry?: RetryState }
+  /** `wait`: what a live run is waiting on and since when (absent while paused or retrying). */
+  | { kind: 'working'; key: string; paused: boolean; retry?: RetryState; wait?: Wait }
+
+/** What the working row waits on: calls running (since the first started) or the model (since the last event). */
+export interface Wait {
+  label: string
+  since: number
+}
+
+function waitOf(state: SessionState): Wait | undefined {
+  const turn = state.turns.at(-1)
+  const running = turn ? Object.values(turn.calls).filter((c) => c.status === 'running') : []
+  if (running.length > 0) {
+    const since = Math.min(...running.map((c) => c.startedAt ?? c.queuedAt))
+    const label =
+      running.length === 1 ? `Running ${callTitle(running[0]!)}` : `Running ${running.length} calls`
+    return { label, since }
+  }
+  return state.lastEventAt === undefined
+    ? undefined
+    : { label: 'Waiting for Claude', since: state.lastEventAt }
+}
 
 const turnCache = new WeakMap<TurnState, TranscriptRow[]>()
 
@@ -79,11 +101,13 @@ export function transcriptRows(state: SessionState): TranscriptRow[] {
     for (const turn of turns) for (const row of turnRows(turn)) rows[n++] = row
   if (state.status === 'running' || state.status === 'paused') {
     const retry = state.turns.at(-1)?.retry
+    const wait = state.status === 'running' && !retry ? waitOf(state) : undefined
     rows[n++] = {
       kind: 'working',
       key: 'working',
       paused: state.status === 'paused',
       ...(retry && state.status === 'running' ? { retry } : {}),
+      ...(wait ? { wait } : {}),
     }
   }
   rows.length = n
