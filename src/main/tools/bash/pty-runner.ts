@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { Readable } from 'node:stream'
 import { ReadStream as TtyReadStream } from 'node:tty'
 import * as nodePty from 'node-pty'
+import { ensureUtf8Locale, NON_INTERACTIVE_ENV } from './child-env'
 import { groupExists, killProcessTree } from './process-tree'
 
 /**
@@ -444,9 +445,7 @@ const CONNECTION_STRING =
  * The environment of a command run outside the sandbox. Secrets are removed: whatever a command prints goes
  * to the model provider, and a model-chosen command like `printenv` would otherwise hand over the user's keys
  * (ours first: ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN; and by name, see isSecretName).
- * Then settings that keep tools from waiting for a person: no pager, no editor, no git prompt, CI mode
- * (no watch modes, npx does not ask), and a dumb terminal without colour (colour is stripped for the model
- * and shown inert in the UI, so it only costs bytes).
+ * Then the settings every command gets (child-env.ts): nothing waits for a person, no colour.
  */
 export function commandEnv(base: NodeJS.ProcessEnv): Record<string, string> {
   const env: Record<string, string> = {}
@@ -467,20 +466,8 @@ export function commandEnv(base: NodeJS.ProcessEnv): Record<string, string> {
   ]) {
     delete env[name]
   }
-  // Output is decoded as UTF-8; a GUI-launched app may have no locale at all, and programs then print '?'.
-  if (!env.LC_ALL && !env.LC_CTYPE && !env.LANG) env.LANG = 'C.UTF-8'
-  return {
-    ...env,
-    TERM: 'dumb',
-    NO_COLOR: '1',
-    PAGER: 'cat',
-    GIT_PAGER: 'cat',
-    GIT_EDITOR: 'true',
-    GIT_TERMINAL_PROMPT: '0',
-    CI: '1',
-    PIP_NO_INPUT: '1',
-    DEBIAN_FRONTEND: 'noninteractive',
-  }
+  ensureUtf8Locale(env)
+  return { ...env, ...NON_INTERACTIVE_ENV }
 }
 
 function errorMessage(err: unknown): string {

@@ -11,6 +11,28 @@ export interface DenyClass {
 
 export const ASK_USER = 'ask the user to run it themselves'
 
+/**
+ * Words that make bash read a compound command rather than a simple one. The validator refuses a command
+ * starting with one (validate.ts), and as a program name they are refused with the builtins below.
+ */
+export const SHELL_KEYWORDS: readonly string[] = [
+  'if',
+  'then',
+  'else',
+  'elif',
+  'fi',
+  'case',
+  'esac',
+  'for',
+  'select',
+  'while',
+  'until',
+  'do',
+  'done',
+  'function',
+  'in',
+]
+
 export const DENY_CLASSES: readonly DenyClass[] = [
   {
     why: `it deletes or overwrites data irreversibly; ${ASK_USER} (to change a file, use write_file or edit_file)`,
@@ -565,21 +587,7 @@ export const DENY_CLASSES: readonly DenyClass[] = [
       'fg',
       'bg',
       'caller',
-      'function',
-      'select',
-      'if',
-      'then',
-      'else',
-      'elif',
-      'fi',
-      'case',
-      'esac',
-      'for',
-      'while',
-      'until',
-      'do',
-      'done',
-      'in',
+      ...SHELL_KEYWORDS,
     ],
   },
 ]

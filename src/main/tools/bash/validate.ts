@@ -6,6 +6,7 @@ import { lexWords, REASONS, type Word } from './lexer'
 import type { Verdict } from './validate-options'
 import { checkPaths } from './validate-paths'
 import { checkProgram, programKeys } from './validate-programs'
+import { SHELL_KEYWORDS } from './validate-programs.data'
 import { isReadOnly } from './validate-read-only'
 
 /**
@@ -105,7 +106,7 @@ function analyze(command: unknown): Analysis {
     }
 
   const firstWord = command.trimStart().split(' ', 1)[0] ?? ''
-  if (SHELL_KEYWORDS.has(firstWord)) return { ok: false, reason: REASONS.control }
+  if (SHELL_KEYWORD_SET.has(firstWord)) return { ok: false, reason: REASONS.control }
   // The strict lexer runs first: it is linear, and it leaves tree-sitter only plain words and quoted
   // strings, which it parses in linear time (hostile operator soups like `<<<<...` cost it seconds).
   const lexed = lexWords(command)
@@ -265,24 +266,7 @@ const ALLOWED_NODES = new Set([
   '"',
 ])
 
-/** Words that make bash read a compound command rather than a simple one. */
-const SHELL_KEYWORDS = new Set([
-  'if',
-  'then',
-  'else',
-  'elif',
-  'fi',
-  'case',
-  'esac',
-  'for',
-  'select',
-  'while',
-  'until',
-  'do',
-  'done',
-  'function',
-  'in',
-])
+const SHELL_KEYWORD_SET: ReadonlySet<string> = new Set(SHELL_KEYWORDS)
 
 /** Reasons by tree-sitter node type (most constructs are refused by the lexer first; this is the backstop). */
 const NODE_REASONS: Record<string, string> = {

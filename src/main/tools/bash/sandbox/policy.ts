@@ -1,3 +1,5 @@
+import { ensureUtf8Locale, NON_INTERACTIVE_ENV } from '../child-env'
+
 /**
  * How one bash command is confined (DESIGN 2.3). Auto-run commands get `read-only`; approved ones
  * `workspace-write`, with the network only when the user switched "needs the internet" on in the review.
@@ -47,19 +49,13 @@ export function sandboxEnv(
   for (const [name, value] of Object.entries(base)) {
     if (value !== undefined && INHERITED.test(name)) env[name] = value
   }
-  // Output is decoded as UTF-8; a GUI-launched app may have no locale at all, and programs then print '?'.
-  if (!env.LC_ALL && !env.LC_CTYPE && !env.LANG) env.LANG = 'C.UTF-8'
+  ensureUtf8Locale(env)
   env.PATH ??= '/usr/local/bin:/usr/bin:/bin'
   return {
     ...env,
+    ...NON_INTERACTIVE_ENV,
     HOME: paths.home,
     TMPDIR: paths.tmp,
-    TERM: 'dumb',
-    NO_COLOR: '1',
-    PAGER: 'cat',
-    GIT_PAGER: 'cat',
-    GIT_EDITOR: 'true',
-    GIT_TERMINAL_PROMPT: '0',
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: '/dev/null',
     GIT_CONFIG_COUNT: '2',
@@ -67,8 +63,5 @@ export function sandboxEnv(
     GIT_CONFIG_VALUE_0: 'explicit',
     GIT_CONFIG_KEY_1: 'core.fsmonitor',
     GIT_CONFIG_VALUE_1: 'false',
-    CI: '1',
-    PIP_NO_INPUT: '1',
-    DEBIAN_FRONTEND: 'noninteractive',
   }
 }

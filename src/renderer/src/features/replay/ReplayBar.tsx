@@ -15,6 +15,22 @@ const SPEEDS: ReplaySpeed[] = [1, 4, 16, 'instant']
 const isCallStart = (e: SessionEvent): boolean => e.type === 'tool.queued' || e.type === 'tool.started'
 const isApproval = (e: SessionEvent): boolean => e.type === 'approval.requested'
 
+/** The "next ..." buttons: each jumps to the next event it matches, and is disabled in replay when none is left. */
+const JUMPS = [
+  {
+    testId: 'replay-next-call',
+    label: 'Next call',
+    title: 'Jump to the next tool call',
+    matches: isCallStart,
+  },
+  {
+    testId: 'replay-next-approval',
+    label: 'Next approval',
+    title: 'Jump to the next approval',
+    matches: isApproval,
+  },
+]
+
 export function ReplayBar() {
   const { timeline, replay, setReplay, running } = useAppStore(
     useShallow((s) => ({
@@ -57,8 +73,6 @@ export function ReplayBar() {
     const at = timeline.nextAfter(replay.active ? replay.at : first - 1, matches)
     if (at !== undefined) setReplay({ active: true, playing: false, at })
   }
-  const nextCall = replay.active ? timeline.nextAfter(replay.at, isCallStart) : undefined
-  const nextApproval = replay.active ? timeline.nextAfter(replay.at, isApproval) : undefined
 
   return (
     <div
@@ -113,26 +127,19 @@ export function ReplayBar() {
       <span className="replay-time mono" data-testid="replay-time">
         {formatOffset(position - first)} / {formatOffset(span)}
       </span>
-      <button
-        type="button"
-        className="button small"
-        data-testid="replay-next-call"
-        onClick={() => jump(isCallStart)}
-        disabled={replay.active ? nextCall === undefined : false}
-        title="Jump to the next tool call"
-      >
-        Next call
-      </button>
-      <button
-        type="button"
-        className="button small"
-        data-testid="replay-next-approval"
-        onClick={() => jump(isApproval)}
-        disabled={replay.active ? nextApproval === undefined : false}
-        title="Jump to the next approval"
-      >
-        Next approval
-      </button>
+      {JUMPS.map(({ testId, label, title, matches }) => (
+        <button
+          key={testId}
+          type="button"
+          className="button small"
+          data-testid={testId}
+          onClick={() => jump(matches)}
+          disabled={replay.active && timeline.nextAfter(replay.at, matches) === undefined}
+          title={title}
+        >
+          {label}
+        </button>
+      ))}
       {replay.active && (
         <button
           type="button"

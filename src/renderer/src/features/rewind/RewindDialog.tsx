@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react'
 import type { RewindDone, RewindFileView, RewindPreview } from '../../../../shared/ipc'
 import { useAppStore } from '../../store/app-store'
+import { Modal } from '../../components/Modal'
 import { DiffView } from '../approval/DiffView'
 import { useRewindStore, type RewindAsk } from './rewind-store'
 
@@ -72,76 +73,68 @@ function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
   const title = ask.mode === 'undo' ? `Undo ${ask.label}` : `Rewind to before ${ask.label}`
   const preview = phase.kind === 'ready' || phase.kind === 'applying' ? phase.preview : undefined
   return (
-    <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && close()}>
-      <div
-        className="modal rewind-dialog"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby="rewind-title"
-        data-testid="rewind-dialog"
-      >
-        <header className="modal-header">
-          <h2 id="rewind-title">{title}</h2>
-          <button type="button" className="icon-button" aria-label="Close" onClick={close}>
-            ✕
-          </button>
-        </header>
-        {phase.kind === 'loading' && <p className="muted">Working out what would change…</p>}
-        {phase.kind === 'refused' && (
-          <p className="error-text" role="alert" data-testid="rewind-error">
-            {phase.reason}
+    <Modal
+      title={title}
+      titleId="rewind-title"
+      testId="rewind-dialog"
+      className="rewind-dialog"
+      onClose={close}
+    >
+      {phase.kind === 'loading' && <p className="muted">Working out what would change…</p>}
+      {phase.kind === 'refused' && (
+        <p className="error-text" role="alert" data-testid="rewind-error">
+          {phase.reason}
+        </p>
+      )}
+      {phase.kind === 'done' && <Done done={phase.done} />}
+      {preview && (
+        <>
+          <p className="muted small">
+            {preview.files.length === 0
+              ? 'No file needs to change.'
+              : `${preview.files.length} ${preview.files.length === 1 ? 'file goes' : 'files go'} back as shown (red: what is there now; green: what it was).`}{' '}
+            Changes made by commands (bash) are not tracked and are not undone.
           </p>
-        )}
-        {phase.kind === 'done' && <Done done={phase.done} />}
-        {preview && (
-          <>
-            <p className="muted small">
-              {preview.files.length === 0
-                ? 'No file needs to change.'
-                : `${preview.files.length} ${preview.files.length === 1 ? 'file goes' : 'files go'} back as shown (red: what is there now; green: what it was).`}{' '}
-              Changes made by commands (bash) are not tracked and are not undone.
-            </p>
-            <ul className="rewind-files">
-              {preview.files.map((file) => (
-                <FileItem
-                  key={file.relPath}
-                  file={file}
-                  anyway={rewindAnyway[file.relPath] === true}
-                  setAnyway={(v) => setRewindAnyway((prev) => ({ ...prev, [file.relPath]: v }))}
-                />
-              ))}
-            </ul>
-            {ask.mode === 'rewind' && preview.turn !== undefined && (
-              <label className="checkbox">
-                <input
-                  type="checkbox"
-                  data-testid="rewind-conversation"
-                  checked={conversation}
-                  onChange={(e) => setConversation(e.target.checked)}
-                />
-                Also take the conversation back: continuing starts again from turn {preview.turn}
-              </label>
-            )}
-          </>
-        )}
-        <div className="modal-actions">
-          <button type="button" className="button" onClick={close} data-testid="rewind-cancel">
-            {phase.kind === 'done' ? 'Close' : 'Cancel'}
-          </button>
-          {preview && (
-            <button
-              type="button"
-              className="button primary"
-              data-testid="rewind-apply"
-              disabled={phase.kind === 'applying'}
-              onClick={() => void apply(preview)}
-            >
-              {ask.mode === 'undo' ? 'Undo' : 'Rewind'}
-            </button>
+          <ul className="rewind-files">
+            {preview.files.map((file) => (
+              <FileItem
+                key={file.relPath}
+                file={file}
+                anyway={rewindAnyway[file.relPath] === true}
+                setAnyway={(v) => setRewindAnyway((prev) => ({ ...prev, [file.relPath]: v }))}
+              />
+            ))}
+          </ul>
+          {ask.mode === 'rewind' && preview.turn !== undefined && (
+            <label className="checkbox">
+              <input
+                type="checkbox"
+                data-testid="rewind-conversation"
+                checked={conversation}
+                onChange={(e) => setConversation(e.target.checked)}
+              />
+              Also take the conversation back: continuing starts again from turn {preview.turn}
+            </label>
           )}
-        </div>
+        </>
+      )}
+      <div className="modal-actions">
+        <button type="button" className="button" onClick={close} data-testid="rewind-cancel">
+          {phase.kind === 'done' ? 'Close' : 'Cancel'}
+        </button>
+        {preview && (
+          <button
+            type="button"
+            className="button primary"
+            data-testid="rewind-apply"
+            disabled={phase.kind === 'applying'}
+            onClick={() => void apply(preview)}
+          >
+            {ask.mode === 'undo' ? 'Undo' : 'Rewind'}
+          </button>
+        )}
       </div>
-    </div>
+    </Modal>
   )
 }
 

@@ -4,6 +4,13 @@ import { useShallow } from 'zustand/react/shallow'
 import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
 import { useAppStore } from '../../store/app-store'
 import { trapTab } from '../../lib/focus-trap'
+import { Modal } from '../../components/Modal'
+
+/** The scheduling choices, in the order shown. */
+const SCHEDULERS: readonly { value: SettingsView['scheduler']; label: string }[] = [
+  { value: 'streaming', label: 'Start each step as soon as the model has written it (faster)' },
+  { value: 'batch', label: 'Wait for the model’s whole answer, then run its steps' },
+]
 
 /** Settings: the API key (kept in main, shown masked), the model and how the agent runs. */
 export function SettingsDialog() {
@@ -36,40 +43,27 @@ export function SettingsDialog() {
 
   if (!open) return null
   return (
-    <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && setOpen(false)}>
-      <div
-        className="modal"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby="settings-title"
-        data-testid="settings-dialog"
-        ref={dialogRef}
-      >
-        <header className="modal-header">
-          <h2 id="settings-title">Settings</h2>
-          <button
-            type="button"
-            className="icon-button"
-            aria-label="Close settings"
-            data-testid="settings-close"
-            onClick={() => setOpen(false)}
-          >
-            ✕
-          </button>
-        </header>
-        {sandbox && !sandbox.available && (
-          <p className="warning-line" data-testid="settings-sandbox-unavailable">
-            {sandbox.reason}
-          </p>
-        )}
-        {settings ? <SettingsForm settings={settings} save={save} /> : <p className="muted">Loading…</p>}
-        {error && (
-          <p className="error-text" role="alert" data-testid="settings-error">
-            {error}
-          </p>
-        )}
-      </div>
-    </div>
+    <Modal
+      title="Settings"
+      titleId="settings-title"
+      testId="settings-dialog"
+      closeLabel="Close settings"
+      closeTestId="settings-close"
+      dialogRef={dialogRef}
+      onClose={() => setOpen(false)}
+    >
+      {sandbox && !sandbox.available && (
+        <p className="warning-line" data-testid="settings-sandbox-unavailable">
+          {sandbox.reason}
+        </p>
+      )}
+      {settings ? <SettingsForm settings={settings} save={save} /> : <p className="muted">Loading…</p>}
+      {error && (
+        <p className="error-text" role="alert" data-testid="settings-error">
+          {error}
+        </p>
+      )}
+    </Modal>
   )
 }
 
@@ -192,26 +186,18 @@ function SettingsForm({
         <div className="field">
           <span>Scheduling</span>
           <div className="radio-group" role="radiogroup" aria-label="Scheduling">
-            <label className="checkbox">
-              <input
-                type="radio"
-                name="scheduler"
-                data-testid="settings-scheduler-streaming"
-                checked={scheduler === 'streaming'}
-                onChange={() => setScheduler('streaming')}
-              />
-              Start each step as soon as the model has written it (faster)
-            </label>
-            <label className="checkbox">
-              <input
-                type="radio"
-                name="scheduler"
-                data-testid="settings-scheduler-batch"
-                checked={scheduler === 'batch'}
-                onChange={() => setScheduler('batch')}
-              />
-              Wait for the model’s whole answer, then run its steps
-            </label>
+            {SCHEDULERS.map(({ value, label }) => (
+              <label className="checkbox" key={value}>
+                <input
+                  type="radio"
+                  name="scheduler"
+                  data-testid={`settings-scheduler-${value}`}
+                  checked={scheduler === value}
+                  onChange={() => setScheduler(value)}
+                />
+                {label}
+              </label>
+            ))}
           </div>
         </div>
         <label className="checkbox">

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react'
 import type { FolderListing } from '../../../../shared/ipc'
+import { Modal } from '../../components/Modal'
 import './folder-browser.css'
 
 /**
@@ -68,128 +69,115 @@ export function FolderBrowser({
   }
 
   return (
-    <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
-      <div
-        className="modal folder-browser"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby="folder-browser-title"
-        data-testid="folder-browser"
-        ref={dialogRef}
-      >
-        <header className="modal-header">
-          <h2 id="folder-browser-title">Open a project folder</h2>
-          <button type="button" className="icon-button" aria-label="Close" onClick={onClose}>
-            ✕
-          </button>
-        </header>
-
-        <div className="folder-places" aria-label="Places">
-          <button type="button" className="button small" data-testid="folder-home" onClick={() => void go()}>
-            Home
-          </button>
-          {listing?.recent.map((folder) => (
-            <button
-              key={folder.path}
-              type="button"
-              className="button small"
-              data-testid="folder-recent"
-              title={folder.path}
-              onClick={() => void go(folder.path)}
-            >
-              {folder.name}
-            </button>
-          ))}
-        </div>
-
-        {listing && (
-          <>
-            <nav className="folder-crumbs" aria-label="Folder path">
-              {listing.crumbs.map((crumb, i) => (
-                <span key={crumb.path}>
-                  {i > 0 && <span className="folder-crumb-sep">/</span>}
-                  <button
-                    type="button"
-                    className="folder-crumb"
-                    data-testid="folder-crumb"
-                    aria-current={i === listing.crumbs.length - 1 ? 'location' : undefined}
-                    onClick={() => void go(crumb.path)}
-                  >
-                    {i === 0 ? crumb.path : crumb.name}
-                  </button>
-                </span>
-              ))}
-            </nav>
-            <ul
-              className="folder-list"
-              aria-label={`Folders in ${listing.name}`}
-              data-testid="folder-current"
-              data-path={listing.path}
-            >
-              {listing.parent !== null && (
-                <li>
-                  <button type="button" className="folder-entry up" onClick={() => void go(listing.parent!)}>
-                    ↑ Up to {listing.crumbs.at(-2)?.name ?? listing.parent}
-                  </button>
-                </li>
-              )}
-              {listing.folders.map((folder) => (
-                <li key={folder.path}>
-                  <button
-                    type="button"
-                    className="folder-entry"
-                    data-testid="folder-entry"
-                    onClick={() => void go(folder.path)}
-                  >
-                    {folder.name}
-                  </button>
-                </li>
-              ))}
-              {listing.folders.length === 0 && (
-                <li className="muted small folder-none">No folders inside.</li>
-              )}
-              {listing.truncated && (
-                <li className="muted small folder-none">
-                  More folders than can be shown: type a path below.
-                </li>
-              )}
-            </ul>
-          </>
-        )}
-
-        {(problem ?? error) && (
-          <p className="error-text" role="alert">
-            {problem ?? error}
-          </p>
-        )}
-
-        <div className="modal-actions">
+    <Modal
+      title="Open a project folder"
+      titleId="folder-browser-title"
+      testId="folder-browser"
+      className="folder-browser"
+      dialogRef={dialogRef}
+      onClose={onClose}
+    >
+      <div className="folder-places" aria-label="Places">
+        <button type="button" className="button small" data-testid="folder-home" onClick={() => void go()}>
+          Home
+        </button>
+        {listing?.recent.map((folder) => (
           <button
+            key={folder.path}
             type="button"
-            className="button primary"
-            data-testid="folder-open-current"
-            disabled={!listing || opening}
-            onClick={() => listing && onOpen(listing.path)}
+            className="button small"
+            data-testid="folder-recent"
+            title={folder.path}
+            onClick={() => void go(folder.path)}
           >
-            {listing ? `Open “${listing.name}”` : 'Open this folder'}
+            {folder.name}
           </button>
-        </div>
-
-        <form className="folder-typed" onSubmit={submitTyped}>
-          <input
-            className="text-input"
-            data-testid="workspace-path-input"
-            aria-label="Folder path"
-            placeholder="Or type a path: /path/to/project"
-            value={typed}
-            onChange={(e) => setTyped(e.target.value)}
-          />
-          <button className="button" type="submit" disabled={opening}>
-            Open
-          </button>
-        </form>
+        ))}
       </div>
-    </div>
+
+      {listing && (
+        <>
+          <nav className="folder-crumbs" aria-label="Folder path">
+            {listing.crumbs.map((crumb, i) => (
+              <span key={crumb.path}>
+                {i > 0 && <span className="folder-crumb-sep">/</span>}
+                <button
+                  type="button"
+                  className="folder-crumb"
+                  data-testid="folder-crumb"
+                  aria-current={i === listing.crumbs.length - 1 ? 'location' : undefined}
+                  onClick={() => void go(crumb.path)}
+                >
+                  {i === 0 ? crumb.path : crumb.name}
+                </button>
+              </span>
+            ))}
+          </nav>
+          <ul
+            className="folder-list"
+            aria-label={`Folders in ${listing.name}`}
+            data-testid="folder-current"
+            data-path={listing.path}
+          >
+            {listing.parent !== null && (
+              <li>
+                <button type="button" className="folder-entry up" onClick={() => void go(listing.parent!)}>
+                  ↑ Up to {listing.crumbs.at(-2)?.name ?? listing.parent}
+                </button>
+              </li>
+            )}
+            {listing.folders.map((folder) => (
+              <li key={folder.path}>
+                <button
+                  type="button"
+                  className="folder-entry"
+                  data-testid="folder-entry"
+                  onClick={() => void go(folder.path)}
+                >
+                  {folder.name}
+                </button>
+              </li>
+            ))}
+            {listing.folders.length === 0 && <li className="muted small folder-none">No folders inside.</li>}
+            {listing.truncated && (
+              <li className="muted small folder-none">More folders than can be shown: type a path below.</li>
+            )}
+          </ul>
+        </>
+      )}
+
+      {(problem ?? error) && (
+        <p className="error-text" role="alert">
+          {problem ?? error}
+        </p>
+      )}
+
+      <div className="modal-actions">
+        <button
+          type="button"
+          className="button primary"
+          data-testid="folder-open-current"
+          disabled={!listing || opening}
+          onClick={() => listing && onOpen(listing.path)}
+        >
+          {listing ? `Open “${listing.name}”` : 'Open this folder'}
+        </button>
+      </div>
+
+      <form className="folder-typed" onSubmit={submitTyped}>
+        <input
+          className="text-input"
+          data-testid="workspace-path-input"
+          aria-label="Folder path"
+          placeholder="Or type a path: /path/to/project"
+          value={typed}
+          onChange={(e) => setTyped(e.target.value)}
+        />
+        <button className="button" type="submit" disabled={opening}>
+          Open
+        </button>
+      </form>
+    </Modal>
   )
 }
 
