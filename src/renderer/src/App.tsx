@@ -39,11 +39,7 @@ export function App() {
     <div className="app">
       <aside className="sidebar">
         <header className="brand">
-          <span className="brand-mark" aria-hidden="true">
-            <span />
-            <span />
-            <span />
-          </span>
+          <LanesMark className="brand-mark" />
           Lanes
           <button
             type="button"
@@ -300,15 +296,22 @@ function Workbench() {
   )
 }
 
+/** The Lanes mark: three bars, drawn by CSS (`.brand-mark`, `.welcome-mark`). */
+function LanesMark({ className }: { className: string }) {
+  return (
+    <span className={className} aria-hidden="true">
+      <span />
+      <span />
+      <span />
+    </span>
+  )
+}
+
 function Welcome() {
   const workspace = useAppStore((s) => s.workspace)
   return (
     <div className="empty-state welcome">
-      <div className="welcome-mark" aria-hidden="true">
-        <span />
-        <span />
-        <span />
-      </div>
+      <LanesMark className="welcome-mark" />
       <h1>
         {workspace ? `What should the agent do in ${workspace.name}?` : 'Open a project folder to begin'}
       </h1>

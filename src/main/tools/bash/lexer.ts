@@ -50,31 +50,13 @@ export function lexWords(source: string): LexResult {
     let quoted = false
     while (i < source.length && source[i] !== ' ') {
       const ch = source[i] as string
-      if (ch === "'") {
-        const close = source.indexOf("'", i + 1)
-        if (close === -1) return { ok: false, reason: "a single quote is not closed; close it with `'`" }
+      if (ch === "'" || ch === '"') {
+        const close = ch === "'" ? singleQuoteEnd(source, i) : doubleQuoteEnd(source, i)
+        if (typeof close === 'string') return { ok: false, reason: close }
         value += source.slice(i + 1, close)
         quoted = true
         parts++
         i = close + 1
-        continue
-      }
-      if (ch === '"') {
-        let j = i + 1
-        while (j < source.length && source[j] !== '"') {
-          const inner = source[j] as string
-          // `$` and backticks keep their meaning inside double quotes.
-          if (inner === '$' || inner === '`') return { ok: false, reason: unquotedReason(source, j, -1) }
-          const problem = DOUBLE_QUOTED_SPECIALS[inner]
-          if (problem !== undefined) return { ok: false, reason: problem }
-          j++
-        }
-        if (j >= source.length)
-          return { ok: false, reason: 'a double quote is not closed; close it with `"`' }
-        value += source.slice(i + 1, j)
-        quoted = true
-        parts++
-        i = j + 1
         continue
       }
       if (ch === '~') {
@@ -107,6 +89,26 @@ export function lexWords(source: string): LexResult {
       }
   }
   return { ok: true, words }
+}
+
+/** Where the single-quoted string opened at `open` closes, or why it is refused. */
+function singleQuoteEnd(source: string, open: number): number | string {
+  const close = source.indexOf("'", open + 1)
+  return close === -1 ? "a single quote is not closed; close it with `'`" : close
+}
+
+/** Where the double-quoted string opened at `open` closes, or why it is refused. */
+function doubleQuoteEnd(source: string, open: number): number | string {
+  let j = open + 1
+  while (j < source.length && source[j] !== '"') {
+    const inner = source[j] as string
+    // `$` and backticks keep their meaning inside double quotes.
+    if (inner === '$' || inner === '`') return unquotedReason(source, j, -1)
+    const problem = DOUBLE_QUOTED_SPECIALS[inner]
+    if (problem !== undefined) return problem
+    j++
+  }
+  return j >= source.length ? 'a double quote is not closed; close it with `"`' : j
 }
 
 const DOUBLE_QUOTED_SPECIALS: Record<string, string> = {
