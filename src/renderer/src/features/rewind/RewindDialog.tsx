@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react'
 import type { RewindDone, RewindFileView, RewindPreview } from '../../../../shared/ipc'
 import { useAppStore } from '../../store/app-store'
+import { Checkbox } from '../../components/Checkbox'
 import { Modal } from '../../components/Modal'
 import { DiffView } from '../approval/DiffView'
 import { useRewindStore, type RewindAsk } from './rewind-store'
@@ -106,15 +107,9 @@ function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
             ))}
           </ul>
           {ask.mode === 'rewind' && preview.turn !== undefined && (
-            <label className="checkbox">
-              <input
-                type="checkbox"
-                data-testid="rewind-conversation"
-                checked={conversation}
-                onChange={(e) => setConversation(e.target.checked)}
-              />
+            <Checkbox testId="rewind-conversation" checked={conversation} onChange={setConversation}>
               Also take the conversation back: continuing starts again from turn {preview.turn}
-            </label>
+            </Checkbox>
           )}
         </>
       )}

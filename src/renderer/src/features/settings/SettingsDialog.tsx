@@ -4,6 +4,7 @@ import { useShallow } from 'zustand/react/shallow'
 import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
 import { useAppStore } from '../../store/app-store'
 import { trapTab } from '../../lib/focus-trap'
+import { Checkbox } from '../../components/Checkbox'
 import { Modal } from '../../components/Modal'
 
 /** The scheduling choices, in the order shown. */
@@ -200,25 +201,17 @@ function SettingsForm({
             ))}
           </div>
         </div>
-        <label className="checkbox">
-          <input
-            type="checkbox"
-            data-testid="settings-keep-going"
-            checked={keepGoing}
-            onChange={(e) => setKeepGoing(e.target.checked)}
-          />
+        <Checkbox testId="settings-keep-going" checked={keepGoing} onChange={setKeepGoing}>
           Keep going after a failed write or command (otherwise the step’s later writes and commands are
           skipped)
-        </label>
-        <label className="checkbox">
-          <input
-            type="checkbox"
-            data-testid="settings-auto-approve-edits"
-            checked={autoApproveEdits}
-            onChange={(e) => setAutoApproveEdits(e.target.checked)}
-          />
+        </Checkbox>
+        <Checkbox
+          testId="settings-auto-approve-edits"
+          checked={autoApproveEdits}
+          onChange={setAutoApproveEdits}
+        >
           Apply file edits without asking (commands and protected files are still reviewed)
-        </label>
+        </Checkbox>
         <label className="field inline">
           <span>Command timeout</span>
           <input
