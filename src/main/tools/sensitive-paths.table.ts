@@ -36,6 +36,17 @@ export const SENSITIVE_PATH_TABLE: readonly SensitivePathCase[] = [
   { path: 'certs/server.pem', secret: true, protected: true },
   { path: 'certs/server.KEY', secret: true, protected: true },
   { path: 'certs/client.p12', secret: true, protected: true },
+  { path: 'android/release.jks', secret: true, protected: true },
+  { path: 'infra/prod.tfvars', secret: true, protected: true },
+  { path: 'infra/terraform.tfstate', secret: true, protected: true },
+  { path: 'client_secret_1234.apps.json', secret: true, protected: true },
+  { path: 'credentials.json', secret: true, protected: true },
+  { path: '.cargo/credentials.toml', secret: true, protected: true },
+  { path: '.docker/config.json', secret: true, protected: true },
+  { path: '.kube/config', secret: true, protected: true },
+  { path: '.config/gcloud/application_default_credentials.json', secret: true, protected: true },
+  { path: 'public/.htpasswd', secret: true, protected: true },
+  { path: '.s3cfg', secret: true, protected: true },
   // Protected, not secret: changes run code or grant rights later; reading them is what an agent needs.
   { path: '.env.example', secret: false, protected: true },
   { path: '.git/config', secret: false, protected: true },
@@ -67,6 +78,9 @@ export const SENSITIVE_PATH_TABLE: readonly SensitivePathCase[] = [
   { path: '.gitx/notes.md', secret: false, protected: false },
   { path: 'docs/ssh.md', secret: false, protected: false },
   { path: 'docs/.github.md', secret: false, protected: false },
+  { path: '.docker/Dockerfile', secret: false, protected: false },
+  { path: '.config/app.json', secret: false, protected: false },
+  { path: 'src/credentials.ts', secret: false, protected: false },
 ]
 
 /** Whether a row is protected in a workspace with (`hasGit`) or without its own `.git`. */

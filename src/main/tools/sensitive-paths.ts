@@ -32,13 +32,31 @@ export const SECRET_FILES: readonly string[] = [
   '.pypirc',
   '.git-credentials',
   '.yarnrc.yml',
+  '.htpasswd',
+  '.s3cfg',
+  '.boto',
+  '.dockercfg',
+  '.my.cnf',
+  '.terraformrc',
+  'terraform.tfstate',
+  'terraform.tfstate.backup',
+  // Cloud and registry tools' token files (`.cargo/credentials.toml`, Google's `credentials.json`, ...).
+  'credentials.json',
+  'credentials.toml',
 ]
+
+/**
+ * Runs of segments, at any depth, that hold credentials where the folder alone would be too broad: a project's
+ * `.docker/` often holds Dockerfiles, but `.docker/config.json` holds registry logins.
+ */
+export const SECRET_NESTED: readonly string[] = ['.docker/config.json', '.kube/config', '.config/gcloud']
 
 /**
  * `.env`, `.env.local`, `.env-prod`, ...; SSH private keys (`id_rsa`, `id_ed25519`, any `id_<word>` without an
  * extension, so `id_rsa.pub` is not one); key and certificate-store files by extension.
  */
-export const SECRET_FILE_PATTERN = /^\.env(?:[._-].*)?$|^id_[a-z0-9]+$|\.(?:pem|key|p12|pfx)$/i
+export const SECRET_FILE_PATTERN =
+  /^\.env(?:[._-].*)?$|^id_[a-z0-9]+$|\.(?:pem|key|p12|pfx|jks|keystore|tfvars)$|^client_secret.*\.json$/i
 
 /**
  * Templates meant to be committed (`.env.example`): they hold placeholders, and the model needs to see them
@@ -128,6 +146,7 @@ export async function loadSensitivePathRules(root: string): Promise<SensitivePat
 const lower = (names: readonly string[]): Set<string> => new Set(names.map((n) => n.toLowerCase()))
 const SECRET_DIR_SET = lower(SECRET_DIRS)
 const SECRET_FILE_SET = lower(SECRET_FILES)
+const SECRET_NESTED_RUNS = SECRET_NESTED.map((run) => run.toLowerCase().split('/'))
 const PROTECTED_DIR_SET = lower(PROTECTED_DIRS)
 const PROTECTED_FILE_SET = lower(PROTECTED_FILES)
 const BARE_REPO_FILE_SET = lower(BARE_REPO_ROOT_FILES)
@@ -141,11 +160,20 @@ function segmentsOf(relative: string): string[] {
     .filter((s) => s !== '' && s !== '.')
 }
 
+/** `run` stands in `segments` as consecutive segments. */
+function containsRun(segments: readonly string[], run: readonly string[]): boolean {
+  for (let i = 0; i + run.length <= segments.length; i++) {
+    if (run.every((seg, j) => segments[i + j] === seg)) return true
+  }
+  return false
+}
+
 function isSecretSegments(segments: readonly string[]): boolean {
   const name = segments.at(-1)
   if (name === undefined) return false
   if (segments.some((s) => SECRET_DIR_SET.has(s))) return true
   if (SECRET_FILE_SET.has(name)) return true
+  if (SECRET_NESTED_RUNS.some((run) => containsRun(segments, run))) return true
   return SECRET_FILE_PATTERN.test(name) && !SECRET_TEMPLATE_PATTERN.test(name)
 }
 

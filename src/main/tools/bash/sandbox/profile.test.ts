@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { bwrapArgs } from './bwrap'
 import { probeSandbox } from './launch'
+import { SENSITIVE_PATH_TABLE } from '../../sensitive-paths.table'
 import { MaskIndex, type Masks } from './masks'
 import { sandboxEnv } from './policy'
 import { quote, seatbeltProfile } from './seatbelt'
@@ -32,6 +33,17 @@ describe('MaskIndex', () => {
     expect(paths(masks.secrets)).toEqual(['.env', 'pkg/.envrc', 'pkg/a/.aws', 'pkg/a/.env.local'])
     // .env.example is a template: protected, not secret. .git is pinned in part, so git can still write objects.
     expect(paths(masks.protected)).toEqual(['.env.example', '.git/config', '.git/hooks', '.vscode'])
+  })
+
+  it('masks every secret of the shared sensitive-path table, and nothing that is not one', async () => {
+    for (const row of SENSITIVE_PATH_TABLE) {
+      await mkdir(join(root, row.path, '..'), { recursive: true })
+      await writeFile(join(root, row.path), 'x')
+    }
+    const masked = paths(new MaskIndex(root).current().secrets)
+    // A secret is masked itself or through the secret folder that holds it (`.aws/`, `.config/gcloud/`).
+    const hidden = (p: string): boolean => masked.some((m) => p === m || p.startsWith(`${m}/`))
+    for (const row of SENSITIVE_PATH_TABLE) expect(hidden(row.path), row.path).toBe(row.secret)
   })
 
   it('protects the bare-repository names at a root without .git', async () => {
