@@ -7,6 +7,7 @@ import { RewindDialog } from './features/rewind/RewindDialog'
 import { SessionList } from './features/sessions/SessionList'
 import { SettingsDialog } from './features/settings/SettingsDialog'
 import { Timeline } from './features/timeline/Timeline'
+import { ContinueRunButton } from './features/transcript/ContinueRunButton'
 import { Transcript } from './features/transcript/Transcript'
 import { WorkspacePanel } from './features/workspace/WorkspacePanel'
 import { useAppStore } from './store/app-store'
@@ -183,13 +184,11 @@ function DemoBanner() {
 
 /** Log damage, and runs that can be continued (stopped, or cut short when Lanes closed). */
 function SessionNotices() {
-  const { warnings, head, live, busy, continueRun, replayActive } = useAppStore(
+  const { warnings, head, live, replayActive } = useAppStore(
     useShallow((s) => ({
       warnings: s.warnings,
       head: s.timeline?.head,
       live: s.live,
-      busy: s.busy,
-      continueRun: s.continueRun,
       replayActive: s.replay.active,
       version: s.version,
     })),
@@ -214,15 +213,7 @@ function SessionNotices() {
             ? 'You stopped this run.'
             : 'This run was interrupted before it finished (Lanes was closed).'}{' '}
           You can pick it up where it left off.
-          <button
-            type="button"
-            className="button primary small"
-            data-testid="session-continue"
-            disabled={busy}
-            onClick={() => void continueRun()}
-          >
-            Continue the run
-          </button>
+          <ContinueRunButton />
         </div>
       )}
     </>

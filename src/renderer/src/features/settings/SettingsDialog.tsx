@@ -5,6 +5,7 @@ import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
 import { useAppStore } from '../../store/app-store'
 import { trapTab } from '../../lib/focus-trap'
 import { Checkbox } from '../../components/Checkbox'
+import { RadioField } from '../../components/RadioField'
 import { Modal } from '../../components/Modal'
 
 /** The scheduling choices, in the order shown. */
@@ -184,23 +185,14 @@ function SettingsForm({
       </fieldset>
       <fieldset>
         <legend>How the agent works</legend>
-        <div className="field">
-          <span>Scheduling</span>
-          <div className="radio-group" role="radiogroup" aria-label="Scheduling">
-            {SCHEDULERS.map(({ value, label }) => (
-              <label className="checkbox" key={value}>
-                <input
-                  type="radio"
-                  name="scheduler"
-                  data-testid={`settings-scheduler-${value}`}
-                  checked={scheduler === value}
-                  onChange={() => setScheduler(value)}
-                />
-                {label}
-              </label>
-            ))}
-          </div>
-        </div>
+        <RadioField
+          label="Scheduling"
+          name="scheduler"
+          testIdPrefix="settings-scheduler"
+          options={SCHEDULERS}
+          value={scheduler}
+          onChange={setScheduler}
+        />
         <Checkbox testId="settings-keep-going" checked={keepGoing} onChange={setKeepGoing}>
           Keep going after a failed write or command (otherwise the step’s later writes and commands are
           skipped)

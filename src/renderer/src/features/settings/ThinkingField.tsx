@@ -1,3 +1,4 @@
+import { RadioField } from '../../components/RadioField'
 import { thinkingSettingsFor, type ThinkingSetting } from '../../../../shared/models'
 
 const LABELS: Record<ThinkingSetting, string> = {
@@ -18,22 +19,13 @@ export function ThinkingField({
   const options = thinkingSettingsFor(model)
   if (!options) return null
   return (
-    <div className="field">
-      <span>Thinking</span>
-      <div className="radio-group" role="radiogroup" aria-label="Thinking">
-        {options.map((option) => (
-          <label className="checkbox" key={option}>
-            <input
-              type="radio"
-              name="thinking"
-              data-testid={`settings-thinking-${option}`}
-              checked={value === option}
-              onChange={() => onChange(option)}
-            />
-            {LABELS[option]}
-          </label>
-        ))}
-      </div>
-    </div>
+    <RadioField
+      label="Thinking"
+      name="thinking"
+      testIdPrefix="settings-thinking"
+      options={options.map((option) => ({ value: option, label: LABELS[option] }))}
+      value={value}
+      onChange={onChange}
+    />
   )
 }

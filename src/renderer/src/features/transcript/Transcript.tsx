@@ -7,6 +7,7 @@ import { canRetry, plainRunError } from '../../lib/failure'
 import { callTitle, formatDuration } from '../../lib/format'
 import { usageDetail, usageSummary } from '../../lib/usage'
 import { useAppStore } from '../../store/app-store'
+import { ContinueRunButton } from './ContinueRunButton'
 import { transcriptRows, type TranscriptRow } from './rows'
 import { Narration, RetryNotice, RunEndExplanation, ThinkingSection, WaitNotice } from './ModelNotes'
 import { liveTailOf, ToolCard } from './ToolCard'
@@ -309,26 +310,14 @@ function RunEnd({ run, failedCalls, usage }: { run: RunState; failedCalls: numbe
 
 /** Continue for the session's last run, when it failed in a way a new attempt can get past. */
 function ContinueButton({ runId }: { runId: string }) {
-  const { last, busy, live, continueRun } = useAppStore(
+  const { last, live } = useAppStore(
     useShallow((s) => ({
       last: s.view?.runs[s.view.runs.length - 1]?.runId === runId && !s.replay.active,
-      busy: s.busy,
       live: s.view?.status === 'running' || s.view?.status === 'paused',
-      continueRun: s.continueRun,
     })),
   )
   if (!last || live) return null
-  return (
-    <button
-      type="button"
-      className="button primary small"
-      data-testid="session-continue"
-      disabled={busy}
-      onClick={() => void continueRun()}
-    >
-      Continue the run
-    </button>
-  )
+  return <ContinueRunButton />
 }
 
 /** A run's tokens and their estimated cost, priced at the session's model. */
