@@ -56,3 +56,28 @@ export function turn(state: SessionState, n: number): TurnState {
 export function status(state: SessionState, callId: string): string | undefined {
   return getCall(state, callId)?.status
 }
+
+/** The first events of a session: created, its first run started with `task`, and its first turn. */
+export function sessionStart(task: string, model = 'm') {
+  return [
+    {
+      type: 'session.created',
+      sessionId: 's',
+      workspace: '/w',
+      settings: { model, scheduler: 'streaming', siblingSkip: true, demo: false },
+    },
+    { type: 'run.started', runId: 'r1', task },
+    { type: 'turn.started', runId: 'r1', turn: 1 },
+  ] satisfies SessionEventDraft[]
+}
+
+/** A `tool.queued` draft for a safe call in the first parallel group of turn 1, unless `call` says otherwise. */
+export function queuedCall(call: {
+  callId: string
+  name: string
+  input: unknown
+  index: number
+  turn?: number
+}): SessionEventDraft<'tool.queued'> {
+  return { type: 'tool.queued', turn: 1, safe: true, lane: { kind: 'parallel', group: 0 }, ...call }
+}

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { SessionEvent, type SessionEventDraft } from '../../shared/events'
+import { queuedCall } from '../../shared/reducer-test-events'
 import { buildConversation, snapshotsFrom } from './conversation'
 import { openSessionWriter, readSession } from './log'
 
@@ -221,16 +222,7 @@ describe('buildConversation', () => {
     r.add({ type: 'turn.started', runId: 'r1', turn: 1 })
     r.add({ type: 'assistant.delta', turn: 1, index: 0, text: 'Let me ' })
     r.add({ type: 'assistant.delta', turn: 1, index: 0, text: 'look.' })
-    r.add({
-      type: 'tool.queued',
-      callId: 'q1',
-      turn: 1,
-      index: 1,
-      name: 'glob',
-      input: { pattern: '**/*.ts' },
-      safe: true,
-      lane: { kind: 'parallel', group: 0 },
-    })
+    r.add(queuedCall({ callId: 'q1', index: 1, name: 'glob', input: { pattern: '**/*.ts' } }))
     r.add({
       type: 'tool.queued',
       callId: 'q2',

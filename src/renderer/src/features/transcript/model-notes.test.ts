@@ -1,21 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import type { SessionEvent } from '../../../../shared/events'
 import { reduceEvents } from '../../../../shared/reducer'
+import { queuedCall, sessionStart } from '../../../../shared/reducer-test-events'
 import { transcriptRows } from './rows'
 
 const events = (list: Record<string, unknown>[]): SessionEvent[] =>
   list.map((e, seq) => ({ ...e, seq, at: 100 + seq }) as SessionEvent)
 
-const start = [
-  {
-    type: 'session.created',
-    sessionId: 's',
-    workspace: '/w',
-    settings: { model: 'claude-sonnet-5-5', scheduler: 'streaming', siblingSkip: true, demo: false },
-  },
-  { type: 'run.started', runId: 'r1', task: 'go' },
-  { type: 'turn.started', runId: 'r1', turn: 1 },
-]
+const start = sessionStart('go', 'claude-sonnet-5-5')
 
 describe('transcript rows for thinking and retries', () => {
   it('thinking before the answer is a Thinking section; thinking after a call is the agent’s narration', () => {
@@ -28,16 +20,7 @@ describe('transcript rows for thinking and retries', () => {
           index: 0,
           block: { type: 'thinking', thinking: '', signature: 's1' },
         },
-        {
-          type: 'tool.queued',
-          callId: 'c1',
-          turn: 1,
-          index: 1,
-          name: 'read_file',
-          input: { path: 'a' },
-          safe: true,
-          lane: { kind: 'parallel', group: 0 },
-        },
+        queuedCall({ callId: 'c1', index: 1, name: 'read_file', input: { path: 'a' } }),
         {
           type: 'assistant.thinking',
           turn: 1,

@@ -1,28 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import type { SessionEvent } from '../../../../shared/events'
 import { reduceEvents } from '../../../../shared/reducer'
+import { queuedCall, sessionStart } from '../../../../shared/reducer-test-events'
 import { transcriptRows } from './rows'
 
 const base = [
-  {
-    type: 'session.created',
-    sessionId: 's',
-    workspace: '/w',
-    settings: { model: 'm', scheduler: 'streaming', siblingSkip: true, demo: false },
-  },
-  { type: 'run.started', runId: 'r1', task: 'first task' },
-  { type: 'turn.started', runId: 'r1', turn: 1 },
+  ...sessionStart('first task'),
   { type: 'assistant.delta', turn: 1, index: 0, text: 'Looking.' },
-  {
-    type: 'tool.queued',
-    callId: 'c1',
-    turn: 1,
-    index: 1,
-    name: 'read_file',
-    input: { path: 'a' },
-    safe: true,
-    lane: { kind: 'parallel', group: 0 },
-  },
+  queuedCall({ callId: 'c1', index: 1, name: 'read_file', input: { path: 'a' } }),
   { type: 'assistant.delta', turn: 1, index: 2, text: '   ' },
 ]
 const events = (list: Record<string, unknown>[]): SessionEvent[] =>
