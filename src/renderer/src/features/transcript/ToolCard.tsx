@@ -5,6 +5,7 @@ import { resultForPeople } from '../../../../shared/result-text'
 import { failureLine } from '../../lib/failure'
 import { callTitle, formatDuration, skipReason, statusLabel } from '../../lib/format'
 import { DiffView } from '../approval/DiffView'
+import { RewoundNote } from '../rewind/RewindRow'
 import { UndoButton } from '../rewind/UndoButton'
 
 /** Output longer than this is cut in the card until the user asks for all of it (rendering 1 MB of text stalls). */
@@ -119,11 +120,7 @@ export const ToolCard = memo(function ToolCard({
           {call.approval.note ? `: “${call.approval.note}”` : ''}
         </p>
       )}
-      {call.rewoundBy !== undefined && (
-        <p className="decision-note rewound" data-testid="rewound-note">
-          Undone by a rewind: this change is no longer in the files.
-        </p>
-      )}
+      {call.rewoundBy !== undefined && <RewoundNote rewindId={call.rewoundBy} />}
       <UndoButton call={call} />
       {liveTail !== undefined && (
         <pre className="output live" data-testid="live-output" aria-live="off">
