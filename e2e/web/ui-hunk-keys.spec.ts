@@ -125,3 +125,59 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     await stop()
   }
 })
+
+test('a change of 500 parts stays responsive: moving and toggling by keyboard, then written exactly', async ({
+  page,
+}) => {
+  const rows = Array.from({ length: 10_000 }, (_, i) => `row ${i + 1}`)
+  const before = rows.join('\n') + '\n'
+  const after = rows.map((l, i) => (i % 20 === 10 ? `${l} changed` : l)).join('\n') + '\n'
+  const big = {
+    turns: [
+      { blocks: [{ tool: 'read_file', input: { path: 'big.txt', limit: 5 } }], stop: 'tool_use' },
+      { blocks: [{ tool: 'write_file', input: { path: 'big.txt', content: after } }], stop: 'tool_use' },
+      { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
+    ],
+  }
+  const { app, model, stop } = await startAppWithModel({ 'big.txt': before }, big)
+  try {
+    await page.goto(app.url)
+    await sendTask(page, 'Change every twentieth row')
+    const parts = page.getByTestId('hunk-review').getByTestId('hunk-item')
+    await expect(parts).toHaveCount(500, { timeout: 30_000 })
+    await page.keyboard.press('h')
+    const box = (i: number) => parts.nth(i).getByTestId('hunk-apply')
+    await expect(box(0)).toBeFocused()
+    // Each key press, from the key to the next painted frame, measured in the page (a key event sent to the
+    // focused element, as the browser sends it, then two animation frames: the render and its paint).
+    const timed = (key: string): Promise<number> =>
+      page.evaluate(async (k) => {
+        const started = performance.now()
+        document.activeElement?.dispatchEvent(
+          new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true }),
+        )
+        await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))
+        return performance.now() - started
+      }, key)
+    const times: number[] = []
+    for (let i = 0; i < 5; i++) {
+      times.push(await timed('x'))
+      await expect(box(i)).not.toBeChecked()
+      times.push(await timed('j'))
+      await expect(box(i + 1)).toBeFocused()
+    }
+    times.sort((a, b) => a - b)
+    const median = times[Math.floor(times.length / 2)] as number
+    console.log(`500 parts: key to paint median ${median.toFixed(0)} ms, max ${times.at(-1)?.toFixed(0)} ms`)
+    expect(median).toBeLessThan(100)
+    await expect(page.getByTestId('hunk-review')).toContainText('495 of 500 will be applied')
+
+    await page.keyboard.press('a')
+    await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
+    const expected = rows.map((l, i) => (i % 20 === 10 && i > 5 * 20 ? `${l} changed` : l)).join('\n') + '\n'
+    expect(await readFile(join(app.workspace, 'big.txt'), 'utf8')).toBe(expected)
+    expect(JSON.stringify((await model.requests()).at(-1))).toContain('495 of 500 hunks were applied')
+  } finally {
+    await stop()
+  }
+})

@@ -1,4 +1,4 @@
-import { useEffect, useRef, type KeyboardEvent } from 'react'
+import { memo, useCallback, useEffect, useLayoutEffect, useRef, type KeyboardEvent } from 'react'
 import { canReviewByHunk } from '../../../../shared/events'
 import type { DiffHunk, HunkDecision, WritePreview } from '../../../../shared/events'
 
@@ -56,6 +56,16 @@ export function HunkReview({
 }) {
   const listRef = useRef<HTMLOListElement>(null)
   const focusNext = useRef<FocusTarget | null>(null)
+  // One `update` for the life of the review, so a key press re-renders only the part it changes (a change may
+  // have 500 parts).
+  const latest = useRef({ state, onChange })
+  useLayoutEffect(() => {
+    latest.current = { state, onChange }
+  })
+  const update = useCallback((index: number, patch: Partial<HunkState>): void => {
+    const { state: now, onChange: report } = latest.current
+    report({ ...now, [index]: { ...APPLIED, ...now[index], ...patch } })
+  }, [])
   // A field opened by a key exists only after the render: focus it then.
   useEffect(() => {
     const target = focusNext.current
@@ -73,10 +83,7 @@ export function HunkReview({
       </p>
     )
   const count = preview.hunks.length
-  const update = (index: number, patch: Partial<HunkState>): void => {
-    onChange({ ...state, [index]: { apply: true, note: '', ...state[index], ...patch } })
-  }
-  const stateOf = (index: number): HunkState => state[index] ?? { apply: true, note: '' }
+  const stateOf = (index: number): HunkState => state[index] ?? APPLIED
   const focus = (target: FocusTarget): void => {
     focusNext.current = target
     listRef.current
@@ -138,70 +145,83 @@ export function HunkReview({
         to come here
       </p>
       <ol className="hunk-list" ref={listRef} onKeyDown={onKeyDown}>
-        {preview.hunks.map((hunk, index) => {
-          const s = stateOf(index)
-          return (
-            <li
-              key={index}
-              className={`hunk-item ${s.apply ? '' : 'left-out'}`}
-              data-testid="hunk-item"
-              data-hunk={index}
-              data-decision={!s.apply ? 'rejected' : s.text !== undefined ? 'edited' : 'accepted'}
-            >
-              <label className="checkbox">
-                <input
-                  type="checkbox"
-                  data-testid="hunk-apply"
-                  checked={s.apply}
-                  onChange={(e) => update(index, { apply: e.target.checked })}
-                />
-                <span>
-                  Part {index + 1} <span className="muted small">{placeOf(hunk)}</span>{' '}
-                  <span
-                    className={`hunk-state ${!s.apply ? 'left-out' : s.text !== undefined ? 'edited' : ''}`}
-                  >
-                    {!s.apply ? 'left out' : s.text !== undefined ? 'edited by you' : 'will be applied'}
-                  </span>
-                </span>
-              </label>
-              <ChangedLines hunk={hunk} />
-              {s.apply && (
-                <button
-                  type="button"
-                  className="link-button"
-                  data-testid="hunk-edit"
-                  onClick={() => update(index, { text: s.text === undefined ? newSideOf(hunk) : undefined })}
-                >
-                  {s.text === undefined ? 'Edit this part' : 'Drop my edit'}
-                </button>
-              )}
-              {s.apply && s.text !== undefined && (
-                <textarea
-                  className="text-input mono hunk-text"
-                  data-testid="hunk-text"
-                  aria-label={`New text of part ${index + 1}`}
-                  rows={Math.min(12, s.text.split('\n').length + 1)}
-                  value={s.text}
-                  onChange={(e) => update(index, { text: e.target.value })}
-                />
-              )}
-              {!s.apply && (
-                <input
-                  className="text-input hunk-note"
-                  data-testid="hunk-note"
-                  placeholder="Why leave it out? (sent to the agent)"
-                  aria-label={`Note about part ${index + 1}`}
-                  value={s.note}
-                  onChange={(e) => update(index, { note: e.target.value })}
-                />
-              )}
-            </li>
-          )
-        })}
+        {preview.hunks.map((hunk, index) => (
+          <HunkItem key={index} hunk={hunk} index={index} s={stateOf(index)} update={update} />
+        ))}
       </ol>
     </fieldset>
   )
 }
+
+const APPLIED: HunkState = { apply: true, note: '' }
+
+const HunkItem = memo(function HunkItem({
+  hunk,
+  index,
+  s,
+  update,
+}: {
+  hunk: DiffHunk
+  index: number
+  s: HunkState
+  update(index: number, patch: Partial<HunkState>): void
+}) {
+  return (
+    <li
+      key={index}
+      className={`hunk-item ${s.apply ? '' : 'left-out'}`}
+      data-testid="hunk-item"
+      data-hunk={index}
+      data-decision={!s.apply ? 'rejected' : s.text !== undefined ? 'edited' : 'accepted'}
+    >
+      <label className="checkbox">
+        <input
+          type="checkbox"
+          data-testid="hunk-apply"
+          checked={s.apply}
+          onChange={(e) => update(index, { apply: e.target.checked })}
+        />
+        <span>
+          Part {index + 1} <span className="muted small">{placeOf(hunk)}</span>{' '}
+          <span className={`hunk-state ${!s.apply ? 'left-out' : s.text !== undefined ? 'edited' : ''}`}>
+            {!s.apply ? 'left out' : s.text !== undefined ? 'edited by you' : 'will be applied'}
+          </span>
+        </span>
+      </label>
+      <ChangedLines hunk={hunk} />
+      {s.apply && (
+        <button
+          type="button"
+          className="link-button"
+          data-testid="hunk-edit"
+          onClick={() => update(index, { text: s.text === undefined ? newSideOf(hunk) : undefined })}
+        >
+          {s.text === undefined ? 'Edit this part' : 'Drop my edit'}
+        </button>
+      )}
+      {s.apply && s.text !== undefined && (
+        <textarea
+          className="text-input mono hunk-text"
+          data-testid="hunk-text"
+          aria-label={`New text of part ${index + 1}`}
+          rows={Math.min(12, s.text.split('\n').length + 1)}
+          value={s.text}
+          onChange={(e) => update(index, { text: e.target.value })}
+        />
+      )}
+      {!s.apply && (
+        <input
+          className="text-input hunk-note"
+          data-testid="hunk-note"
+          placeholder="Why leave it out? (sent to the agent)"
+          aria-label={`Note about part ${index + 1}`}
+          value={s.note}
+          onChange={(e) => update(index, { note: e.target.value })}
+        />
+      )}
+    </li>
+  )
+})
 
 /** "line 12" or "lines 12–18" of the file after the change (a part that only removes: where it was). */
 function placeOf(hunk: DiffHunk): string {
