@@ -5,6 +5,7 @@ import { resultForPeople } from '../../../../shared/result-text'
 import { failureLine } from '../../lib/failure'
 import { callTitle, formatDuration, skipReason, statusLabel } from '../../lib/format'
 import { DiffView } from '../approval/DiffView'
+import { HunkOutcome } from '../rewind/HunkOutcome'
 import { RewoundNote } from '../rewind/RewindRow'
 import { UndoButton } from '../rewind/UndoButton'
 
@@ -114,12 +115,13 @@ export const ToolCard = memo(function ToolCard({
           You rejected this{call.approval.note ? `: “${call.approval.note}”` : '.'}
         </p>
       )}
-      {call.approval?.decision === 'approved' && (
+      {call.approval?.decision === 'approved' && !call.approval.hunks && (
         <p className="decision-note approved">
           Approved{call.approval.always ? ' (always allowed in this folder)' : ''}
           {call.approval.note ? `: “${call.approval.note}”` : ''}
         </p>
       )}
+      <HunkOutcome call={call} />
       {call.rewoundBy !== undefined && <RewoundNote rewindId={call.rewoundBy} />}
       <UndoButton call={call} />
       {liveTail !== undefined && (
