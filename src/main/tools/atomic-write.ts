@@ -3,6 +3,7 @@ import { constants as fsConstants, existsSync, promises as fs } from 'node:fs'
 import type { Stats } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
+import { asyncIo, type FileIo, type OpenFileIo } from './file-io'
 
 /**
  * Crash-safe file replacement: whoever looks at the target (or a crash at any instant) sees either the whole
@@ -50,38 +51,119 @@ const cleanedDirs = new Set<string>()
 export async function writeFileAtomic(
   path: string,
   data: string | Buffer,
-  opts: AtomicWriteOptions = {},
+  opts: AtomicWriteOptions & {
+    /** Folders already opened and verified (a rewind writing many files): used instead of opening its own. */
+    folders?: OpenFolders
+    /**
+     * How the file's own operations run (default `asyncIo`). `blockingIo` only for a small file written
+     * without `durable`, by a caller that bounds how long it holds the event loop (see file-io.ts).
+     */
+    io?: FileIo
+  } = {},
 ): Promise<AtomicWriteResult> {
   const dir = dirname(path)
-  const name = basename(path)
-  const tmpName = `.${name.slice(0, MAX_BASE_IN_TEMP)}.lanes-${randomBytes(6).toString('hex')}.tmp`
-  let dirHandle: FileHandle | undefined
-  let fh: FileHandle | undefined
-  let tmpCreated = false
-  let inDir = (entry: string): string => join(dir, entry)
+  const io = opts.io ?? asyncIo
+  if (io.blocking && opts.durable !== false)
+    throw new Error('writeFileAtomic: blocking writes are made durable by the caller (durable: false)')
+  if (opts.folders) {
+    const folder = await opts.folders.get(dir)
+    return 'reason' in folder ? folder : writeInFolder(folder, basename(path), data, opts, io)
+  }
+  const folder = await openFolder(dir)
+  if ('reason' in folder) return folder
+  try {
+    return await writeInFolder(folder, basename(path), data, opts, io)
+  } finally {
+    await folder.handle?.close().catch(() => undefined)
+  }
+}
+
+/** A folder opened for writes into it, after checking it is the folder its path names. */
+interface Folder {
+  dir: string
+  /** Absent on Windows, which cannot open a folder as a file. */
+  handle: FileHandle | undefined
+  /** The path of an entry, through the open folder where the platform allows. */
+  inDir(entry: string): string
+}
+
+type FolderRefusal = { ok: false; reason: string }
+
+async function openFolder(dir: string): Promise<Folder | FolderRefusal> {
+  let handle: FileHandle | undefined
   try {
     await fs.mkdir(dir, { recursive: true })
     // Windows cannot open a folder as a file; its paths are then verified by real path alone.
     if (process.platform !== 'win32')
-      dirHandle = await fs.open(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY)
-    const opened = await openedFolder(dirHandle, dir)
-    if (opened !== dir) return { ok: false, reason: swappedReason(dir, opened) }
-    if (THROUGH_FD && dirHandle) {
-      const fd = dirHandle.fd
-      inDir = (entry) => `/proc/self/fd/${fd}/${entry}`
+      handle = await fs.open(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY)
+    const opened = await openedFolder(handle, dir)
+    if (opened !== dir) {
+      await handle?.close().catch(() => undefined)
+      return { ok: false, reason: swappedReason(dir, opened) }
     }
-    if (!cleanedDirs.has(dir)) {
-      cleanedDirs.add(dir)
-      // Leftovers of a crashed earlier process; never awaited, never fatal: it only tidies up.
-      void cleanStrayTempFiles(dir)
-    }
+  } catch (error) {
+    await handle?.close().catch(() => undefined)
+    return { ok: false, reason: `could not be written (${(error as Error).message})` }
+  }
+  if (!cleanedDirs.has(dir)) {
+    cleanedDirs.add(dir)
+    // Leftovers of a crashed earlier process; never awaited, never fatal: it only tidies up.
+    void cleanStrayTempFiles(dir)
+  }
+  const fd = handle?.fd
+  const inDir =
+    THROUGH_FD && fd !== undefined
+      ? (entry: string) => `/proc/self/fd/${fd}/${entry}`
+      : (entry: string) => join(dir, entry)
+  return { dir, handle, inDir }
+}
 
-    let existing: Stats | null = null
-    try {
-      existing = await fs.stat(inDir(name))
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+/**
+ * Folders opened once for many writes into them (a rewind of a hundred files in one folder opens and checks
+ * it once, not a hundred times). Each is checked when first opened, exactly as a single write checks it; the
+ * writes then go into that very folder. Close it when the writes are done.
+ */
+export class OpenFolders {
+  private readonly open = new Map<string, Promise<Folder | FolderRefusal>>()
+
+  get(dir: string): Promise<Folder | FolderRefusal> {
+    let folder = this.open.get(dir)
+    if (!folder) {
+      folder = openFolder(dir)
+      this.open.set(dir, folder)
     }
+    return folder
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.open.values()]
+    this.open.clear()
+    for (const folder of await Promise.all(all))
+      if ('handle' in folder) await folder.handle?.close().catch(() => undefined)
+  }
+}
+
+async function writeInFolder(
+  folder: Folder,
+  name: string,
+  data: string | Buffer,
+  opts: AtomicWriteOptions,
+  io: FileIo,
+): Promise<AtomicWriteResult> {
+  const { dir, handle: dirHandle, inDir } = folder
+  const tmpName = `.${name.slice(0, MAX_BASE_IN_TEMP)}.lanes-${randomBytes(6).toString('hex')}.tmp`
+  const statOrNull = async (path: string): Promise<Stats | null> => {
+    try {
+      return await io.stat(path)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw error
+    }
+  }
+  let fh: OpenFileIo | undefined
+  let tmpCreated = false
+  try {
+    const existing = await statOrNull(inDir(name))
     if (existing !== null && !existing.isFile())
       return { ok: false, reason: 'exists and is not a regular file, so it was not replaced' }
     // Write permission is checked by the kernel on the directory only (and root bypasses it): honour a file
@@ -93,40 +175,41 @@ export async function writeFileAtomic(
       }
 
     // 0o666 lets the umask pick a new file's mode (0o644 usually), as any editor would.
-    fh = await fs.open(
+    fh = await io.open(
       inDir(tmpName),
       'wx',
       existing === null ? (opts.mode ?? 0o666) : existing.mode & 0o7777,
     )
     tmpCreated = true
+    await fh.writeAll(data)
+    if (opts.durable !== false) await fh.datasync()
+    const written = await fh.stat()
     if (existing !== null) {
-      // The umask also applied to the mode given to open: set the old mode exactly.
-      await fh.chmod(existing.mode & 0o7777)
+      // The umask also applied to the mode given to open: the old mode is set exactly when it took some away
+      // (rarely: a file's mode usually has no bit the umask clears). Before the rename, so no reader ever sees
+      // the file with another mode.
+      if ((written.mode & 0o7777) !== (existing.mode & 0o7777)) await fh.chmod(existing.mode & 0o7777)
       const uid = process.getuid?.()
       if (uid !== undefined && (existing.uid !== uid || existing.gid !== process.getgid?.())) {
         // Running as root on someone else's file: keep its owner. Without privileges this fails; the file
         // then belongs to us, which is what any editor's save does too.
-        await fh.chown(existing.uid, existing.gid).catch(() => undefined)
+        await Promise.resolve()
+          .then(() => fh?.chown(existing.uid, existing.gid))
+          .catch(() => undefined)
       }
     }
-    await fh.writeFile(data)
-    if (opts.durable !== false) await fh.sync()
-    const written = await fh.stat()
     await fh.close()
     fh = undefined
 
     if (opts.expect !== undefined) {
-      const now = await fs.stat(inDir(name)).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return null
-        throw error
-      })
+      const now = await statOrNull(inDir(name))
       const expected = opts.expect
       const same =
         expected === null
           ? now === null
           : now !== null && now.mtimeMs === expected.mtimeMs && now.size === expected.size
       if (!same) {
-        await fs.unlink(inDir(tmpName)).catch(() => undefined)
+        await removeQuietly(io, inDir(tmpName))
         tmpCreated = false
         return {
           ok: false,
@@ -136,7 +219,7 @@ export async function writeFileAtomic(
       }
     }
 
-    await fs.rename(inDir(tmpName), inDir(name))
+    await io.rename(inDir(tmpName), inDir(name))
     tmpCreated = false
     if (!THROUGH_FD) {
       const elsewhere = await landedElsewhere(dir, name, dirHandle, written)
@@ -147,11 +230,17 @@ export async function writeFileAtomic(
     if (opts.durable !== false) await dirHandle?.sync().catch(() => undefined)
     return { ok: true, mtimeMs: written.mtimeMs, size: written.size, created: existing === null }
   } catch (error) {
-    if (fh !== undefined) await fh.close().catch(() => undefined)
-    if (tmpCreated) await fs.unlink(inDir(tmpName)).catch(() => undefined)
+    if (fh !== undefined) await Promise.resolve(fh.close()).catch(() => undefined)
+    if (tmpCreated) await removeQuietly(io, inDir(tmpName))
     return { ok: false, reason: `could not be written (${(error as Error).message})` }
-  } finally {
-    await dirHandle?.close().catch(() => undefined)
+  }
+}
+
+async function removeQuietly(io: FileIo, path: string): Promise<void> {
+  try {
+    await io.unlink(path)
+  } catch {
+    // Already gone, or the folder went away: nothing is left to tidy.
   }
 }
 
