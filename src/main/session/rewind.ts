@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { stat } from 'node:fs/promises'
+import { lstat, readFile, stat, unlink } from 'node:fs/promises'
 import type { RewindChange, RewindSkip, SessionEvent, SessionEventDraft } from '../../shared/events'
 import { OpenFolders, syncFiles, writeFileAtomic } from '../tools/atomic-write'
-import { asyncIo, blockingIo, ioFor, type FileIo, TimeSlices } from '../tools/file-io'
+import { lstatNow, readFileQuick, TimeSlices } from '../tools/file-io'
 import { PreimageError, sha256, type PreimageStore } from './preimages'
 import { lanesLeft, preimagesOf, unfinishedRewind } from './rewind-history'
 
@@ -102,13 +102,13 @@ interface OnDisk {
 async function onDisk(path: string, slices?: TimeSlices): Promise<OnDisk> {
   let info
   try {
-    info = await (slices ? blockingIo : asyncIo).lstat(path)
+    info = slices ? lstatNow(path) : await lstat(path)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { hash: null, content: null }
     throw error
   }
   if (!info.isFile()) return { hash: 'odd', content: null, odd: 'is no longer a regular file' }
-  const content = await (slices ? ioFor(info.size) : asyncIo).readFile(path)
+  const content = slices ? await readFileQuick(path) : await readFile(path)
   await slices?.tick()
   return {
     hash: sha256(content),
@@ -120,9 +120,12 @@ async function onDisk(path: string, slices?: TimeSlices): Promise<OnDisk> {
 /** The file as planning saw it when it has not moved since; read again otherwise. */
 async function stillAsSeen(path: string, seen: OnDisk | undefined, slices: TimeSlices): Promise<OnDisk> {
   if (seen?.stat) {
-    const info = await Promise.resolve()
-      .then(() => blockingIo.lstat(path))
-      .catch(() => undefined)
+    let info
+    try {
+      info = lstatNow(path)
+    } catch {
+      info = undefined
+    }
     await slices.tick()
     const was = seen.stat
     if (info?.isFile() && info.ino === was.ino && info.size === was.size && info.mtimeMs === was.mtimeMs)
@@ -287,13 +290,7 @@ export async function applyRewind(
   const worker = async (): Promise<void> => {
     while (failure === undefined && next < work.length) {
       const w = work[next++] as (typeof work)[number]
-      // Small files by direct system calls in time slices, large ones through the thread pool (file-io.ts).
-      const failed = await put(w.change.path, w.content, w.expect.stat ?? null, {
-        durable: false,
-        folders,
-        io: ioFor(w.content?.length ?? 0),
-      })
-      await slices.tick()
+      const failed = await put(w.change.path, w.content, w.expect.stat ?? null, { durable: false, folders })
       if (failed) {
         failure ??= `${w.change.relPath} ${failed}`
         return
@@ -329,11 +326,11 @@ async function put(
   content: Buffer | null,
   /** The file as last seen (null: absent), re-checked before the rename; undefined: no check. */
   expect: { mtimeMs: number; size: number } | null | undefined,
-  how: { durable?: boolean; folders?: OpenFolders; io?: FileIo } = {},
+  how: { durable?: boolean; folders?: OpenFolders } = {},
 ): Promise<string | undefined> {
   if (content === null) {
     try {
-      await (how.io ?? asyncIo).unlink(path)
+      await unlink(path)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
         return `could not be removed (${(error as Error).message})`

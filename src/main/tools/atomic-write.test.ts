@@ -11,7 +11,6 @@ import { cleanStrayTempFiles, writeFileAtomic, writeJsonAtomic } from './atomic-
 const TEMP = /\.lanes-[0-9a-f]{12}\.tmp$/
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
 const atomicWriteModule = fileURLToPath(new URL('./atomic-write.ts', import.meta.url))
-const fileIoModule = fileURLToPath(new URL('./file-io.ts', import.meta.url))
 
 let dir: string
 
@@ -170,12 +169,8 @@ function versionContent(name: string, size: number, v: number): Buffer {
 const CHILD_SCRIPT = `
 import { join } from 'node:path'
 
-const [lane, moduleUrl, mode] = process.argv.slice(2)
+const [lane, moduleUrl] = process.argv.slice(2)
 const { writeFileAtomic } = await import(moduleUrl)
-// 'blocking': the system-call kind a rewind uses for small files (not durable; a kill must still never tear).
-const opts = mode === 'blocking'
-  ? { io: (await import(moduleUrl.replace(/atomic-write\\.(ts|mjs)$/, 'file-io.$1'))).blockingIo, durable: false }
-  : {}
 const versionContent = ${versionContent.toString()}
 const files = ${JSON.stringify(CRASH_FILES)}
 const cache = new Map()
@@ -185,7 +180,7 @@ for (let i = 0; ; i++) {
   const v = (i * 7 + 3) % ${VERSIONS_PER_FILE}
   const key = name + v
   if (!cache.has(key)) cache.set(key, versionContent(name, size, v))
-  const result = await writeFileAtomic(join(lane, name), cache.get(key), opts)
+  const result = await writeFileAtomic(join(lane, name), cache.get(key))
   if (!result.ok) {
     process.stderr.write(result.reason + '\\n')
     process.exit(2)
@@ -234,30 +229,18 @@ describe('writeFileAtomic under SIGKILL', () => {
     }
     const script = path.join(dir, 'child.mjs')
     await fs.writeFile(script, CHILD_SCRIPT)
-    // The module and the one module of ours it imports, compiled side by side; every other import is a node:
-    // built-in, or the compiled copy would not run on its own.
-    const compile = async (source: string): Promise<string> =>
-      ts
-        .transpileModule(await fs.readFile(source, 'utf8'), {
-          compilerOptions: {
-            module: ts.ModuleKind.ESNext,
-            target: ts.ScriptTarget.ES2022,
-            verbatimModuleSyntax: true,
-          },
-          fileName: source,
-        })
-        .outputText.replace(/from '\.\/file-io'/g, "from './file-io.mjs'")
-    const compiled = await compile(atomicWriteModule)
-    const compiledIo = await compile(fileIoModule)
-    for (const code of [compiled, compiledIo])
-      expect(
-        [...code.matchAll(/from '([^']+)'/g)].every(
-          (m) => m[1]?.startsWith('node:') || m[1] === './file-io.mjs',
-        ),
-      ).toBe(true)
+    const compiled = ts.transpileModule(await fs.readFile(atomicWriteModule, 'utf8'), {
+      compilerOptions: {
+        module: ts.ModuleKind.ESNext,
+        target: ts.ScriptTarget.ES2022,
+        verbatimModuleSyntax: true,
+      },
+      fileName: atomicWriteModule,
+    }).outputText
+    // Only node: built-ins may be imported, or the compiled copy would not run on its own.
+    expect([...compiled.matchAll(/from '([^']+)'/g)].every((m) => m[1]?.startsWith('node:'))).toBe(true)
     const compiledModule = path.join(dir, 'atomic-write.mjs')
     await fs.writeFile(compiledModule, compiled)
-    await fs.writeFile(path.join(dir, 'file-io.mjs'), compiledIo)
 
     const lanes: string[] = []
     for (let l = 0; l < LANES; l++) {
@@ -286,17 +269,15 @@ describe('writeFileAtomic under SIGKILL', () => {
       }
     }
     await Promise.all(
-      lanes.map(async (lane, l) => {
+      lanes.map(async (lane) => {
         let strays = 0
         let viaTsx = true
-        // Half the lanes write with the async kind, half with the blocking one.
-        const mode = l % 2 === 0 ? 'async' : 'blocking'
         while (kills < KILLS) {
           kills++
           writes += await runUntilKilled(
             viaTsx
-              ? ['--import', 'tsx', script, lane, pathToFileURL(atomicWriteModule).href, mode]
-              : [script, lane, pathToFileURL(compiledModule).href, mode],
+              ? ['--import', 'tsx', script, lane, pathToFileURL(atomicWriteModule).href]
+              : [script, lane, pathToFileURL(compiledModule).href],
           )
           viaTsx = false
           await checkLane(lane)

@@ -3,7 +3,6 @@ import { constants as fsConstants, existsSync, promises as fs } from 'node:fs'
 import type { Stats } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { asyncIo, type FileIo, type OpenFileIo } from './file-io'
 
 /**
  * Crash-safe file replacement: whoever looks at the target (or a crash at any instant) sees either the whole
@@ -52,27 +51,19 @@ export async function writeFileAtomic(
   path: string,
   data: string | Buffer,
   opts: AtomicWriteOptions & {
-    /** Folders already opened and verified (a rewind writing many files): used instead of opening its own. */
+    /** Folders already opened and checked (a rewind writing many files): used instead of opening its own. */
     folders?: OpenFolders
-    /**
-     * How the file's own operations run (default `asyncIo`). `blockingIo` only for a small file written
-     * without `durable`, by a caller that bounds how long it holds the event loop (see file-io.ts).
-     */
-    io?: FileIo
   } = {},
 ): Promise<AtomicWriteResult> {
   const dir = dirname(path)
-  const io = opts.io ?? asyncIo
-  if (io.blocking && opts.durable !== false)
-    throw new Error('writeFileAtomic: blocking writes are made durable by the caller (durable: false)')
   if (opts.folders) {
     const folder = await opts.folders.get(dir)
-    return 'reason' in folder ? folder : writeInFolder(folder, basename(path), data, opts, io)
+    return 'reason' in folder ? folder : writeInFolder(folder, basename(path), data, opts)
   }
   const folder = await openFolder(dir)
   if ('reason' in folder) return folder
   try {
-    return await writeInFolder(folder, basename(path), data, opts, io)
+    return await writeInFolder(folder, basename(path), data, opts)
   } finally {
     await folder.handle?.close().catch(() => undefined)
   }
@@ -119,8 +110,8 @@ async function openFolder(dir: string): Promise<Folder | FolderRefusal> {
 }
 
 /**
- * Folders opened once for many writes into them (a rewind of a hundred files in one folder opens and checks
- * it once, not a hundred times). Each is checked when first opened, exactly as a single write checks it; the
+ * Folders opened once for many writes into them: a rewind of a hundred files in one folder opens and checks it
+ * once, not a hundred times. Each is checked when first opened, exactly as a single write checks it, and the
  * writes then go into that very folder. Close it when the writes are done.
  */
 export class OpenFolders {
@@ -148,22 +139,18 @@ async function writeInFolder(
   name: string,
   data: string | Buffer,
   opts: AtomicWriteOptions,
-  io: FileIo,
 ): Promise<AtomicWriteResult> {
   const { dir, handle: dirHandle, inDir } = folder
   const tmpName = `.${name.slice(0, MAX_BASE_IN_TEMP)}.lanes-${randomBytes(6).toString('hex')}.tmp`
-  const statOrNull = async (path: string): Promise<Stats | null> => {
-    try {
-      return await io.stat(path)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
-      throw error
-    }
-  }
-  let fh: OpenFileIo | undefined
+  let fh: FileHandle | undefined
   let tmpCreated = false
   try {
-    const existing = await statOrNull(inDir(name))
+    let existing: Stats | null = null
+    try {
+      existing = await fs.stat(inDir(name))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
     if (existing !== null && !existing.isFile())
       return { ok: false, reason: 'exists and is not a regular file, so it was not replaced' }
     // Write permission is checked by the kernel on the directory only (and root bypasses it): honour a file
@@ -175,41 +162,42 @@ async function writeInFolder(
       }
 
     // 0o666 lets the umask pick a new file's mode (0o644 usually), as any editor would.
-    fh = await io.open(
+    fh = await fs.open(
       inDir(tmpName),
       'wx',
       existing === null ? (opts.mode ?? 0o666) : existing.mode & 0o7777,
     )
     tmpCreated = true
-    await fh.writeAll(data)
-    if (opts.durable !== false) await fh.datasync()
+    await fh.writeFile(data)
+    if (opts.durable !== false) await fh.sync()
     const written = await fh.stat()
     if (existing !== null) {
       // The umask also applied to the mode given to open: the old mode is set exactly when it took some away
-      // (rarely: a file's mode usually has no bit the umask clears). Before the rename, so no reader ever sees
+      // (rarely: a file's mode seldom has a bit the umask clears), before the rename, so no reader ever sees
       // the file with another mode.
       if ((written.mode & 0o7777) !== (existing.mode & 0o7777)) await fh.chmod(existing.mode & 0o7777)
       const uid = process.getuid?.()
       if (uid !== undefined && (existing.uid !== uid || existing.gid !== process.getgid?.())) {
         // Running as root on someone else's file: keep its owner. Without privileges this fails; the file
         // then belongs to us, which is what any editor's save does too.
-        await Promise.resolve()
-          .then(() => fh?.chown(existing.uid, existing.gid))
-          .catch(() => undefined)
+        await fh.chown(existing.uid, existing.gid).catch(() => undefined)
       }
     }
     await fh.close()
     fh = undefined
 
     if (opts.expect !== undefined) {
-      const now = await statOrNull(inDir(name))
+      const now = await fs.stat(inDir(name)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return null
+        throw error
+      })
       const expected = opts.expect
       const same =
         expected === null
           ? now === null
           : now !== null && now.mtimeMs === expected.mtimeMs && now.size === expected.size
       if (!same) {
-        await removeQuietly(io, inDir(tmpName))
+        await fs.unlink(inDir(tmpName)).catch(() => undefined)
         tmpCreated = false
         return {
           ok: false,
@@ -219,7 +207,7 @@ async function writeInFolder(
       }
     }
 
-    await io.rename(inDir(tmpName), inDir(name))
+    await fs.rename(inDir(tmpName), inDir(name))
     tmpCreated = false
     if (!THROUGH_FD) {
       const elsewhere = await landedElsewhere(dir, name, dirHandle, written)
@@ -230,17 +218,9 @@ async function writeInFolder(
     if (opts.durable !== false) await dirHandle?.sync().catch(() => undefined)
     return { ok: true, mtimeMs: written.mtimeMs, size: written.size, created: existing === null }
   } catch (error) {
-    if (fh !== undefined) await Promise.resolve(fh.close()).catch(() => undefined)
-    if (tmpCreated) await removeQuietly(io, inDir(tmpName))
+    if (fh !== undefined) await fh.close().catch(() => undefined)
+    if (tmpCreated) await fs.unlink(inDir(tmpName)).catch(() => undefined)
     return { ok: false, reason: `could not be written (${(error as Error).message})` }
-  }
-}
-
-async function removeQuietly(io: FileIo, path: string): Promise<void> {
-  try {
-    await io.unlink(path)
-  } catch {
-    // Already gone, or the folder went away: nothing is left to tidy.
   }
 }
 

@@ -1,103 +1,36 @@
-import {
-  closeSync,
-  fchmodSync,
-  fchownSync,
-  fdatasyncSync,
-  fstatSync,
-  lstatSync,
-  openSync,
-  promises as fs,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-  type Stats,
-} from 'node:fs'
+import { closeSync, fstatSync, lstatSync, openSync, promises as fs, readFileSync, type Stats } from 'node:fs'
 
 /**
- * The file operations a write or a read makes, in two kinds:
- * - `asyncIo`: each operation one round trip to libuv's thread pool. Never blocks the event loop, whatever the
- *   file's size or the disk's speed; what single writes (the file tools) use.
- * - `blockingIo`: the same operations as direct system calls, an order of magnitude cheaper each, for work on
- *   many small files at once (a rewind of a hundred files). Callers keep it to small files and run it in time
- *   slices (`TimeSlices`), so the event loop is never held for long, and never fsync with it: they sync the
- *   files together afterwards with the async `syncFiles`.
+ * Reading many small files at once (a rewind planning a hundred files), fast and without holding the event
+ * loop for long. Each thread-pool operation costs a round trip (tens of microseconds, more under load), and a
+ * read takes five (lstat, open, fstat, read, close); as direct system calls the same read costs a few
+ * microseconds. So small files are read with blocking calls, by callers that give the event loop back every
+ * few milliseconds (`TimeSlices`), and large ones through the thread pool, which never blocks.
  *
- * The algorithms (atomic write, reading a file as it is) are written once over this interface.
+ * Writes stay on the thread pool: replacing a file costs the file system real disk work at the rename
+ * (ext4 starts writing the new data then), which only overlaps when several writes are in flight.
  */
 
-type Maybe<T> = T | Promise<T>
-
-export interface OpenFileIo {
-  writeAll(data: string | Buffer): Maybe<void>
-  datasync(): Maybe<void>
-  stat(): Maybe<Stats>
-  chmod(mode: number): Maybe<void>
-  chown(uid: number, gid: number): Maybe<void>
-  readAll(): Maybe<Buffer>
-  close(): Maybe<void>
-}
-
-export interface FileIo {
-  /** True for the system-call kind: the caller bounds how long it runs (small files, time slices). */
-  readonly blocking: boolean
-  stat(path: string): Maybe<Stats>
-  lstat(path: string): Maybe<Stats>
-  open(path: string, flags: string | number, mode?: number): Maybe<OpenFileIo>
-  readFile(path: string): Maybe<Buffer>
-  rename(from: string, to: string): Maybe<void>
-  unlink(path: string): Maybe<void>
-}
-
-export const asyncIo: FileIo = {
-  blocking: false,
-  stat: (path) => fs.stat(path),
-  lstat: (path) => fs.lstat(path),
-  async open(path, flags, mode) {
-    const handle = await fs.open(path, flags, mode)
-    return {
-      writeAll: (data) => handle.writeFile(data),
-      datasync: () => handle.datasync(),
-      stat: () => handle.stat(),
-      chmod: (m) => handle.chmod(m),
-      chown: (uid, gid) => handle.chown(uid, gid),
-      readAll: () => handle.readFile(),
-      close: () => handle.close(),
-    }
-  },
-  readFile: (path) => fs.readFile(path),
-  rename: (from, to) => fs.rename(from, to),
-  unlink: (path) => fs.unlink(path),
-}
-
-export const blockingIo: FileIo = {
-  blocking: true,
-  stat: (path) => statSync(path),
-  lstat: (path) => lstatSync(path),
-  open(path, flags, mode) {
-    const fd = openSync(path, flags, mode)
-    return {
-      writeAll: (data) => writeFileSync(fd, data),
-      datasync: () => fdatasyncSync(fd),
-      stat: () => fstatSync(fd),
-      chmod: (m) => fchmodSync(fd, m),
-      chown: (uid, gid) => fchownSync(fd, uid, gid),
-      readAll: () => readFileSync(fd),
-      close: () => closeSync(fd),
-    }
-  },
-  readFile: (path) => readFileSync(path),
-  rename: (from, to) => renameSync(from, to),
-  unlink: (path) => unlinkSync(path),
-}
-
-/** Files up to this size are read and written with `blockingIo` in batch work: well under a millisecond each. */
+/** Files up to this size are read with blocking calls in batch work: well under a millisecond each. */
 export const BLOCKING_MAX_BYTES = 256 * 1024
 
-/** The kind of I/O for a batch's file of `size` bytes. */
-export function ioFor(size: number): FileIo {
-  return size <= BLOCKING_MAX_BYTES ? blockingIo : asyncIo
+/** The file's lstat, by a direct system call (cheap whatever the file). */
+export function lstatNow(path: string): Stats {
+  return lstatSync(path)
+}
+
+/**
+ * The file's content: by direct system calls when it is small (checked on the open file, so a file that grew
+ * since it was looked at is not read blocking), through the thread pool otherwise.
+ */
+export function readFileQuick(path: string): Buffer | Promise<Buffer> {
+  const fd = openSync(path, 'r')
+  try {
+    if (fstatSync(fd).size > BLOCKING_MAX_BYTES) return fs.readFile(path)
+    return readFileSync(fd)
+  } finally {
+    closeSync(fd)
+  }
 }
 
 /**
