@@ -38,6 +38,11 @@ export const WritePreview = z.object({
   /** Some of before/after/hunks were left out to respect PREVIEW_MAX_CHARS. */
   truncated: z.boolean().optional(),
   /**
+   * Set with `truncated`: whether hunks were left out (true) or only the full texts (false), in which case
+   * every hunk is here and the change can still be reviewed hunk by hunk. Absent in older logs.
+   */
+  hunksCut: z.boolean().optional(),
+  /**
    * A protected path (.git/, .env*, editor and shell config): always asked, whatever the approval settings.
    */
   protected: z.boolean(),
@@ -64,6 +69,7 @@ export type ApprovalPreview = z.infer<typeof ApprovalPreview>
  */
 export function capWritePreview(preview: WritePreview): WritePreview {
   let truncated = preview.truncated === true
+  let hunksCut = preview.hunksCut === true
   const capped: WritePreview = { ...preview }
   if (typeof capped.before === 'string' && capped.before.length > PREVIEW_MAX_CHARS) {
     delete capped.before
@@ -80,12 +86,53 @@ export function capWritePreview(preview: WritePreview): WritePreview {
     for (const line of hunk.lines) size += line.length + 1
     if (size > budget) {
       truncated = true
+      hunksCut = true
       break
     }
     budget -= size
     hunks.push(hunk)
   }
   capped.hunks = hunks
-  if (truncated) capped.truncated = true
+  if (truncated) {
+    capped.truncated = true
+    capped.hunksCut = hunksCut
+  }
   return capped
+}
+
+/**
+ * The user's decision on one hunk of a write or edit (per-hunk review, issue 14), by the hunk's index in the
+ * preview. `edited`: the hunk's new side (its context and added lines) replaced by `text`.
+ */
+export const HunkDecision = z.object({
+  index: Count,
+  decision: z.enum(['accepted', 'rejected', 'edited']),
+  note: z.string().max(10_000).optional(),
+  text: z.string().max(1_000_000).optional(),
+})
+export type HunkDecision = z.infer<typeof HunkDecision>
+
+/** Whether the user can accept or reject each hunk of this change: it has hunks, and all of them are here. */
+export function canReviewByHunk(preview: WritePreview): boolean {
+  return preview.hunks.length > 0 && (preview.truncated !== true || preview.hunksCut === false)
+}
+
+/** True when the decisions change anything compared with approving the whole change. */
+export function isPartialReview(
+  hunks: readonly HunkDecision[] | undefined,
+): hunks is readonly HunkDecision[] {
+  return hunks !== undefined && hunks.some((h) => h.decision !== 'accepted')
+}
+
+/**
+ * An approval whose per-hunk decisions leave out every hunk of the change: nothing would be written, so it is
+ * a rejection (the call does not run, and its failure does not skip the turn's later calls).
+ */
+export function rejectsEveryHunk(
+  preview: ApprovalPreview | undefined,
+  hunks: readonly HunkDecision[] | undefined,
+): boolean {
+  if (preview?.kind !== 'write' || !canReviewByHunk(preview) || hunks === undefined) return false
+  const rejected = new Set(hunks.filter((h) => h.decision === 'rejected').map((h) => h.index))
+  return preview.hunks.every((_, i) => rejected.has(i))
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import {
+  canReviewByHunk,
   capWritePreview,
+  rejectsEveryHunk,
   PREVIEW_MAX_CHARS,
   SessionEvent,
   SessionId,
@@ -397,5 +399,62 @@ describe('capWritePreview', () => {
     expect(capped.truncated).toBe(true)
     const size = JSON.stringify(capped).length
     expect(size).toBeLessThan(PREVIEW_MAX_CHARS)
+  })
+
+  it('says whether the change can still be reviewed hunk by hunk: only the full texts left out, or hunks too', () => {
+    const huge = 'x'.repeat(PREVIEW_MAX_CHARS + 1)
+    const sidesOnly = capWritePreview({
+      kind: 'write',
+      path: 'a',
+      before: huge,
+      after: huge + 'y',
+      hunks: [hunk(1)],
+      protected: false,
+    })
+    expect(sidesOnly).toMatchObject({ truncated: true, hunksCut: false })
+    expect(canReviewByHunk(sidesOnly)).toBe(true)
+    const line = `+${'y'.repeat(1000)}`
+    const big = { oldStart: 1, oldLines: 0, newStart: 1, newLines: 300, lines: Array<string>(300).fill(line) }
+    const cut = capWritePreview({ kind: 'write', path: 'a', hunks: [hunk(1), big], protected: false })
+    expect(cut).toMatchObject({ truncated: true, hunksCut: true })
+    expect(canReviewByHunk(cut)).toBe(false)
+    // A log from before `hunksCut` existed: a truncated preview is not reviewed by hunk.
+    expect(
+      canReviewByHunk({ kind: 'write', path: 'a', hunks: [hunk(1)], truncated: true, protected: false }),
+    ).toBe(false)
+  })
+})
+
+describe('rejectsEveryHunk', () => {
+  const preview: WritePreview = {
+    kind: 'write',
+    path: 'a',
+    before: 'a\nb\n',
+    after: 'A\nB\n',
+    hunks: [0, 1].map((n) => ({
+      oldStart: n + 1,
+      oldLines: 1,
+      newStart: n + 1,
+      newLines: 1,
+      lines: ['-x', '+y'],
+    })),
+    protected: false,
+  }
+  it('is true only when every hunk of the preview is left out', () => {
+    expect(rejectsEveryHunk(preview, [{ index: 0, decision: 'rejected' }])).toBe(false)
+    expect(
+      rejectsEveryHunk(preview, [
+        { index: 0, decision: 'rejected' },
+        { index: 1, decision: 'edited', text: '' },
+      ]),
+    ).toBe(false)
+    expect(
+      rejectsEveryHunk(preview, [
+        { index: 1, decision: 'rejected' },
+        { index: 0, decision: 'rejected', note: 'no' },
+      ]),
+    ).toBe(true)
+    expect(rejectsEveryHunk(preview, undefined)).toBe(false)
+    expect(rejectsEveryHunk({ kind: 'bash', command: 'ls', cwd: '.' }, [])).toBe(false)
   })
 })

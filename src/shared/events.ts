@@ -1,13 +1,17 @@
 import { z } from 'zod'
-import { ApprovalPreview } from './approval-preview'
+import { ApprovalPreview, HunkDecision } from './approval-preview'
 import { Count, EpochMs, Millis } from './schema-units'
 
 export {
   ApprovalPreview,
   BashPreview,
+  canReviewByHunk,
   capWritePreview,
   DiffHunk,
+  HunkDecision,
+  isPartialReview,
   OtherPreview,
+  rejectsEveryHunk,
   PREVIEW_MAX_CHARS,
   WritePreview,
 } from './approval-preview'
@@ -241,18 +245,6 @@ export const ApprovalRequestedEvent = z.object({
 
 export const ApprovalDecision = z.enum(['approved', 'rejected'])
 export type ApprovalDecision = z.infer<typeof ApprovalDecision>
-
-/**
- * The user's decision on one hunk of a write or edit (per-hunk review, issue 14), by the hunk's index in the
- * preview. `edited`: the hunk's new side (its context and added lines) replaced by `text`.
- */
-export const HunkDecision = z.object({
-  index: Count,
-  decision: z.enum(['accepted', 'rejected', 'edited']),
-  note: z.string().max(10_000).optional(),
-  text: z.string().max(1_000_000).optional(),
-})
-export type HunkDecision = z.infer<typeof HunkDecision>
 
 export const ApprovalDecidedEvent = z.object({
   type: z.literal('approval.decided'),

@@ -1,3 +1,4 @@
+import { rejectsEveryHunk } from './approval-preview'
 import type {
   AssistantMessage,
   EventOf,
@@ -493,9 +494,10 @@ function apply(r: Reduction, event: SessionEvent): void {
         hunks: event.hunks,
       }
       // Rejected is final for the user at once; the engine's rejection result (tool.finished) follows and
-      // keeps this status. Approved goes back to queued until the scheduler starts it. A policy decision may
-      // come without a request.
-      if (event.decision === 'rejected') setStatus(r, call, 'rejected')
+      // keeps this status. Approved goes back to queued until the scheduler starts it; approved with every
+      // hunk left out is a rejection. A policy decision may come without a request.
+      if (event.decision === 'rejected' || rejectsEveryHunk(call.approval.preview, event.hunks))
+        setStatus(r, call, 'rejected')
       else if (call.status === 'awaiting-approval') setStatus(r, call, 'queued')
       return withoutPending(r, event.callId)
     }

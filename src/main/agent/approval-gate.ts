@@ -1,11 +1,12 @@
+import { isPartialReview, rejectsEveryHunk } from '../../shared/events'
 import type { HunkDecision, SessionEvent, SessionEventDraft } from '../../shared/events'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
-import { NOT_APPLIED_TEXT } from '../tools/file-change'
+import { describeEveryHunkRejected } from '../tools/hunk-review'
 import type { Approved, Tool, ToolContext, ToolResult } from '../tools/tool'
 import type { AgentOptions } from './agent-options'
 import { buildPreview, decidePolicy } from './approvals'
 import type { GateVerdict } from './scheduler'
-import { executeReviewed, isPartial } from './reviewed-change'
+import { executeReviewed } from './reviewed-change'
 
 /**
  * The approval gate (DESIGN 5) of one turn: for each call, prepare (the policy, decided the moment its block
@@ -189,8 +190,22 @@ export class ApprovalGate {
       })
       call.state = { kind: 'decided', review: state.review, decision }
     }
-    if (call.state.kind === 'decided' && call.state.decision.decision === 'rejected') {
-      const note = call.state.decision.note
+    if (call.state.kind !== 'decided') return { run: true }
+    const { decision, review } = call.state
+    if (decision.decision === 'approved' && rejectsEveryHunk(review.preview, decision.hunks)) {
+      const path = review.preview.kind === 'write' ? review.preview.path : call.label
+      return {
+        run: false,
+        result: {
+          output: describeEveryHunkRejected(path, decision.hunks ?? [], decision.note),
+          isError: true,
+          metadata: { rejected: true, hunks: decision.hunks },
+        },
+        failed: false,
+      }
+    }
+    if (decision.decision === 'rejected') {
+      const note = decision.note
       return {
         run: false,
         result: {
@@ -213,17 +228,10 @@ export class ApprovalGate {
     const state = call.state
     const approved = state.kind === 'decided' && state.decision.decision === 'approved' ? state : null
     const hunks = approved?.decision.hunks
-    if (approved && isPartial(hunks)) {
-      const check = await buildPreview(tool, call.input, ctx, { protected: false })
-      const reviewed = approved.review.preview
-      const approvedAfter = reviewed.kind === 'write' ? reviewed.after : undefined
-      if (
-        !check.ok ||
-        check.preview.kind !== 'write' ||
-        (approvedAfter !== undefined && check.after !== approvedAfter)
-      )
-        return { output: NOT_APPLIED_TEXT, isError: true }
-      return executeReviewed(check.preview, hunks, ctx)
+    const reviewed = approved?.review.preview
+    if (approved && reviewed?.kind === 'write' && isPartialReview(hunks)) {
+      const current = await buildPreview(tool, call.input, ctx, { protected: false })
+      return withApprovalNote(await executeReviewed(reviewed, current, hunks, ctx), approved.decision.note)
     }
     // A person approved it (now, or earlier with "always allow"): bash runs in the writable sandbox, or as the
     // review's switches say. Without that, the read-only sandbox.
@@ -232,6 +240,16 @@ export class ApprovalGate {
         network: approved?.decision.network === true,
         outsideSandbox: approved?.decision.outsideSandbox === true,
       }
-    return tool.execute(call.input, ctx, approved ? approved.review : undefined)
+    const result = await tool.execute(call.input, ctx, approved ? approved.review : undefined)
+    return withApprovalNote(result, approved?.decision.note)
   }
+}
+
+/**
+ * The note the user typed while approving a call reaches the model with the call's result, whatever it was
+ * (a rejection's note is its result's text, above).
+ */
+function withApprovalNote(result: ToolResult, note: string | undefined): ToolResult {
+  if (!note) return result
+  return { ...result, output: `${result.output}\n\nThe user approved this call with a note: ${note}` }
 }

@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises'
+import { isPartialReview } from '../../shared/events'
 import type { RunFailureKind, SessionEvent, SessionEventDraft, SessionSettings } from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
@@ -21,7 +22,6 @@ import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext } from '../tools/tool'
 import type { AgentOptions, RunOutcome } from './agent-options'
 import { sandboxSwitches, type Decision, type PendingCall } from './approval-gate'
-import { isPartial } from './reviewed-change'
 import { playTurn, resumeTurn, type ContentBlock, type MessageParam, type TurnLoopHost } from './turn'
 
 export type { AgentOptions, ApprovalMode, RunOutcome } from './agent-options'
@@ -193,7 +193,7 @@ export class AgentSession implements TurnLoopHost {
       ...(decision.note?.trim() ? { note: decision.note.trim() } : {}),
       ...sandboxSwitches(call.name, decision),
       // Per-hunk decisions only mean something for an approved write or edit.
-      ...(decision.decision === 'approved' && isPartial(decision.hunks)
+      ...(decision.decision === 'approved' && isPartialReview(decision.hunks)
         ? { hunks: [...decision.hunks] }
         : {}),
     }

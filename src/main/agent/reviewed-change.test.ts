@@ -96,7 +96,10 @@ describe('per-hunk review', () => {
     await session.close()
     expect(await readFile(join(s.workspace, 'f.txt'), 'utf8')).toBe(original)
     const finished = (await s.log(sessionId)).find((e) => e.type === 'tool.finished' && e.callId === callId)
-    expect(finished).toMatchObject({ isError: true, output: expect.stringContaining('rejected every hunk') })
+    expect(finished).toMatchObject({
+      isError: true,
+      output: expect.stringContaining('every hunk of the change to f.txt was left out'),
+    })
   })
 })
 

@@ -246,6 +246,7 @@ export function changePreview<P extends ChangePlan>(plan: P, isProtected: boolea
     after: plan.after,
     hunks: diff.hunks,
     truncated: diff.truncated,
+    hunksCut: diff.truncated,
     protected: isProtected,
   })
   return { ok: true, preview, plan, after: plan.after }

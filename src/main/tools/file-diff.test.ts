@@ -1,6 +1,6 @@
 import { applyPatch } from 'diff'
 import { describe, expect, it } from 'vitest'
-import { fileDiff } from './file-diff'
+import { fileDiff, MAX_HUNK_LINES } from './file-diff'
 
 const lines = (n: number, f: (i: number) => string): string =>
   Array.from({ length: n }, (_, i) => f(i) + '\n').join('')
@@ -56,7 +56,7 @@ describe('fileDiff', () => {
     expect(diff.added).toBe(10_000)
     expect(diff.truncated).toBe(true)
     const shown = diff.hunks.flatMap((h) => h.lines)
-    expect(shown.length).toBeLessThanOrEqual(2000)
+    expect(shown.length).toBeLessThanOrEqual(MAX_HUNK_LINES)
     // A cut hunk still describes the lines it shows.
     const last = diff.hunks[diff.hunks.length - 1]
     expect(last?.newLines).toBe(last?.lines.filter((l) => l.startsWith('+') || l.startsWith(' ')).length)

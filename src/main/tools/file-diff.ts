@@ -17,7 +17,8 @@ export interface FileDiff {
 }
 
 const CONTEXT_LINES = 3
-const MAX_HUNK_LINES = 2000
+// Room for a change of 500 small hunks (about 7 lines each), which the user can still review hunk by hunk.
+export const MAX_HUNK_LINES = 5000
 const MAX_HUNK_CHARS = 512 * 1024
 // Myers' diff is O(N·D): past this size or time, a prefix/suffix diff (linear, correct, less minimal) is used.
 const MAX_MYERS_CHARS = 4 * 1024 * 1024

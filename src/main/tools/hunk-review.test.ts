@@ -75,6 +75,40 @@ describe('applyHunkDecisions', () => {
     expect(apply(a, [{ index: 0, decision: 'rejected' }], h).after).toBe(a)
   })
 
+  it('creates a new file from its one hunk, as proposed, edited, or not at all', () => {
+    for (const h of [
+      fileDiff('n.txt', null, 'a\nb\n').hunks,
+      [{ oldStart: 0, oldLines: 0, newStart: 1, newLines: 2, lines: ['+a', '+b'] }],
+    ]) {
+      expect(apply('', [], h).after).toBe('a\nb\n')
+      expect(apply('', [{ index: 0, decision: 'edited', text: 'a\nB' }], h).after).toBe('a\nB\n')
+      expect(apply('', [{ index: 0, decision: 'rejected' }], h).after).toBe('')
+    }
+  })
+
+  it('keeps CRLF and the missing final newline when the last hunk is edited', () => {
+    const a = ['x', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'last'].join('\r\n')
+    const b = a.replace('x', 'X').replace('last', 'LAST')
+    const h = fileDiff('f.txt', a, b).hunks
+    expect(h).toHaveLength(2)
+    const result = apply(a, [{ index: 1, decision: 'edited', text: 'f\ng\nh\nmine' }], h)
+    expect(result.after).toBe(a.replace('x', 'X').replace('last', 'mine'))
+  })
+
+  it('places later hunks right when an edited hunk grows into the lines of the next one', () => {
+    // The user's text for hunk 1 repeats lines that hunk 2 changes: they are the user's words, added once; hunk
+    // 2 still applies to its own lines, and the reported regions follow the new line numbers.
+    const text = 'line 1\nCHANGED 2\nline 3\nline 4\nline 5\nline 14\nline 15\nline 16'
+    const result = apply(before, [{ index: 0, decision: 'edited', text }])
+    const out = result.after.split('\n')
+    expect(out.slice(0, 8)).toEqual(text.split('\n'))
+    expect(out.filter((l) => l === 'NEW 15a')).toHaveLength(1)
+    const second = result.outcomes[1]
+    expect(second && out.slice(second.from - 1, second.to)).toContain('NEW 15a')
+    const third = result.outcomes[2]
+    expect(third && out.slice(third.from - 1, third.to)).toContain('CHANGED 29')
+  })
+
   it('refuses when the text no longer matches the preview', () => {
     const moved = before.replace('line 29', 'someone else')
     const result = applyHunkDecisions(moved, hunks, [])
@@ -94,5 +128,29 @@ describe('describeReview', () => {
     expect(text).toMatch(/Hunk 1: applied\. It now reads \(lines \d+-\d+\):/)
     expect(text).toContain('     2|CHANGED 2')
     expect(text).toContain('    15|line 15')
+  })
+})
+
+describe('a change of 500 hunks', () => {
+  const big = lines(10_000, 'row')
+  const bigAfter = big.map((l, i) => (i % 20 === 10 ? `${l} changed` : l))
+  const bigHunks = fileDiff('big.txt', big.join('\n') + '\n', bigAfter.join('\n') + '\n').hunks
+
+  it('is applied in a few milliseconds and described within a bounded answer that names every choice', () => {
+    expect(bigHunks).toHaveLength(500)
+    const decisions = Array.from({ length: 500 }, (_, index) =>
+      index % 3 === 0
+        ? { index, decision: 'rejected' as const, note: `no ${index}` }
+        : { index, decision: 'accepted' as const },
+    )
+    const started = performance.now()
+    const result = apply(big.join('\n') + '\n', decisions, bigHunks)
+    const text = describeReview('big.txt', result)
+    expect(performance.now() - started).toBeLessThan(200)
+    expect(text).toContain('333 of 500 hunks were applied')
+    // Past the budget of shown lines: rejected hunks still named with their note, accepted ones counted.
+    expect(text).toContain('Hunk 499: rejected, not applied; the user wrote: no 498')
+    expect(text).toMatch(/\d+ more hunks were applied as proposed \(hunks [\d, -]+\); read the file/)
+    expect(text.split('\n').length).toBeLessThan(700)
   })
 })

@@ -52,7 +52,10 @@ export function applyHunkDecisions(
   const outcomes: HunkOutcome[] = []
   let pos = 0
   for (const [index, hunk] of hunks.entries()) {
-    const start = hunk.oldLines === 0 ? hunk.oldStart : hunk.oldStart - 1
+    // 0-based line where the hunk's old side starts. jsdiff numbers an empty old side by the line it goes before
+    // (a new file's one hunk: 1); the unified-diff convention, used by the linear fallback, by the line after
+    // it (0). They differ only for an empty file, where both mean "at the start".
+    const start = Math.max(0, hunk.oldStart - 1)
     if (start < pos || start > old.length)
       return { ok: false, error: `Hunk ${index + 1} does not fit the file; review the change again.` }
     while (pos < start) out.push(old[pos++] as string)
@@ -110,7 +113,9 @@ export function applyHunkDecisions(
  */
 function editedLines(text: string, replaced: readonly string[]): string[] {
   if (text === '') return []
-  const crlf = replaced.length > 0 && replaced.every((l) => l.endsWith('\r\n') || l.endsWith('\r'))
+  // Judged on the lines that end with a line break: the file's last line may have none.
+  const ended = replaced.filter((l) => l.endsWith('\n'))
+  const crlf = ended.length > 0 && ended.every((l) => l.endsWith('\r\n'))
   const endsBare = replaced.length > 0 && !(replaced.at(-1) as string).endsWith('\n')
   let body = text.replace(/\r\n/g, '\n')
   if (!endsBare && !body.endsWith('\n')) body += '\n'
@@ -118,35 +123,88 @@ function editedLines(text: string, replaced: readonly string[]): string[] {
   return splitLines(body)
 }
 
+// What the model is shown of the changed regions: a few lines per hunk, and a budget for the whole review, so a
+// change of 500 hunks gives a readable answer rather than thousands of lines.
 const MAX_REGION_LINES = 40
+const MAX_SHOWN_LINES = 400
 
 /**
  * What the model is told about a reviewed change: which hunks were applied, which rejected (with the user's
- * note), and the resulting text of each changed region with its line numbers.
+ * note), and the resulting text of each changed region with its line numbers. Past the budget, hunks applied
+ * as proposed are only counted; every rejected or edited hunk and every note is still named.
  */
 export function describeReview(relPath: string, review: ReviewedChange & { ok: true }): string {
   const count = review.outcomes.length
   const applied = review.outcomes.filter((o) => o.decision !== 'rejected').length
   const parts = [
-    `The user reviewed the change to ${relPath} hunk by hunk: ${applied} of ${count} ${count === 1 ? 'hunk was' : 'hunks were'} applied.`,
+    `The user reviewed the change to ${relPath} hunk by hunk: ${applied} of ${count} ${count === 1 ? 'hunk was' : 'hunks were'} applied. Line numbers below are those of the file as it is now.`,
   ]
+  let budget = MAX_SHOWN_LINES
+  const unshown: number[] = []
   for (const o of review.outcomes) {
     const label = `Hunk ${o.index + 1}`
     const where = o.to >= o.from ? `lines ${o.from}-${o.to}` : `at line ${o.from}`
-    if (o.decision === 'rejected')
-      parts.push(
-        `${label}: rejected, not applied${o.note ? `; the user wrote: ${o.note}` : ''}. The file keeps its old text (${where}):`,
-      )
-    else
-      parts.push(
-        `${label}: ${o.decision === 'edited' ? 'applied as edited by the user' : 'applied'}${o.note ? `; the user wrote: ${o.note}` : ''}. It now reads (${where}):`,
-      )
-    const shown = review.lines.slice(o.from - 1, Math.min(o.to, o.from - 1 + MAX_REGION_LINES))
+    const note = o.note ? `; the user wrote: ${o.note}` : ''
+    const size = Math.max(0, o.to - o.from + 1)
+    if (budget <= 0) {
+      if (o.decision === 'accepted' && !o.note) unshown.push(o.index + 1)
+      else parts.push(`${label}: ${outcomeText(o.decision)}${note} (${where}).`)
+      continue
+    }
+    parts.push(
+      o.decision === 'rejected'
+        ? `${label}: ${outcomeText(o.decision)}${note}. The file keeps its old text (${where}):`
+        : `${label}: ${outcomeText(o.decision)}${note}. It now reads (${where}):`,
+    )
+    const shown = review.lines.slice(o.from - 1, o.from - 1 + Math.min(size, MAX_REGION_LINES, budget))
+    budget -= shown.length
     shown.forEach((line, i) =>
       parts.push(`${String(o.from + i).padStart(6)}|${withoutTerminator(line).replace(/\r$/, '')}`),
     )
-    if (o.to - o.from + 1 > shown.length)
-      parts.push(`(${o.to - o.from + 1 - shown.length} more lines; read the file to see them)`)
+    if (size > shown.length) parts.push(`(${size - shown.length} more lines; read the file to see them)`)
   }
+  if (unshown.length > 0)
+    parts.push(
+      `${unshown.length} more ${unshown.length === 1 ? 'hunk was' : 'hunks were'} applied as proposed (${ranges(unshown)}); read the file to see them.`,
+    )
   return parts.join('\n')
+}
+
+function outcomeText(decision: HunkOutcome['decision']): string {
+  switch (decision) {
+    case 'accepted':
+      return 'applied'
+    case 'edited':
+      return 'applied as edited by the user'
+    case 'rejected':
+      return 'rejected, not applied'
+  }
+}
+
+/** `hunks 3-7, 9`: consecutive numbers as ranges. */
+function ranges(numbers: readonly number[]): string {
+  const out: string[] = []
+  for (let i = 0; i < numbers.length;) {
+    let j = i
+    while (j + 1 < numbers.length && numbers[j + 1] === (numbers[j] as number) + 1) j++
+    out.push(i === j ? `${numbers[i]}` : `${numbers[i]}-${numbers[j]}`)
+    i = j + 1
+  }
+  return `${numbers.length === 1 ? 'hunk' : 'hunks'} ${out.join(', ')}`
+}
+
+/** What the model is told when the user left out every hunk: nothing was written, and the notes, if any. */
+export function describeEveryHunkRejected(
+  relPath: string,
+  decisions: readonly HunkDecision[],
+  callNote: string | undefined,
+): string {
+  const notes = decisions.filter((d) => d.note?.trim()).map((d) => `hunk ${d.index + 1}: ${d.note?.trim()}`)
+  if (callNote) notes.unshift(callNote)
+  return (
+    `Rejected by the user: every hunk of the change to ${relPath} was left out, so nothing was written and the file is as it was.` +
+    (notes.length > 0
+      ? ` The user wrote: ${notes.join('; ')}`
+      : ' Do not retry it unchanged; ask the user or take another approach.')
+  )
 }

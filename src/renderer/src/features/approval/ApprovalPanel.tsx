@@ -252,7 +252,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                     className="text-input note-input"
                     data-testid="approval-note"
                     rows={1}
-                    placeholder="Optional note for the agent (e.g. why you reject it)"
+                    placeholder="Optional note for the agent, sent with your decision (e.g. why you reject it)"
                     aria-label={`Note for the agent about: ${callTitle(call)}`}
                     value={draft.note}
                     onChange={(e) => {
@@ -312,8 +312,9 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
       </ol>
       <footer className="approval-footer muted small">
         Keys: <kbd>A</kbd> approve · <kbd>R</kbd> reject · <kbd>⇧A</kbd> approve all · <kbd>⇧R</kbd> reject
-        all · <kbd>J</kbd>/<kbd>K</kbd> next/previous · in a text field add <kbd>Alt</kbd>, or <kbd>Esc</kbd>{' '}
-        to leave it · a note is sent to the agent with your decision
+        all · <kbd>J</kbd>/<kbd>K</kbd> next/previous · <kbd>H</kbd> choose parts of a change · in a text
+        field add <kbd>Alt</kbd>, or <kbd>Esc</kbd> to leave it · a note is sent to the agent with your
+        decision
       </footer>
     </section>
   )

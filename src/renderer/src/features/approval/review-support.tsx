@@ -56,12 +56,16 @@ export function siblingSkips(
   return result
 }
 
+// A checkbox or a button takes no letters: the review's keys work there (on a part's checkbox, A approves).
+const NOT_TEXT = new Set(['checkbox', 'radio', 'button', 'submit', 'reset'])
 const isTextField = (el: Element | null): el is HTMLInputElement | HTMLTextAreaElement =>
   el !== null &&
-  (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || (el as HTMLElement).isContentEditable)
+  ((el.tagName === 'INPUT' && !NOT_TEXT.has((el as HTMLInputElement).type)) ||
+    el.tagName === 'TEXTAREA' ||
+    (el as HTMLElement).isContentEditable)
 
 /**
- * A/R (one call), Shift+A/R (all), J/K (move). In a text field the letters are text, so there they need Alt,
+ * A/R (one call), Shift+A/R (all), J/K (move), H (to the parts of a change, HunkReview). In a text field the letters are text, so there they need Alt,
  * except in the composer while it is empty (nothing is being typed there). Esc leaves a text field for the
  * review.
  */
@@ -108,6 +112,14 @@ export function useReviewKeys(
           if (isTextField(target)) return
           setFocus((f) => Math.max(0, f - 1))
           break
+        case 'h': {
+          const part = document.querySelector<HTMLElement>(
+            `[data-review-index="${focus}"] [data-testid=hunk-apply]`,
+          )
+          if (!part) return
+          part.focus()
+          break
+        }
         default:
           return
       }

@@ -1,10 +1,14 @@
+import { memo, useCallback, useEffect, useLayoutEffect, useRef, type KeyboardEvent } from 'react'
+import { canReviewByHunk } from '../../../../shared/events'
 import type { DiffHunk, HunkDecision, WritePreview } from '../../../../shared/events'
 
 /**
- * Per-hunk review of a write or edit: a checkbox per hunk (Tab to it, Space toggles), a note for a hunk left
- * out, and "Edit this hunk" for a small correction of its new lines. Reports the decisions that differ from
- * "apply it all"; approving with none is approving the whole change. The choices themselves are the caller's
- * (the review keeps them in its drafts, so they outlive a call streaming in and a reload).
+ * Per-hunk review of a write or edit: a checkbox per hunk, a note for a hunk left out, and "Edit this part" for a
+ * small correction of its new lines. All of it works from the keyboard (the keys are listed on screen):
+ * ↑/↓ or J/K move between hunks, Space or X applies or leaves out, E edits, N writes a note, Esc comes back.
+ * Reports the decisions that differ from "apply it all"; approving with none is approving the whole change.
+ * The choices themselves are the caller's (the review keeps them in its drafts, so they outlive a call
+ * streaming in and a reload).
  */
 
 export interface HunkState {
@@ -38,6 +42,9 @@ export function decisionsOf(hunks: readonly DiffHunk[], state: HunkChoices): Hun
   return out
 }
 
+/** Where the keyboard goes after a key that opens a field: `[hunk index, field]`. */
+type FocusTarget = [number, 'hunk-apply' | 'hunk-text' | 'hunk-note']
+
 export function HunkReview({
   preview,
   value: state,
@@ -47,75 +54,203 @@ export function HunkReview({
   value: HunkChoices
   onChange(next: HunkChoices): void
 }) {
-  // A change shown in part cannot be applied in part; an unchanged file has no hunks to choose.
-  if (preview.truncated || preview.before === undefined || preview.hunks.length === 0) return null
-  const update = (index: number, patch: Partial<HunkState>): void => {
-    onChange({ ...state, [index]: { apply: true, note: '', ...state[index], ...patch } })
+  const listRef = useRef<HTMLOListElement>(null)
+  const focusNext = useRef<FocusTarget | null>(null)
+  // One `update` for the life of the review, so a key press re-renders only the part it changes (a change may
+  // have 500 parts).
+  const latest = useRef({ state, onChange })
+  useLayoutEffect(() => {
+    latest.current = { state, onChange }
+  })
+  const update = useCallback((index: number, patch: Partial<HunkState>): void => {
+    const { state: now, onChange: report } = latest.current
+    report({ ...now, [index]: { ...APPLIED, ...now[index], ...patch } })
+  }, [])
+  // A field opened by a key exists only after the render: focus it then.
+  useEffect(() => {
+    const target = focusNext.current
+    if (!target) return
+    focusNext.current = null
+    listRef.current
+      ?.querySelector<HTMLElement>(`[data-hunk="${target[0]}"] [data-testid="${target[1]}"]`)
+      ?.focus()
+  })
+  if (preview.hunks.length === 0) return null
+  if (!canReviewByHunk(preview))
+    return (
+      <p className="muted small hunk-review-off" data-testid="hunk-review-off">
+        This change is too large to show every part of it, so it can only be approved or rejected as a whole.
+      </p>
+    )
+  const count = preview.hunks.length
+  const stateOf = (index: number): HunkState => state[index] ?? APPLIED
+  const focus = (target: FocusTarget): void => {
+    focusNext.current = target
+    listRef.current
+      ?.querySelector<HTMLElement>(`[data-hunk="${target[0]}"] [data-testid="${target[1]}"]`)
+      ?.focus()
   }
-  const applied = preview.hunks.filter((_, i) => state[i]?.apply !== false).length
+
+  const onKeyDown = (event: KeyboardEvent<HTMLOListElement>): void => {
+    const target = event.target as HTMLElement
+    const item = target.closest<HTMLElement>('[data-hunk]')
+    if (!item || event.ctrlKey || event.metaKey || event.altKey) return
+    const index = Number(item.dataset.hunk)
+    const s = stateOf(index)
+    if (target.dataset.testid !== 'hunk-apply') {
+      // In the hunk's text or note: Esc comes back to the hunk, keeping what was typed.
+      if (event.key !== 'Escape') return
+      focus([index, 'hunk-apply'])
+    } else {
+      switch (event.key.toLowerCase()) {
+        case 'arrowdown':
+        case 'j':
+          focus([Math.min(count - 1, index + 1), 'hunk-apply'])
+          break
+        case 'arrowup':
+        case 'k':
+          focus([Math.max(0, index - 1), 'hunk-apply'])
+          break
+        case 'x':
+          update(index, { apply: !s.apply })
+          break
+        case 'e':
+          // Editing a hunk left out brings it back: the edit is what gets applied.
+          update(index, { apply: true, text: s.text ?? newSideOf(preview.hunks[index] as DiffHunk) })
+          focus([index, 'hunk-text'])
+          break
+        case 'n':
+          if (s.apply) return
+          focus([index, 'hunk-note'])
+          break
+        default:
+          return
+      }
+    }
+    // The review's own keys (J/K between calls, Esc to the panel) must not act on the same press.
+    event.preventDefault()
+    event.stopPropagation()
+  }
+
+  const applied = preview.hunks.filter((_, i) => stateOf(i).apply).length
   return (
     <fieldset className="hunk-review" data-testid="hunk-review">
       <legend className="small">
-        Review by hunk: {applied} of {preview.hunks.length} will be applied
+        Apply this change in parts: {applied} of {count} will be applied
       </legend>
-      <ol className="hunk-list">
-        {preview.hunks.map((hunk, index) => {
-          const s = state[index] ?? { apply: true, note: '' }
-          const first = hunk.lines.find((l) => l.startsWith('+') || l.startsWith('-')) ?? ''
-          return (
-            <li
-              key={index}
-              className={`hunk-item ${s.apply ? '' : 'left-out'}`}
-              data-testid="hunk-item"
-              data-hunk={index}
-            >
-              <label className="checkbox">
-                <input
-                  type="checkbox"
-                  data-testid="hunk-apply"
-                  checked={s.apply}
-                  onChange={(e) => update(index, { apply: e.target.checked })}
-                />
-                Hunk {index + 1}{' '}
-                <span className="muted small">
-                  (lines {hunk.newStart}–{hunk.newStart + Math.max(0, hunk.newLines - 1)}){' '}
-                  <span className="mono">{first.slice(0, 80)}</span>
-                </span>
-              </label>
-              {s.apply && (
-                <button
-                  type="button"
-                  className="link-button"
-                  data-testid="hunk-edit"
-                  onClick={() => update(index, { text: s.text === undefined ? newSideOf(hunk) : undefined })}
-                >
-                  {s.text === undefined ? 'Edit this hunk' : 'Drop my edit'}
-                </button>
-              )}
-              {s.apply && s.text !== undefined && (
-                <textarea
-                  className="text-input mono hunk-text"
-                  data-testid="hunk-text"
-                  aria-label={`New text of hunk ${index + 1}`}
-                  rows={Math.min(12, s.text.split('\n').length + 1)}
-                  value={s.text}
-                  onChange={(e) => update(index, { text: e.target.value })}
-                />
-              )}
-              {!s.apply && (
-                <input
-                  className="text-input hunk-note"
-                  data-testid="hunk-note"
-                  placeholder="Why leave it out? (sent to the agent)"
-                  aria-label={`Note about hunk ${index + 1}`}
-                  value={s.note}
-                  onChange={(e) => update(index, { note: e.target.value })}
-                />
-              )}
-            </li>
-          )
-        })}
+      <p className="muted small hunk-keys" data-testid="hunk-keys">
+        Untick a part to leave it out. Keys on a part: <kbd>↑</kbd>/<kbd>↓</kbd> or <kbd>J</kbd>/<kbd>K</kbd>{' '}
+        move · <kbd>Space</kbd> or <kbd>X</kbd> apply / leave out · <kbd>E</kbd> edit its new lines ·{' '}
+        <kbd>N</kbd> note on a part left out · <kbd>Esc</kbd> back · <kbd>H</kbd> from anywhere in the review
+        to come here
+      </p>
+      <ol className="hunk-list" ref={listRef} onKeyDown={onKeyDown}>
+        {preview.hunks.map((hunk, index) => (
+          <HunkItem key={index} hunk={hunk} index={index} s={stateOf(index)} update={update} />
+        ))}
       </ol>
     </fieldset>
+  )
+}
+
+const APPLIED: HunkState = { apply: true, note: '' }
+
+const HunkItem = memo(function HunkItem({
+  hunk,
+  index,
+  s,
+  update,
+}: {
+  hunk: DiffHunk
+  index: number
+  s: HunkState
+  update(index: number, patch: Partial<HunkState>): void
+}) {
+  return (
+    <li
+      key={index}
+      className={`hunk-item ${s.apply ? '' : 'left-out'}`}
+      data-testid="hunk-item"
+      data-hunk={index}
+      data-decision={!s.apply ? 'rejected' : s.text !== undefined ? 'edited' : 'accepted'}
+    >
+      <label className="checkbox">
+        <input
+          type="checkbox"
+          data-testid="hunk-apply"
+          checked={s.apply}
+          onChange={(e) => update(index, { apply: e.target.checked })}
+        />
+        <span>
+          Part {index + 1} <span className="muted small">{placeOf(hunk)}</span>{' '}
+          <span className={`hunk-state ${!s.apply ? 'left-out' : s.text !== undefined ? 'edited' : ''}`}>
+            {!s.apply ? 'left out' : s.text !== undefined ? 'edited by you' : 'will be applied'}
+          </span>
+        </span>
+      </label>
+      <ChangedLines hunk={hunk} />
+      {s.apply && (
+        <button
+          type="button"
+          className="link-button"
+          data-testid="hunk-edit"
+          onClick={() => update(index, { text: s.text === undefined ? newSideOf(hunk) : undefined })}
+        >
+          {s.text === undefined ? 'Edit this part' : 'Drop my edit'}
+        </button>
+      )}
+      {s.apply && s.text !== undefined && (
+        <textarea
+          className="text-input mono hunk-text"
+          data-testid="hunk-text"
+          aria-label={`New text of part ${index + 1}`}
+          rows={Math.min(12, s.text.split('\n').length + 1)}
+          value={s.text}
+          onChange={(e) => update(index, { text: e.target.value })}
+        />
+      )}
+      {!s.apply && (
+        <input
+          className="text-input hunk-note"
+          data-testid="hunk-note"
+          placeholder="Why leave it out? (sent to the agent)"
+          aria-label={`Note about part ${index + 1}`}
+          value={s.note}
+          onChange={(e) => update(index, { note: e.target.value })}
+        />
+      )}
+    </li>
+  )
+})
+
+/** "line 12" or "lines 12–18" of the file after the change (a part that only removes: where it was). */
+function placeOf(hunk: DiffHunk): string {
+  if (hunk.newLines <= 1) return `(line ${Math.max(1, hunk.newStart)})`
+  return `(lines ${hunk.newStart}–${hunk.newStart + hunk.newLines - 1})`
+}
+
+const SHOWN_CHANGED_LINES = 6
+
+/**
+ * The part's own removed and added lines, so it can be judged where it is ticked: on a small screen the full
+ * diff above is scrolled out of sight.
+ */
+function ChangedLines({ hunk }: { hunk: DiffHunk }) {
+  const changed = hunk.lines.filter((l) => l.startsWith('+') || l.startsWith('-'))
+  const shown = changed.slice(0, SHOWN_CHANGED_LINES)
+  return (
+    <pre className="hunk-lines" aria-label="What this part changes">
+      {shown.map((line, i) => (
+        <span key={i} className={line.startsWith('+') ? 'add' : 'del'}>
+          {line.startsWith('+') ? '+ ' : '− '}
+          {line.slice(1, 200).replace(/\r$/, '')}
+        </span>
+      ))}
+      {changed.length > shown.length && (
+        <span className="muted">
+          … {changed.length - shown.length} more changed lines (in the diff above)
+        </span>
+      )}
+    </pre>
   )
 }

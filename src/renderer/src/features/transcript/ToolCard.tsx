@@ -5,6 +5,7 @@ import { resultForPeople } from '../../../../shared/result-text'
 import { failureLine } from '../../lib/failure'
 import { callTitle, formatDuration, skipReason, statusLabel } from '../../lib/format'
 import { DiffView } from '../approval/DiffView'
+import { HunkOutcome } from '../rewind/HunkOutcome'
 import { UndoButton } from '../rewind/UndoButton'
 
 /** Output longer than this is cut in the card until the user asks for all of it (rendering 1 MB of text stalls). */
@@ -113,12 +114,13 @@ export const ToolCard = memo(function ToolCard({
           You rejected this{call.approval.note ? `: “${call.approval.note}”` : '.'}
         </p>
       )}
-      {call.approval?.decision === 'approved' && (
+      {call.approval?.decision === 'approved' && !call.approval.hunks && (
         <p className="decision-note approved">
           Approved{call.approval.always ? ' (always allowed in this folder)' : ''}
           {call.approval.note ? `: “${call.approval.note}”` : ''}
         </p>
       )}
+      <HunkOutcome call={call} />
       {call.rewoundBy !== undefined && (
         <p className="decision-note rewound" data-testid="rewound-note">
           Undone by a rewind: this change is no longer in the files.
