@@ -44,6 +44,9 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     // The keys are on screen, where the parts are.
     await expect(review.getByTestId('hunk-keys')).toContainText('Space')
     await expect(panel.locator('.approval-footer')).toContainText('choose parts of a change')
+    // The diff names its parts as the checkboxes do.
+    await expect(panel.locator('.diff-hunk').nth(1)).toHaveText('Part 2 · lines 12–18')
+    await expect(parts.nth(1)).toContainText('Part 2 (lines 12–18)')
 
     const box = (i: number) => parts.nth(i).getByTestId('hunk-apply')
     // H goes to the first part; J and ↓ move down, K and ↑ up.

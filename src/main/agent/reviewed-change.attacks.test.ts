@@ -233,6 +233,25 @@ describe('per-hunk review: what lands on disk', () => {
     expect(told).toContain('    17|const z = 3')
   })
 
+  it('keeps a UTF-8 BOM and CRLF endings when a write_file given LF text is applied in part', async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf])
+    const crlfOriginal = original.replace(/\n/g, '\r\n')
+    const r = await review(
+      readThenWrite('bom.txt', changed),
+      {},
+      ([id]) => [{ callId: id as string, decision: 'approved', hunks: [{ index: 2, decision: 'rejected' }] }],
+      undefined,
+      (ws) => writeFile(join(ws, 'bom.txt'), Buffer.concat([bom, Buffer.from(crlfOriginal)])),
+    )
+    const expected = crlfOriginal
+      .replace('line 2\r\n', 'CHANGED 2\r\n')
+      .replace('line 15\r\n', 'CHANGED 15\r\n')
+    expect(
+      (await readFile(join(r.workspace, 'bom.txt'))).equals(Buffer.concat([bom, Buffer.from(expected)])),
+    ).toBe(true)
+    expect(textOf(r, r.callIds[0] as string)).toContain('2 of 3 hunks were applied')
+  })
+
   it('refuses to apply hunks to a file holding bytes that are not UTF-8, leaving it as it was', async () => {
     const bytes = Buffer.concat([Buffer.from('a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n'), Buffer.from([0xe9, 0x0a])])
     const r = await review(

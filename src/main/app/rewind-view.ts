@@ -69,32 +69,42 @@ const requestOf = (target: RewindTarget) => ({
 })
 
 export function planRewindView(sessionsDir: string, target: RewindTarget): Promise<RewindPreview | Refusal> {
-  return withRewindSession(sessionsDir, target.sessionId, async (session) => {
-    const plan = await planRewind(session.events, session.store, session.workspace, requestOf(target))
-    return plan.ok ? viewOf(session, plan) : plan
-  })
+  return withRewindSession(
+    sessionsDir,
+    target.sessionId,
+    async (session) => {
+      const plan = await planRewind(session.events, session.store, session.workspace, requestOf(target))
+      return plan.ok ? viewOf(session, plan) : plan
+    },
+    { callId: target.callId },
+  )
 }
 
 export function applyRewindFromApp(
   sessionsDir: string,
   target: RewindTarget & { rewindConflicts?: string[] },
 ): Promise<RewindDone | Refusal> {
-  return withRewindSession(sessionsDir, target.sessionId, async (session) => {
-    const plan = await planRewind(session.events, session.store, session.workspace, requestOf(target))
-    if (!plan.ok) return plan
-    const applied = await applyRewind(plan, session.store, session.log, {
-      rewindConflicts: target.rewindConflicts ?? [],
-    })
-    if (!applied.ok) return applied
-    return {
-      rewindId: applied.rewindId,
-      changed: applied.changes.map((c) => ({
-        relPath: c.relPath,
-        action: actionOf({ to: c.to, now: c.from }),
-      })),
-      skipped: applied.skipped,
-    }
-  })
+  return withRewindSession(
+    sessionsDir,
+    target.sessionId,
+    async (session) => {
+      const plan = await planRewind(session.events, session.store, session.workspace, requestOf(target))
+      if (!plan.ok) return plan
+      const applied = await applyRewind(plan, session.store, session.log, {
+        rewindConflicts: target.rewindConflicts ?? [],
+      })
+      if (!applied.ok) return applied
+      return {
+        rewindId: applied.rewindId,
+        changed: applied.changes.map((c) => ({
+          relPath: c.relPath,
+          action: actionOf({ to: c.to, now: c.from }),
+        })),
+        skipped: applied.skipped,
+      }
+    },
+    { callId: target.callId },
+  )
 }
 
 /**

@@ -59,7 +59,10 @@ describe('a rewind killed half-way', { timeout: 60_000 }, () => {
     expect(aBack || bGone).toBe(true)
     expect((await rewindEvents(s)).map((e) => e.type)).toEqual(['rewind.started'])
 
-    const recovered = await withRewindSession(s.sessionsDir, s.sessionId, async (r) => r.recovered)
+    // Opened at the latest call, as an undo of it would: the cut-short rewind is in the log's tail read.
+    const recovered = await withRewindSession(s.sessionsDir, s.sessionId, async (r) => r.recovered, {
+      callId: 'c3',
+    })
     expect(recovered).toMatchObject({ outcome: 'done' })
     expect(await fileText(s, 'a.txt')).toBe('one\ntwo\n')
     expect(await fileExists(s, 'sub/b.txt')).toBe(false)

@@ -35,26 +35,31 @@ export async function rewindCommand(argv: string[], usageError: (message: string
     process.stdout.write(JSON.stringify(line) + '\n')
   }
 
-  const outcome = await withRewindSession(sessionsDir, sessionId, async (session) => {
-    if (session.recovered) print({ type: 'rewind.recovered', ...session.recovered })
-    const plan = await planRewind(session.events, session.store, session.workspace, {
-      mode: 'rewind',
-      callId,
-      conversation: parsed.values['files-only'] !== true,
-    })
-    if (!plan.ok) return plan
-    // The command line cannot ask: a file changed since by someone else is skipped and reported.
-    return applyRewind(plan, session.store, session.log, {
-      onChange: (change) =>
-        print({
-          type: 'file.rewound',
-          path: change.relPath,
-          action: change.to === null ? 'removed' : change.from === null ? 'created' : 'restored',
-          from: change.from,
-          to: change.to,
-        }),
-    }).then((applied) => (applied.ok ? { ...applied, turn: plan.turn } : applied))
-  })
+  const outcome = await withRewindSession(
+    sessionsDir,
+    sessionId,
+    async (session) => {
+      if (session.recovered) print({ type: 'rewind.recovered', ...session.recovered })
+      const plan = await planRewind(session.events, session.store, session.workspace, {
+        mode: 'rewind',
+        callId,
+        conversation: parsed.values['files-only'] !== true,
+      })
+      if (!plan.ok) return plan
+      // The command line cannot ask: a file changed since by someone else is skipped and reported.
+      return applyRewind(plan, session.store, session.log, {
+        onChange: (change) =>
+          print({
+            type: 'file.rewound',
+            path: change.relPath,
+            action: change.to === null ? 'removed' : change.from === null ? 'created' : 'restored',
+            from: change.from,
+            to: change.to,
+          }),
+      }).then((applied) => (applied.ok ? { ...applied, turn: plan.turn } : applied))
+    },
+    { callId },
+  )
   if (!outcome.ok) {
     process.stderr.write(`lanes rewind: ${outcome.reason}\n`)
     return 1

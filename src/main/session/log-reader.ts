@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs'
+import { open } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 import { describeIssues } from '../../shared/ipc'
 import { SessionEvent } from '../../shared/events'
@@ -143,5 +144,64 @@ export async function scanLinesBackward(
       lineEnd = nl
     }
     pending = pending.subarray(0, lineEnd)
+  }
+}
+
+/**
+ * The session's first event and its events from the LAST one `from` accepts to the end, read from the end
+ * backwards: a rewind to a recent call reads the log's tail, not the whole of a 100 MB log. Without a match
+ * it is the whole log (`whole: true`). Lines that cannot be read are skipped with a warning, as readSession does.
+ */
+export async function readSessionTail(
+  file: string,
+  from: (event: SessionEvent) => boolean,
+): Promise<SessionRead & { whole: boolean }> {
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(file, 'r')
+    const size = (await handle.stat()).size
+    const tail: SessionEvent[] = []
+    const warnings: string[] = []
+    let found = false
+    await scanLinesBackward(handle, size, (line, terminated) => {
+      if (line.trim() === '') return false
+      const parsed = parseLine(line.charCodeAt(0) === 0xfeff ? line.slice(1) : line)
+      if (!parsed.ok) {
+        warnings.push(
+          terminated
+            ? `a line near the end: ${parsed.problem}; skipped`
+            : 'incomplete last line (the app stopped while writing it); skipped',
+        )
+        return false
+      }
+      tail.push(parsed.event)
+      found = from(parsed.event)
+      return found
+    })
+    tail.reverse()
+    if (found && tail[0]?.type !== 'session.created') {
+      // The first event (session.created: the workspace, the settings) comes from the head.
+      const first = await firstLine(handle, size)
+      const parsed = first === undefined ? undefined : parseLine(first)
+      if (parsed?.ok && parsed.event.seq < (tail[0]?.seq ?? 0)) tail.unshift(parsed.event)
+    }
+    return { events: tail, warnings: warnings.reverse(), whole: !found }
+  } catch (e) {
+    throw fileError(e, file)
+  } finally {
+    await handle?.close().catch(() => undefined)
+  }
+}
+
+async function firstLine(handle: FileHandle, size: number): Promise<string | undefined> {
+  let length = Math.min(size, 64 * 1024)
+  for (;;) {
+    const buf = Buffer.alloc(length)
+    const { bytesRead } = await handle.read(buf, 0, length, 0)
+    const nl = buf.subarray(0, bytesRead).indexOf(LF)
+    const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0
+    if (nl >= 0) return buf.toString('utf8', bom, nl)
+    if (bytesRead < length || length >= size) return undefined
+    length = Math.min(size, length * 4)
   }
 }

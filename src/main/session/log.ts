@@ -16,5 +16,12 @@ export {
   type SessionLogErrorCode,
   type SessionPaths,
 } from './log-paths'
-export { parseLine, readSession, scanLinesBackward, type ParsedLine, type SessionRead } from './log-reader'
+export {
+  parseLine,
+  readSession,
+  readSessionTail,
+  scanLinesBackward,
+  type ParsedLine,
+  type SessionRead,
+} from './log-reader'
 export { openSessionWriter, type OpenSessionWriterOptions, type SessionWriter } from './log-writer'

@@ -36,6 +36,23 @@ describe('PreimageStore', () => {
     await again.close()
   })
 
+  it('indexes every record on reopen, small and large, wherever they fall against its read window', async () => {
+    const store = await PreimageStore.open(dir())
+    // Sizes that put record boundaries at uneven places across several 1 MiB windows, and one record that is
+    // larger than a window.
+    const contents = Array.from({ length: 400 }, (_, i) => randomBytes(1 + ((i * 7919) % 12_000)))
+    contents.splice(150, 0, randomBytes(2_500_000))
+    const hashes: string[] = []
+    for (const [i, content] of contents.entries()) hashes.push(await store.put(`f${i}`, content))
+    const size = store.size
+    await store.close()
+
+    const again = await PreimageStore.open(dir())
+    expect(again.size).toBe(size)
+    for (const [i, hash] of hashes.entries()) expect((await again.get(hash)).equals(contents[i]!)).toBe(true)
+    await again.close()
+  })
+
   it('keeps a content once, however often it is put', async () => {
     const store = await PreimageStore.open(dir())
     const a = randomBytes(50_000)

@@ -26,7 +26,10 @@ const PACK_NAME = 'preimages.pack'
 export const MAX_DEPTH = 400
 /** A delta larger than this share of the content is not worth it: the content is stored whole. */
 const DELTA_MAX_SHARE = 0.5
+/** A record's header line is never longer than this. */
 const HEADER_READ = 4096
+/** Bytes read at once while indexing the pack on open. */
+const SCAN_WINDOW = 1024 * 1024
 /** Quiet time after the last append before the pack is fsynced in the background. */
 const SYNC_DELAY_MS = 250
 /** Bases for the next delta are kept in memory up to this many bytes in all (the oldest files go first). */
@@ -129,21 +132,34 @@ export class PreimageStore {
     }
   }
 
+  /**
+   * Reads the headers from the start, a window of SCAN_WINDOW bytes at a time: the records of small files (most
+   * of them) are indexed many to a read, and a large record's payload is skipped without being read. Returns
+   * where the intact records end.
+   */
   private async scan(size: number): Promise<number> {
     let at = 0
-    const buf = Buffer.alloc(HEADER_READ)
+    const window = Buffer.alloc(Math.min(SCAN_WINDOW, Math.max(size, HEADER_READ)))
+    let windowAt = 0
+    let windowLen = 0
     while (at < size) {
-      const { bytesRead } = await this.handle.read(buf, 0, HEADER_READ, at)
-      const nl = buf.subarray(0, bytesRead).indexOf(10)
-      if (nl < 0) break
+      // The header must be whole inside the window; otherwise the window moves to it.
+      let nl = at >= windowAt && at < windowAt + windowLen ? window.indexOf(10, at - windowAt) : -1
+      if (nl < 0 || nl >= windowLen) {
+        const { bytesRead } = await this.handle.read(window, 0, window.length, at)
+        windowAt = at
+        windowLen = bytesRead
+        nl = window.subarray(0, Math.min(bytesRead, HEADER_READ)).indexOf(10)
+        if (nl < 0) break
+      } else if (nl - (at - windowAt) > HEADER_READ) break
       let header: RecordHeader
       try {
-        header = JSON.parse(buf.toString('utf8', 0, nl)) as RecordHeader
+        header = JSON.parse(window.toString('utf8', at - windowAt, nl)) as RecordHeader
       } catch {
         break
       }
       if (typeof header.hash !== 'string' || !Number.isInteger(header.len) || header.len < 0) break
-      const payload = at + nl + 1
+      const payload = windowAt + nl + 1
       if (payload + header.len + 1 > size) break
       this.index.set(header.hash, { ...header, at: payload })
       at = payload + header.len + 1

@@ -1,5 +1,5 @@
 import type { SessionEvent } from '../../shared/events'
-import { openSessionWriter, readSession, SessionLogError, sessionPaths } from './log'
+import { openSessionWriter, readSession, readSessionTail, SessionLogError, sessionPaths } from './log'
 import { preimagesDir, PreimageStore } from './preimages'
 import { recoverRewind, type Refusal, type RewindLog } from './rewind'
 
@@ -22,6 +22,14 @@ export async function withRewindSession<T>(
   sessionsDir: string,
   sessionId: string,
   use: (session: RewindSession) => Promise<T>,
+  opts: {
+    /**
+     * The call the rewind goes back to (or undoes). Everything a rewind needs is logged from that call's queueing
+     * on (its file changes, what Lanes left each file as, a rewind a crash cut short), so only the log's tail
+     * from there is read: undoing a recent change of a long session does not read its whole log.
+     */
+    callId?: string
+  } = {},
 ): Promise<T | Refusal> {
   let paths
   try {
@@ -39,7 +47,11 @@ export async function withRewindSession<T>(
   }
   let store: PreimageStore | undefined
   try {
-    const { events } = await readSession(paths.log)
+    const callId = opts.callId
+    const { events } =
+      callId === undefined
+        ? await readSession(paths.log)
+        : await readSessionTail(paths.log, (e) => e.type === 'tool.queued' && e.callId === callId)
     const created = events.find((e) => e.type === 'session.created')
     if (!created || created.type !== 'session.created')
       return { ok: false, reason: `The session ${sessionId} has no readable start; it cannot be rewound.` }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { lstat, readFile, stat, unlink } from 'node:fs/promises'
 import type { RewindChange, RewindSkip, SessionEvent, SessionEventDraft } from '../../shared/events'
-import { syncFiles, writeFileAtomic } from '../tools/atomic-write'
+import { OpenFolders, syncFiles, writeFileAtomic } from '../tools/atomic-write'
+import { lstatNow, readFileQuick, TimeSlices } from '../tools/file-io'
 import { PreimageError, sha256, type PreimageStore } from './preimages'
 import { lanesLeft, preimagesOf, unfinishedRewind } from './rewind-history'
 
@@ -94,16 +95,21 @@ interface OnDisk {
   odd?: string
 }
 
-async function onDisk(path: string): Promise<OnDisk> {
+/**
+ * The file at `path` as it is: its content and hash, or absent, or not a regular file. Small files are read with
+ * direct system calls (`slices` bounds how long that holds the event loop), large ones through the thread pool.
+ */
+async function onDisk(path: string, slices?: TimeSlices): Promise<OnDisk> {
   let info
   try {
-    info = await lstat(path)
+    info = slices ? lstatNow(path) : await lstat(path)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { hash: null, content: null }
     throw error
   }
   if (!info.isFile()) return { hash: 'odd', content: null, odd: 'is no longer a regular file' }
-  const content = await readFile(path)
+  const content = slices ? await readFileQuick(path) : await readFile(path)
+  await slices?.tick()
   return {
     hash: sha256(content),
     content,
@@ -112,14 +118,20 @@ async function onDisk(path: string): Promise<OnDisk> {
 }
 
 /** The file as planning saw it when it has not moved since; read again otherwise. */
-async function stillAsSeen(path: string, seen: OnDisk | undefined): Promise<OnDisk> {
+async function stillAsSeen(path: string, seen: OnDisk | undefined, slices: TimeSlices): Promise<OnDisk> {
   if (seen?.stat) {
-    const info = await lstat(path).catch(() => undefined)
+    let info
+    try {
+      info = lstatNow(path)
+    } catch {
+      info = undefined
+    }
+    await slices.tick()
     const was = seen.stat
     if (info?.isFile() && info.ino === was.ino && info.size === was.size && info.mtimeMs === was.mtimeMs)
       return { ...seen, stat: { ...was, mode: info.mode } }
   }
-  return onDisk(path)
+  return onDisk(path, slices)
 }
 
 /**
@@ -159,6 +171,7 @@ export async function planRewind(
   if (!callIds.includes(request.callId)) callIds.unshift(request.callId)
 
   const left = lanesLeft(events)
+  const slices = new TimeSlices()
   const looked = await mapLimit([...target], READ_CONCURRENCY, async ([path, { relPath, hash: to }]) => {
     let toContent: Buffer | null = null
     if (to !== null) {
@@ -169,7 +182,7 @@ export async function planRewind(
         return `The content of ${relPath} before that call cannot be restored: ${why}`
       }
     }
-    const now = await onDisk(path)
+    const now = await onDisk(path, slices)
     if (now.hash === to) return undefined
     const known = left.has(path) ? (left.get(path) as string | null) : undefined
     const file: PlannedFile = {
@@ -225,8 +238,9 @@ export async function applyRewind(
     })
     return false
   })
+  const slices = new TimeSlices()
   const prepared = await mapLimit(chosenFiles, READ_CONCURRENCY, async (file) => {
-    const now = await stillAsSeen(file.path, file.seen?.now)
+    const now = await stillAsSeen(file.path, file.seen?.now, slices)
     if (now.hash !== file.now)
       return `${file.relPath} changed while the rewind was being prepared; nothing was changed.`
     if (now.stat && (now.stat.mode & 0o222) === 0)
@@ -271,10 +285,12 @@ export async function applyRewind(
   const done: RewindChange[] = []
   let failure: string | undefined
   let next = 0
+  // Each folder is opened and checked once for all the files written into it.
+  const folders = new OpenFolders()
   const worker = async (): Promise<void> => {
     while (failure === undefined && next < work.length) {
       const w = work[next++] as (typeof work)[number]
-      const failed = await put(w.change.path, w.content, w.expect.stat ?? null, false)
+      const failed = await put(w.change.path, w.content, w.expect.stat ?? null, { durable: false, folders })
       if (failed) {
         failure ??= `${w.change.relPath} ${failed}`
         return
@@ -283,7 +299,11 @@ export async function applyRewind(
       await opts.onChange?.(w.change)
     }
   }
-  await Promise.all(Array.from({ length: Math.min(APPLY_CONCURRENCY, work.length) }, worker))
+  try {
+    await Promise.all(Array.from({ length: Math.min(APPLY_CONCURRENCY, work.length) }, worker))
+  } finally {
+    await folders.close()
+  }
   if (failure !== undefined) {
     const undone = await rollBack(done, store)
     await log.append({
@@ -306,7 +326,7 @@ async function put(
   content: Buffer | null,
   /** The file as last seen (null: absent), re-checked before the rename; undefined: no check. */
   expect: { mtimeMs: number; size: number } | null | undefined,
-  durable = true,
+  how: { durable?: boolean; folders?: OpenFolders } = {},
 ): Promise<string | undefined> {
   if (content === null) {
     try {
@@ -318,7 +338,7 @@ async function put(
     return undefined
   }
   const written = await writeFileAtomic(path, content, {
-    durable,
+    ...how,
     ...(expect === undefined ? {} : { expect }),
   })
   return written.ok ? undefined : written.reason

@@ -50,32 +50,101 @@ const cleanedDirs = new Set<string>()
 export async function writeFileAtomic(
   path: string,
   data: string | Buffer,
-  opts: AtomicWriteOptions = {},
+  opts: AtomicWriteOptions & {
+    /** Folders already opened and checked (a rewind writing many files): used instead of opening its own. */
+    folders?: OpenFolders
+  } = {},
 ): Promise<AtomicWriteResult> {
   const dir = dirname(path)
-  const name = basename(path)
-  const tmpName = `.${name.slice(0, MAX_BASE_IN_TEMP)}.lanes-${randomBytes(6).toString('hex')}.tmp`
-  let dirHandle: FileHandle | undefined
-  let fh: FileHandle | undefined
-  let tmpCreated = false
-  let inDir = (entry: string): string => join(dir, entry)
+  if (opts.folders) {
+    const folder = await opts.folders.get(dir)
+    return 'reason' in folder ? folder : writeInFolder(folder, basename(path), data, opts)
+  }
+  const folder = await openFolder(dir)
+  if ('reason' in folder) return folder
+  try {
+    return await writeInFolder(folder, basename(path), data, opts)
+  } finally {
+    await folder.handle?.close().catch(() => undefined)
+  }
+}
+
+/** A folder opened for writes into it, after checking it is the folder its path names. */
+interface Folder {
+  dir: string
+  /** Absent on Windows, which cannot open a folder as a file. */
+  handle: FileHandle | undefined
+  /** The path of an entry, through the open folder where the platform allows. */
+  inDir(entry: string): string
+}
+
+type FolderRefusal = { ok: false; reason: string }
+
+async function openFolder(dir: string): Promise<Folder | FolderRefusal> {
+  let handle: FileHandle | undefined
   try {
     await fs.mkdir(dir, { recursive: true })
     // Windows cannot open a folder as a file; its paths are then verified by real path alone.
     if (process.platform !== 'win32')
-      dirHandle = await fs.open(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY)
-    const opened = await openedFolder(dirHandle, dir)
-    if (opened !== dir) return { ok: false, reason: swappedReason(dir, opened) }
-    if (THROUGH_FD && dirHandle) {
-      const fd = dirHandle.fd
-      inDir = (entry) => `/proc/self/fd/${fd}/${entry}`
+      handle = await fs.open(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY)
+    const opened = await openedFolder(handle, dir)
+    if (opened !== dir) {
+      await handle?.close().catch(() => undefined)
+      return { ok: false, reason: swappedReason(dir, opened) }
     }
-    if (!cleanedDirs.has(dir)) {
-      cleanedDirs.add(dir)
-      // Leftovers of a crashed earlier process; never awaited, never fatal: it only tidies up.
-      void cleanStrayTempFiles(dir)
-    }
+  } catch (error) {
+    await handle?.close().catch(() => undefined)
+    return { ok: false, reason: `could not be written (${(error as Error).message})` }
+  }
+  if (!cleanedDirs.has(dir)) {
+    cleanedDirs.add(dir)
+    // Leftovers of a crashed earlier process; never awaited, never fatal: it only tidies up.
+    void cleanStrayTempFiles(dir)
+  }
+  const fd = handle?.fd
+  const inDir =
+    THROUGH_FD && fd !== undefined
+      ? (entry: string) => `/proc/self/fd/${fd}/${entry}`
+      : (entry: string) => join(dir, entry)
+  return { dir, handle, inDir }
+}
 
+/**
+ * Folders opened once for many writes into them: a rewind of a hundred files in one folder opens and checks it
+ * once, not a hundred times. Each is checked when first opened, exactly as a single write checks it, and the
+ * writes then go into that very folder. Close it when the writes are done.
+ */
+export class OpenFolders {
+  private readonly open = new Map<string, Promise<Folder | FolderRefusal>>()
+
+  get(dir: string): Promise<Folder | FolderRefusal> {
+    let folder = this.open.get(dir)
+    if (!folder) {
+      folder = openFolder(dir)
+      this.open.set(dir, folder)
+    }
+    return folder
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.open.values()]
+    this.open.clear()
+    for (const folder of await Promise.all(all))
+      if ('handle' in folder) await folder.handle?.close().catch(() => undefined)
+  }
+}
+
+async function writeInFolder(
+  folder: Folder,
+  name: string,
+  data: string | Buffer,
+  opts: AtomicWriteOptions,
+): Promise<AtomicWriteResult> {
+  const { dir, handle: dirHandle, inDir } = folder
+  const tmpName = `.${name.slice(0, MAX_BASE_IN_TEMP)}.lanes-${randomBytes(6).toString('hex')}.tmp`
+  let fh: FileHandle | undefined
+  let tmpCreated = false
+  try {
     let existing: Stats | null = null
     try {
       existing = await fs.stat(inDir(name))
@@ -99,9 +168,14 @@ export async function writeFileAtomic(
       existing === null ? (opts.mode ?? 0o666) : existing.mode & 0o7777,
     )
     tmpCreated = true
+    await fh.writeFile(data)
+    if (opts.durable !== false) await fh.sync()
+    const written = await fh.stat()
     if (existing !== null) {
-      // The umask also applied to the mode given to open: set the old mode exactly.
-      await fh.chmod(existing.mode & 0o7777)
+      // The umask also applied to the mode given to open: the old mode is set exactly when it took some away
+      // (rarely: a file's mode seldom has a bit the umask clears), before the rename, so no reader ever sees
+      // the file with another mode.
+      if ((written.mode & 0o7777) !== (existing.mode & 0o7777)) await fh.chmod(existing.mode & 0o7777)
       const uid = process.getuid?.()
       if (uid !== undefined && (existing.uid !== uid || existing.gid !== process.getgid?.())) {
         // Running as root on someone else's file: keep its owner. Without privileges this fails; the file
@@ -109,9 +183,6 @@ export async function writeFileAtomic(
         await fh.chown(existing.uid, existing.gid).catch(() => undefined)
       }
     }
-    await fh.writeFile(data)
-    if (opts.durable !== false) await fh.sync()
-    const written = await fh.stat()
     await fh.close()
     fh = undefined
 
@@ -150,8 +221,6 @@ export async function writeFileAtomic(
     if (fh !== undefined) await fh.close().catch(() => undefined)
     if (tmpCreated) await fs.unlink(inDir(tmpName)).catch(() => undefined)
     return { ok: false, reason: `could not be written (${(error as Error).message})` }
-  } finally {
-    await dirHandle?.close().catch(() => undefined)
   }
 }
 

@@ -11,7 +11,10 @@ describe('diffLines', () => {
     const lines = rows.flatMap((r) =>
       r.kind === 'line' ? [[r.line.kind, r.line.oldNo, r.line.newNo, r.line.text]] : [],
     )
-    expect(rows[0]).toMatchObject({ kind: 'hunk', header: '@@ -1,3 +1,4 @@' })
+    expect(rows[0]).toMatchObject({ kind: 'hunk', header: 'Part 1 · lines 1–4' })
+    expect(diffLines(hunks('a\nb\nc\n', ''), undefined)[0]).toMatchObject({
+      header: 'Part 1 · removes lines 1–3',
+    })
     expect(lines).toEqual([
       ['context', 1, 1, 'a'],
       ['del', 2, undefined, 'b'],

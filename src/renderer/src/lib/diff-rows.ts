@@ -31,13 +31,26 @@ export interface DiffStats {
   removed: number
 }
 
+/**
+ * Where a hunk sits, in words a newcomer reads (not `@@ -1,3 +1,4 @@`): its lines in the file after the change;
+ * a hunk that only removes lines says where they were. The per-hunk review names its parts the same way.
+ */
+export function hunkPlace(hunk: DiffHunk): string {
+  if (hunk.newLines === 0)
+    return `removes line${hunk.oldLines === 1 ? '' : 's'} ${range(hunk.oldStart, hunk.oldLines)}`
+  return `line${hunk.newLines === 1 ? '' : 's'} ${range(hunk.newStart, hunk.newLines)}`
+}
+
+const range = (start: number, count: number): string =>
+  count <= 1 ? `${start}` : `${start}–${start + count - 1}`
+
 export function diffLines(hunks: readonly DiffHunk[], language: string | undefined): UnifiedRow[] {
   const rows: UnifiedRow[] = []
   // Highlighting state per side: hunks are separated by unseen lines, so each hunk starts fresh.
   hunks.forEach((hunk, h) => {
     rows.push({
       kind: 'hunk',
-      header: `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`,
+      header: `Part ${h + 1} · ${hunkPlace(hunk)}`,
       key: `h${h}`,
     })
     let oldNo = hunk.oldStart

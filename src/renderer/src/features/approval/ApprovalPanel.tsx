@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
+import { rejectsEveryHunk } from '../../../../shared/events'
 import type { ApprovalPreview, HunkDecision } from '../../../../shared/events'
 import type { ApprovalReply, AppInfo } from '../../../../shared/ipc'
 import { getCall } from '../../../../shared/reducer'
@@ -224,14 +225,20 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
               )}
               {decision ? (
                 <div className="approval-staged" role="status">
-                  {decision.decision === 'approved' ? 'Will approve' : 'Will reject'}
+                  {decision.decision === 'rejected'
+                    ? 'Will reject'
+                    : rejectsEveryHunk(preview, hunkDecisions(call, decision))
+                      ? 'Will reject: every part is left out'
+                      : 'Will approve'}
                   {decision.decision === 'approved' && decision.sandbox?.outsideSandbox
                     ? ' (outside the sandbox)'
                     : decision.decision === 'approved' && decision.sandbox?.network
                       ? ' (with the internet)'
                       : ''}
-                  {decision.decision === 'approved' && hunkDecisions(call, decision).length > 0
-                    ? ' as reviewed by hunk'
+                  {decision.decision === 'approved' &&
+                  hunkDecisions(call, decision).length > 0 &&
+                  !rejectsEveryHunk(preview, hunkDecisions(call, decision))
+                    ? ' the parts you kept'
                     : ''}
                   {decision.note ? ` with note “${decision.note}”` : ''}
                   {remaining > 0

@@ -1,6 +1,7 @@
 import { memo, useCallback, useEffect, useLayoutEffect, useRef, type KeyboardEvent } from 'react'
 import { canReviewByHunk } from '../../../../shared/events'
 import type { DiffHunk, HunkDecision, WritePreview } from '../../../../shared/events'
+import { hunkPlace } from '../../lib/diff-rows'
 
 /**
  * Per-hunk review of a write or edit: a checkbox per hunk, a note for a hunk left out, and "Edit this part" for a
@@ -182,7 +183,7 @@ const HunkItem = memo(function HunkItem({
           onChange={(e) => update(index, { apply: e.target.checked })}
         />
         <span>
-          Part {index + 1} <span className="muted small">{placeOf(hunk)}</span>{' '}
+          Part {index + 1} <span className="muted small">({hunkPlace(hunk)})</span>{' '}
           <span className={`hunk-state ${!s.apply ? 'left-out' : s.text !== undefined ? 'edited' : ''}`}>
             {!s.apply ? 'left out' : s.text !== undefined ? 'edited by you' : 'will be applied'}
           </span>
@@ -222,12 +223,6 @@ const HunkItem = memo(function HunkItem({
     </li>
   )
 })
-
-/** "line 12" or "lines 12–18" of the file after the change (a part that only removes: where it was). */
-function placeOf(hunk: DiffHunk): string {
-  if (hunk.newLines <= 1) return `(line ${Math.max(1, hunk.newStart)})`
-  return `(lines ${hunk.newStart}–${hunk.newStart + hunk.newLines - 1})`
-}
 
 const SHOWN_CHANGED_LINES = 6
 
