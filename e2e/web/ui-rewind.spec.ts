@@ -194,6 +194,10 @@ test('an undo stays visible: its row with its file, the struck card linked to it
     await writeUndo.hover()
     await expect(writeUndo).toBeVisible()
     await page.screenshot({ path: 'e2e/output/screenshots/ui-undo-bar-hover.png' })
+    // It covers no other bar (the edit just after the write may share its row).
+    const overlaps = (a: { x: number; y: number; width: number; height: number }, b: typeof a) =>
+      a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height
+    expect(overlaps((await writeUndo.boundingBox())!, (await editBar.boundingBox())!)).toBe(false)
     await page.mouse.move(2, 2)
     await expect(writeUndo).toHaveCount(0)
 
