@@ -120,20 +120,38 @@ export async function loadEvents(page: Page): Promise<{ type: string; at: number
 
 /** axe-core's colour-contrast check (WCAG AA) on the page as it is: the violations, one line each. */
 export async function contrastViolations(page: Page): Promise<string[]> {
+  return runAxe(page, null, { runOnly: { type: 'rule', values: ['color-contrast'] } })
+}
+
+/**
+ * Every axe-core rule of WCAG 2 A and AA (names, roles, focusable content, contrast...) on the parts of the page
+ * matched by `include` (CSS selectors), as they are now: the violations, one line each.
+ */
+export async function axeViolations(page: Page, include: string[]): Promise<string[]> {
+  return runAxe(page, include, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa'] } })
+}
+
+async function runAxe(page: Page, include: string[] | null, options: unknown): Promise<string[]> {
   // Evaluated rather than added as a script tag: the app's CSP (rightly) refuses inline scripts.
   axeSource ??= await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(c: unknown, o: unknown): Promise<AxeResults> } }).axe
-    const results = await axe.run(document, { runOnly: { type: 'rule', values: ['color-contrast'] } })
-    return results.violations.flatMap((v) =>
-      v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary?.split('\n').slice(1).join(' ') ?? ''}`),
-    )
-  })
+  return page.evaluate(
+    async ({ include, options }) => {
+      const axe = (window as unknown as { axe: { run(c: unknown, o: unknown): Promise<AxeResults> } }).axe
+      const context = include === null ? document : { include: include.map((s) => [s]) }
+      const results = await axe.run(context, options)
+      return results.violations.flatMap((v) =>
+        v.nodes.map(
+          (n) => `${v.id} ${n.target.join(' ')}: ${n.failureSummary?.split('\n').slice(1).join(' ') ?? ''}`,
+        ),
+      )
+    },
+    { include, options },
+  )
 }
 
 interface AxeResults {
-  violations: { nodes: { target: string[]; failureSummary?: string }[] }[]
+  violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[]
 }
 
 let axeSource: string | undefined

@@ -63,6 +63,8 @@ export const SessionSummary = z.object({
   status: z.enum(['running', 'paused', 'finished', 'failed']),
   interrupted: z.boolean().optional(),
   stopped: z.boolean().optional(),
+  /** paused because a rewind took the conversation back: continuing goes on from the turn it went back to. */
+  rewound: z.boolean().optional(),
   /** seq of the last event + 1 (seqs have no gaps). */
   eventCount: Count.optional(),
 })

@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import { capWritePreview, PREVIEW_MAX_CHARS } from '../../shared/events'
+import type { SessionEvent } from '../../shared/events'
 import type { RewindDone, RewindFileView, RewindPreview, RewindTarget } from '../../shared/ipc'
 import { applyRewind, planRewind, type PlannedFile, type Refusal, type RewindPlan } from '../session/rewind'
+import { unfinishedRewind } from '../session/rewind-history'
 import { withRewindSession, type RewindSession } from '../session/rewind-session'
 import { fileDiff } from '../tools/file-diff'
 
@@ -103,4 +105,21 @@ export function applyRewindFromApp(
     },
     { callId: target.callId },
   )
+}
+
+/**
+ * An undo or rewind a crash cut short (its intent logged, no outcome), finished or rolled back as the app opens
+ * its session, by the same recovery every rewind and continue starts with (withRewindSession), so the user
+ * never looks at a half-rewound folder. Returns whether the log changed; false when nothing was pending or the
+ * session is held elsewhere (a `lanes` command, another window): whoever holds it, or the next rewind or
+ * continue, finishes it then.
+ */
+export async function finishCutShortRewind(
+  sessionsDir: string,
+  sessionId: string,
+  events: readonly SessionEvent[],
+): Promise<boolean> {
+  if (!unfinishedRewind(events)) return false
+  const recovered = await withRewindSession(sessionsDir, sessionId, async (session) => session.recovered)
+  return recovered !== undefined && !('ok' in recovered)
 }

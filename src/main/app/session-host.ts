@@ -25,7 +25,7 @@ import {
 import { writeJsonAtomic } from '../tools/atomic-write'
 import { readSession, SessionLogError, sessionPaths } from '../session/log'
 import { recordedWorkspace } from './folders'
-import { applyRewindFromApp, planRewindView } from './rewind-view'
+import { applyRewindFromApp, finishCutShortRewind, planRewindView } from './rewind-view'
 import type { KeyStore } from './key-store'
 import { listSessions } from '../session/store'
 import type { DemoHost } from '../agent/demo-model'
@@ -104,8 +104,28 @@ export class SessionHost {
   }
 
   async load(sessionId: string): Promise<{ events: SessionEvent[]; warnings: string[]; live: boolean }> {
-    const { events, warnings } = await readSession(sessionPaths(this.opts.sessionsDir, sessionId).log)
-    return { events, warnings, live: this.live.has(sessionId) }
+    const log = sessionPaths(this.opts.sessionsDir, sessionId).log
+    const read = await readSession(log)
+    const live = this.live.has(sessionId)
+    // A session a run drives has no rewind pending (a rewind is refused while a run goes on, and the run's
+    // start finished any a crash left).
+    if (live || !(await this.finishCutShortRewind(sessionId, read.events))) return { ...read, live }
+    this.opts.onListChanged()
+    return { ...(await readSession(log)), live }
+  }
+
+  private readonly recovering = new Map<string, Promise<boolean>>()
+
+  /** One recovery at a time per session: two windows (or a reload) opening it at once wait for the same one. */
+  private finishCutShortRewind(sessionId: string, events: readonly SessionEvent[]): Promise<boolean> {
+    let pending = this.recovering.get(sessionId)
+    if (!pending) {
+      pending = finishCutShortRewind(this.opts.sessionsDir, sessionId, events).finally(() =>
+        this.recovering.delete(sessionId),
+      )
+      this.recovering.set(sessionId, pending)
+    }
+    return pending
   }
 
   /**

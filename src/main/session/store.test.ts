@@ -74,6 +74,25 @@ describe('listSessions', () => {
       },
     )
     await session('no-run', [], { createdAt: 9 })
+    await session(
+      'rewound',
+      [
+        started(),
+        { type: 'run.finished', runId: 'r1', reason: 'end_turn' },
+        {
+          type: 'rewind.started',
+          rewindId: 'w1',
+          mode: 'rewind',
+          callId: 'c1',
+          callIds: ['c1'],
+          changes: [],
+          skipped: [],
+          turn: 1,
+        },
+        { type: 'rewind.finished', rewindId: 'w1', outcome: 'done', conversationFromTurn: 1 },
+      ],
+      { createdAt: 10 },
+    )
 
     const byId = Object.fromEntries((await listSessions(dir())).map((s) => [s.sessionId, s]))
     expect(byId.finished).toMatchObject({ status: 'finished' })
@@ -89,6 +108,9 @@ describe('listSessions', () => {
     expect(byId['live-paused']).toMatchObject({ status: 'paused' })
     expect(byId['live-paused']).not.toHaveProperty('interrupted')
     expect(byId['no-run']).toMatchObject({ status: 'finished', title: 'Untitled session' })
+    // The conversation went back to an earlier turn: it waits to go on from there, for no review.
+    expect(byId.rewound).toMatchObject({ status: 'paused', rewound: true })
+    expect(byId.paused).not.toHaveProperty('rewound')
   })
 
   it('sees a crashed writer (lock left by a dead process) as interrupted, not running', async () => {

@@ -147,8 +147,9 @@ async function summarize(sessionsDir: string, sessionId: string): Promise<Sessio
     case 'run.failed':
       return { ...summary, status: 'failed' }
     case 'run.paused':
-    case 'rewind.finished':
       return { ...summary, status: 'paused' }
+    case 'rewind.finished':
+      return { ...summary, status: 'paused', rewound: true }
     case 'run.stopped':
       return { ...summary, status: 'paused', stopped: true }
     case 'run.started':

@@ -7,6 +7,7 @@ import { RewindDialog } from './features/rewind/RewindDialog'
 import { SessionList } from './features/sessions/SessionList'
 import { SettingsDialog } from './features/settings/SettingsDialog'
 import { Timeline } from './features/timeline/Timeline'
+import { rewoundToTurn } from './features/rewind/rewind-summary'
 import { ContinueRunButton } from './features/transcript/ContinueRunButton'
 import { Transcript } from './features/transcript/Transcript'
 import { WorkspacePanel } from './features/workspace/WorkspacePanel'
@@ -113,9 +114,10 @@ function SessionView() {
 }
 
 function SessionHeader({ title }: { title: string | undefined }) {
-  const { status, counts, replayActive, settings, usage } = useAppStore(
+  const { status, rewound, counts, replayActive, settings, usage } = useAppStore(
     useShallow((s) => ({
       status: s.view?.status,
+      rewound: s.view ? rewoundToTurn(s.view) !== undefined : false,
       counts: s.view?.counts,
       replayActive: s.replay.active,
       settings: s.view?.session?.settings,
@@ -134,7 +136,7 @@ function SessionHeader({ title }: { title: string | undefined }) {
           data-status={status}
         >
           {status === 'running' && <span className="pulse" aria-hidden="true" />}
-          {status === 'paused' ? 'waiting for review' : status}
+          {status === 'paused' ? (rewound ? 'rewound' : 'waiting for review') : status}
         </span>
       )}
       {replayActive && <span className="badge replay-badge">replay</span>}
@@ -199,6 +201,7 @@ function SessionNotices() {
     head !== undefined &&
     (head.status === 'running' || (head.status === 'paused' && head.pendingApprovals.length === 0))
   const stopped = head?.status === 'stopped'
+  const rewoundTo = head ? rewoundToTurn(head) : undefined
   return (
     <>
       {warnings.length > 0 && (
@@ -209,10 +212,9 @@ function SessionNotices() {
       )}
       {!replayActive && (interrupted || stopped) && run && (
         <div className="banner paused" data-testid="session-paused-banner">
-          {stopped
-            ? 'You stopped this run.'
-            : 'This run was interrupted before it finished (Lanes was closed).'}{' '}
-          You can pick it up where it left off.
+          {rewoundTo !== undefined
+            ? `The conversation was rewound to before turn ${rewoundTo}: Claude goes on from there when you continue.`
+            : `${stopped ? 'You stopped this run.' : 'This run was interrupted before it finished (Lanes was closed).'} You can pick it up where it left off.`}
           <ContinueRunButton />
         </div>
       )}

@@ -19,6 +19,15 @@ export function formatAgo(at: number, now = Date.now()): string {
   return new Date(at).toLocaleDateString()
 }
 
+/** The time of day of a moment, "14:03" (seconds too when `seconds`): for what the user did, like an undo. */
+export function formatClock(at: number, seconds = false): string {
+  return new Date(at).toLocaleTimeString([], {
+    hour: 'numeric',
+    minute: '2-digit',
+    ...(seconds ? { second: '2-digit' } : {}),
+  })
+}
+
 /** Offset from the start of the session, "1:05.2". */
 export function formatOffset(ms: number): string {
   const safe = Math.max(0, ms)

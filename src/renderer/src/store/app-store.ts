@@ -26,6 +26,12 @@ interface SessionsSlice {
   refreshSessions(): Promise<void>
 }
 
+/**
+ * Where a selection came from: a view (the other one scrolls to it) or a link that leads elsewhere in the
+ * session (a struck card's "show the undo", a rewind's list of calls), after which both views show it.
+ */
+export type SelectedFrom = 'timeline' | 'transcript' | 'link'
+
 export type ReplaySpeed = 1 | 4 | 16 | 'instant'
 
 export interface ReplayState {
@@ -59,8 +65,12 @@ interface OpenSessionSlice {
   busy: boolean
   replay: ReplayState
   selectedCallId: string | null
-  /** Which view asked for the selection: the other one scrolls to it. */
-  selectedFrom: 'timeline' | 'transcript' | null
+  /** An undo or rewind picked (its transcript row, its timeline mark); never set together with a call. */
+  selectedRewindId: string | null
+  /** Which view asked for the selection: the other one scrolls to it ('link': both do). */
+  selectedFrom: SelectedFrom | null
+  /** Counts selections: picking the same thing again (after scrolling away) brings it back into view. */
+  selectionCount: number
   openSession(sessionId: string | null): Promise<void>
   reloadSession(): Promise<void>
   receiveEvents(sessionId: string, events: SessionEvent[]): void
@@ -68,7 +78,8 @@ interface OpenSessionSlice {
   stopRun(): Promise<void>
   continueRun(): Promise<void>
   replyApprovals(decisions: ApprovalReply[]): Promise<boolean>
-  selectCall(callId: string | null, from: 'timeline' | 'transcript' | null): void
+  selectCall(callId: string | null, from: SelectedFrom | null): void
+  selectRewind(rewindId: string, from: SelectedFrom): void
   /** `scrub`: the position comes from dragging the scrubber (an input event per frame). */
   setReplay(update: Partial<ReplayState>, source?: 'scrub'): void
   dismissError(): void
@@ -197,7 +208,9 @@ export const useAppStore = create<AppState>()((set, get) => {
     busy: false,
     replay: initialReplay,
     selectedCallId: null,
+    selectedRewindId: null,
     selectedFrom: null,
+    selectionCount: 0,
 
     async openSession(sessionId) {
       queued = []
@@ -219,6 +232,7 @@ export const useAppStore = create<AppState>()((set, get) => {
         sessionLoading: sessionId !== null,
         replay: initialReplay,
         selectedCallId: null,
+        selectedRewindId: null,
         selectedFrom: null,
       })
       if (sessionId !== null) await get().reloadSession()
@@ -311,7 +325,21 @@ export const useAppStore = create<AppState>()((set, get) => {
     },
 
     selectCall(callId, from) {
-      set({ selectedCallId: callId, selectedFrom: from })
+      set({
+        selectedCallId: callId,
+        selectedRewindId: null,
+        selectedFrom: from,
+        selectionCount: get().selectionCount + 1,
+      })
+    },
+
+    selectRewind(rewindId, from) {
+      set({
+        selectedCallId: null,
+        selectedRewindId: rewindId,
+        selectedFrom: from,
+        selectionCount: get().selectionCount + 1,
+      })
     },
 
     setReplay(update, source) {

@@ -1,21 +1,24 @@
 import { useState, type KeyboardEvent } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import { useAppStore } from '../../store/app-store'
+import { rewoundToTurn } from '../rewind/rewind-summary'
 
 /** Where the task is typed. Enter sends, Shift+Enter adds a line; while a run goes on, Stop ends it. */
 export function Composer() {
-  const { status, live, hasSession, hasWorkspace, busy, startTask, stopRun, replayActive } = useAppStore(
-    useShallow((s) => ({
-      status: s.timeline?.head.status,
-      live: s.live,
-      hasSession: s.openSessionId !== null,
-      hasWorkspace: s.workspace !== null,
-      busy: s.busy,
-      startTask: s.startTask,
-      stopRun: s.stopRun,
-      replayActive: s.replay.active,
-    })),
-  )
+  const { status, rewound, live, hasSession, hasWorkspace, busy, startTask, stopRun, replayActive } =
+    useAppStore(
+      useShallow((s) => ({
+        status: s.timeline?.head.status,
+        rewound: s.timeline ? rewoundToTurn(s.timeline.head) !== undefined : false,
+        live: s.live,
+        hasSession: s.openSessionId !== null,
+        hasWorkspace: s.workspace !== null,
+        busy: s.busy,
+        startTask: s.startTask,
+        stopRun: s.stopRun,
+        replayActive: s.replay.active,
+      })),
+    )
   const [task, setTask] = useState('')
   const running = status === 'running'
   const paused = status === 'paused'
@@ -42,7 +45,9 @@ export function Composer() {
     : running
       ? 'The agent is working… you can stop it'
       : paused
-        ? 'Review the pending changes above to continue'
+        ? rewound
+          ? 'Rewound: continue the run (above) to go on from there'
+          : 'Review the pending changes above to continue'
         : hasSession
           ? 'Give a follow-up task in this session (Enter to send, Shift+Enter for a new line)'
           : 'What should the agent do? (Enter to send, Shift+Enter for a new line)'

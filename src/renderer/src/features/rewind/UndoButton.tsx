@@ -1,5 +1,6 @@
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
+import { useAppStore } from '../../store/app-store'
 import './rewind.css'
 import { useRewindStore } from './rewind-store'
 
@@ -8,10 +9,14 @@ export function canUndo(call: ToolCallState): boolean {
   return call.status === 'ok' && call.undoable === true && call.rewoundBy === undefined
 }
 
-/** "Undo" on a write or edit (its card, its bar on the timeline): opens the rewind dialog for that call. */
+/**
+ * "Undo" on a write or edit (its card, its bar on the timeline): opens the rewind dialog for that call. Not in
+ * a replay: what is shown there is the past, and the files are as the session left them now.
+ */
 export function UndoButton({ call, className = '' }: { call: ToolCallState; className?: string }) {
   const open = useRewindStore((s) => s.open)
-  if (!canUndo(call)) return null
+  const replaying = useAppStore((s) => s.replay.active)
+  if (!canUndo(call) || replaying) return null
   return (
     <button
       type="button"
@@ -32,6 +37,8 @@ export function UndoButton({ call, className = '' }: { call: ToolCallState; clas
 /** "Rewind to here" on a turn: everything from its first call on goes back, the conversation too. */
 export function RewindToHereButton({ callId, turn }: { callId: string; turn: number }) {
   const open = useRewindStore((s) => s.open)
+  const replaying = useAppStore((s) => s.replay.active)
+  if (replaying) return null
   return (
     <button
       type="button"

@@ -3,13 +3,15 @@ import type { SessionSummary } from '../../../../shared/events'
 import type { SessionStatus } from '../../../../shared/reducer'
 import { formatAgo } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
+import { rewoundToTurn } from '../rewind/rewind-summary'
 
 /** The open folder's sessions, newest first, each with its status. */
 export function SessionList() {
-  const { sessions, error, openSessionId, openSession, hasWorkspace, openStatus } = useAppStore(
+  const { sessions, error, openSessionId, openSession, hasWorkspace, openStatus, openRewound } = useAppStore(
     useShallow((s) => ({
       // A run that is not live any more but never ended was interrupted: the list knows that better.
       openStatus: s.live || s.timeline?.head.status !== 'running' ? s.timeline?.head.status : undefined,
+      openRewound: s.timeline ? rewoundToTurn(s.timeline.head) !== undefined : false,
       sessions: s.sessions,
       error: s.sessionsError,
       openSessionId: s.openSessionId,
@@ -45,7 +47,8 @@ export function SessionList() {
         <ul className="session-list" data-testid="session-list">
           {sessions.map((listed) => {
             // The open session's own events are fresher than the list (which main refreshes on its own schedule).
-            const s = listed.sessionId === openSessionId ? withLiveStatus(listed, openStatus) : listed
+            const s =
+              listed.sessionId === openSessionId ? withLiveStatus(listed, openStatus, openRewound) : listed
             return (
               <li key={s.sessionId}>
                 <button
@@ -72,7 +75,11 @@ export function SessionList() {
   )
 }
 
-function withLiveStatus(summary: SessionSummary, status: SessionStatus | undefined): SessionSummary {
+function withLiveStatus(
+  summary: SessionSummary,
+  status: SessionStatus | undefined,
+  rewound: boolean,
+): SessionSummary {
   switch (status) {
     case undefined:
     case 'idle':
@@ -81,7 +88,7 @@ function withLiveStatus(summary: SessionSummary, status: SessionStatus | undefin
     case 'paused':
     case 'finished':
     case 'failed':
-      return { ...summary, status, stopped: false }
+      return { ...summary, status, stopped: false, rewound: status === 'paused' && rewound }
     case 'stopped':
       return { ...summary, status: 'paused', stopped: true }
   }
@@ -92,9 +99,11 @@ function StatusBadge({ summary }: { summary: SessionSummary }) {
     summary.status === 'paused'
       ? summary.stopped
         ? 'stopped'
-        : summary.interrupted
-          ? 'interrupted'
-          : 'needs review'
+        : summary.rewound
+          ? 'rewound'
+          : summary.interrupted
+            ? 'interrupted'
+            : 'needs review'
       : summary.status
   return (
     <span className={`badge status-badge session-${summary.status}`} data-testid="session-status">

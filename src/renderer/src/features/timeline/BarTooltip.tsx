@@ -1,6 +1,7 @@
 import type { SessionState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle, formatDuration, formatOffset, statusLabel } from '../../lib/format'
+import { findRewind, rewindReference } from '../rewind/rewind-summary'
 
 export function findCall(view: SessionState, callId: string): ToolCallState | undefined {
   for (let i = view.turns.length - 1; i >= 0; i--) {
@@ -24,6 +25,7 @@ export function BarTooltip({
   view: SessionState
 }) {
   const cause = call.causeCallId ? findCall(view, call.causeCallId) : undefined
+  const rewind = findRewind(view, call.rewoundBy)
   const left = Math.min(Math.max(8, x - 160), window.innerWidth - 328)
   return (
     <div className="tooltip" role="tooltip" data-testid="timeline-tooltip" style={{ left, top: y + 6 }}>
@@ -64,6 +66,12 @@ export function BarTooltip({
           <>
             <dt>Because</dt>
             <dd>'{callTitle(cause)}' failed</dd>
+          </>
+        )}
+        {rewind && (
+          <>
+            <dt>Taken back</dt>
+            <dd data-testid="tooltip-rewound">by {rewindReference(rewind)}</dd>
           </>
         )}
       </dl>

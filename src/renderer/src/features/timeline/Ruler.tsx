@@ -44,11 +44,14 @@ export const Ruler = memo(function Ruler({
   scrollRef,
   width,
   runs,
+  rewindAts,
 }: {
   scale: Scale
   scrollRef: RefObject<HTMLDivElement | null>
   width: number
   runs: RunMark[]
+  /** Moments of undos and rewinds: their marks (RewindMarks) stand on the ruler there. */
+  rewindAts: readonly number[]
 }) {
   const range = useScrollRange(scrollRef)
   const { time, pxPerMs, origin } = scale
@@ -58,10 +61,11 @@ export const Ruler = memo(function Ruler({
   const fromD = (fromX - LABEL_WIDTH) / pxPerMs
   const toD = (toX - LABEL_WIDTH) / pxPerMs
   const breaks = breaksIn(time.breaks, fromD, toD)
-  // Run flags and break labels have their place first; a tick label that would overlap one is left out.
+  // Run flags, rewind marks and break labels have their place first; a tick label that would overlap one is
+  // left out.
   const taken: [number, number][] = [
-    ...runs.map((r): [number, number] => {
-      const x = xOf(scale, r.at)
+    ...[...runs.map((r) => r.at), ...rewindAts].map((at): [number, number] => {
+      const x = xOf(scale, at)
       return [x, x + FLAG_PX]
     }),
     ...breaks.map((b): [number, number] => {

@@ -1,7 +1,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual'
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
-import type { SessionState } from '../../../../shared/reducer'
+import type { RewindState, SessionState } from '../../../../shared/reducer'
 import { useAppStore } from '../../store/app-store'
 import { BarTooltip, findCall } from './BarTooltip'
 import { placeTurn, type TurnGeometry } from './geometry'
@@ -19,6 +19,7 @@ import {
   xOf,
   type Scale,
 } from './scale'
+import { REWIND_MARK_PX, RewindMarks, rewindMarkX } from './RewindMarks'
 import { TurnRow } from './TurnRow'
 import { useLiveGrowth } from './use-live-growth'
 
@@ -30,16 +31,30 @@ import { useLiveGrowth } from './use-live-growth'
  */
 
 const RULER = 26
+const NO_REWINDS: readonly RewindState[] = []
 
 export function Timeline() {
-  const { view, head, replay, selectedCallId, selectedFrom, selectCall } = useAppStore(
+  const {
+    view,
+    head,
+    replay,
+    selectedCallId,
+    selectedRewindId,
+    selectedFrom,
+    selectionCount,
+    selectCall,
+    selectRewind,
+  } = useAppStore(
     useShallow((s) => ({
       view: s.view,
       head: s.timeline?.head,
       replay: s.replay,
       selectedCallId: s.selectedCallId,
+      selectedRewindId: s.selectedRewindId,
       selectedFrom: s.selectedFrom,
+      selectionCount: s.selectionCount,
       selectCall: s.selectCall,
+      selectRewind: s.selectRewind,
     })),
   )
   const scrollRef = useRef<HTMLDivElement>(null)
@@ -157,9 +172,9 @@ export function Timeline() {
   const nowLine = useRef<HTMLDivElement>(null)
   const registerGrowing = useLiveGrowth(running, scale, fitSpan, nowLine, setClock)
 
-  // A card selected in the transcript: bring its bar into view.
+  // A card selected in the transcript (or a link followed): bring its bar into view.
   useEffect(() => {
-    if (selectedFrom !== 'transcript' || selectedCallId === null) return
+    if (selectedFrom === 'timeline' || selectedFrom === null || selectedCallId === null) return
     const index = layouts.findIndex((l) => selectedIn(l, selectedCallId) !== null)
     if (index < 0) return
     virtualizer.scrollToIndex(index, { align: 'auto' })
@@ -174,7 +189,20 @@ export function Timeline() {
         el.scrollLeft = Math.max(0, x - LABEL_WIDTH - 40)
       }
     }
-  }, [selectedCallId, selectedFrom, layouts, geometries, virtualizer])
+  }, [selectedCallId, selectedFrom, selectionCount, layouts, geometries, virtualizer])
+
+  // A rewind picked in the transcript (or by a link): bring its mark into view.
+  const rewinds = view?.rewinds ?? NO_REWINDS
+  const rewindAts = useMemo(() => rewinds.map((r) => r.startedAt), [rewinds])
+  useEffect(() => {
+    const el = scrollRef.current
+    const rewind = rewinds.find((r) => r.rewindId === selectedRewindId)
+    if (selectedFrom === 'timeline' || !rewind || !el) return
+    const x = rewindMarkX(scale, rewind)
+    if (x < el.scrollLeft + LABEL_WIDTH || x > el.scrollLeft + el.clientWidth - REWIND_MARK_PX)
+      el.scrollLeft = Math.max(0, x - LABEL_WIDTH - 40)
+    // selectionCount: the same mark picked again comes back into view.
+  }, [selectedRewindId, selectedFrom, selectionCount, rewinds, scale])
 
   const zoomBy = useCallback(
     (factor: number, anchorClientX?: number) => {
@@ -260,7 +288,20 @@ export function Timeline() {
             className="timeline-content"
             style={{ width: contentWidth, height: virtualizer.getTotalSize() + RULER }}
           >
-            <Ruler scale={scale} scrollRef={scrollRef} width={contentWidth} runs={runMarks} />
+            <RewindMarks
+              rewinds={rewinds}
+              scale={scale}
+              contentWidth={contentWidth}
+              selectedRewindId={selectedRewindId}
+              onSelect={selectRewind}
+            />
+            <Ruler
+              scale={scale}
+              scrollRef={scrollRef}
+              width={contentWidth}
+              runs={runMarks}
+              rewindAts={rewindAts}
+            />
             <BreakBands scale={scale} scrollRef={scrollRef} />
             <div
               ref={nowLine}
@@ -285,7 +326,9 @@ export function Timeline() {
                   live={running}
                   // Likewise, only the turn holding the selected call sees the selection.
                   selectedCallId={selectedIn(layout, selectedCallId)}
+                  rewinds={rewinds}
                   onSelect={selectCall}
+                  onSelectRewind={selectRewind}
                   onHover={onHover}
                   registerGrowing={registerGrowing}
                 />

@@ -1,5 +1,7 @@
-import { memo } from 'react'
+import { memo, useState } from 'react'
+import type { RewindState } from '../../../../shared/reducer'
 import { callTitle, formatDuration, sandboxFlag, skipReason, statusLabel, waitLabel } from '../../lib/format'
+import { findRewindIn, rewindReference } from '../rewind/rewind-summary'
 import { canUndo, RewindToHereButton, UndoButton } from '../rewind/UndoButton'
 import {
   labelWidth,
@@ -27,7 +29,10 @@ export interface TurnRowProps {
   /** "Run 2: <task>" on the first turn of each run, when the session has more than one. */
   runLabel?: string
   selectedCallId: string | null
+  /** The session's undos and rewinds: a bar taken back names and links to its own. */
+  rewinds: readonly RewindState[]
   onSelect(callId: string, from: 'timeline'): void
+  onSelectRewind(rewindId: string, from: 'timeline'): void
   onHover(callId: string | null, rect?: DOMRect): void
   registerGrowing(el: HTMLElement | null, from: number | undefined, growth: Growth): void
 }
@@ -40,12 +45,14 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
   const firstCall = [...layout.parallel, ...layout.serial, ...layout.skipped].sort(
     (a, b) => a.call.index - b.call.index,
   )[0]?.call.callId
+  const rewound = layout.rewoundBy !== undefined
   return (
     <div
-      className="tl-turn"
+      className={`tl-turn ${rewound ? 'rewound-turn' : ''}`}
       style={{ top, height: geometry.height }}
       data-testid="timeline-turn"
       data-turn={layout.turn}
+      data-rewound={layout.rewoundBy}
     >
       <div className="tl-turn-header" style={{ height: TURN_HEADER }}>
         <span className="tl-turn-title">
@@ -59,8 +66,14 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
             {' '}
             · {calls} {calls === 1 ? 'call' : 'calls'}
           </span>
+          {rewound && (
+            <span className="tl-rewound-tag" data-testid="timeline-turn-rewound">
+              {' '}
+              · Claude no longer sees this turn (rewound)
+            </span>
+          )}
         </span>
-        {firstCall && <RewindToHereButton callId={firstCall} turn={layout.turn} />}
+        {firstCall && !rewound && <RewindToHereButton callId={firstCall} turn={layout.turn} />}
         <span className="tl-turn-tick" style={{ left: xOf(scale, layout.startedAt) }} aria-hidden="true" />
       </div>
       {geometry.parallelRows > 0 && (
@@ -98,6 +111,9 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
   )
 })
 
+/** Rough width of the button beside a bar ("Undo", "Undone: show"), to keep it inside the content. */
+const BAR_ACTION_PX = 96
+
 function Bar({
   g,
   scale,
@@ -105,10 +121,15 @@ function Bar({
   live,
   contentWidth,
   selectedCallId,
+  rewinds,
   onSelect,
+  onSelectRewind,
   onHover,
   registerGrowing,
 }: TurnRowProps & { g: BarGeometry }) {
+  // Pointer or keyboard focus on the bar or on the button beside it (one zone, so reaching for the button never
+  // makes it go away).
+  const [near, setNear] = useState(false)
   const { bar } = g
   const { call } = bar
   const waiting = bar.runStart === undefined
@@ -127,14 +148,24 @@ function Bar({
   const needed = labelWidth(title)
   const labelLeft = g.label === 'beside' && x + width + needed > contentWidth
   const label = labelLeft && g.roomLeft < needed ? 'none' : g.label
+  const selected = selectedCallId === call.callId
+  const rewind = findRewindIn(rewinds, call.rewoundBy)
+  // Beside the selected, hovered or focused bar: Undo for a write or edit that can be undone, a link to the undo
+  // or rewind for one taken back. Past a label drawn beside the bar; over the bar's end near the right edge.
+  const action = !(selected || near) ? null : canUndo(call) ? 'undo' : rewind ? 'rewound' : null
+  const besideRight = label === 'beside' && !labelLeft ? Math.min(needed, g.labelRoom) : 0
+  const actionLeft = Math.max(x, Math.min(x + width + besideRight + 2, contentWidth - BAR_ACTION_PX - 4))
+  const undone = rewind ? `, taken back by ${rewindReference(rewind)}` : ''
   return (
-    <>
-      {selectedCallId === call.callId && canUndo(call) && (
-        // The selected write or edit can be undone from its bar: the button sits just past the bar's end.
-        <span className="bar-undo" style={{ left: x + width + 4, top: g.row * ROW_HEIGHT + 1 }}>
-          <UndoButton call={call} />
-        </span>
-      )}
+    <span
+      className="bar-group"
+      onMouseEnter={() => setNear(true)}
+      onMouseLeave={() => setNear(false)}
+      onFocus={() => setNear(true)}
+      onBlur={(e) => {
+        if (!e.currentTarget.contains(e.relatedTarget as Node | null)) setNear(false)
+      }}
+    >
       {waitWidth >= 2 && (
         <span
           // Coloured by what it waited for: the user (it asked for approval) or its turn in the queue.
@@ -148,7 +179,7 @@ function Bar({
       )}
       <button
         type="button"
-        className={`tool-bar status-${call.status} label-${label} ${labelLeft ? 'label-left' : ''} ${selectedCallId === call.callId ? 'selected' : ''} ${call.rewoundBy ? 'rewound' : ''}`}
+        className={`tool-bar status-${call.status} label-${label} ${labelLeft ? 'label-left' : ''} ${selected ? 'selected' : ''} ${call.rewoundBy ? 'rewound' : ''}`}
         data-testid="tool-bar"
         data-status={call.status}
         data-call-id={call.callId}
@@ -165,7 +196,7 @@ function Bar({
             waiting ? 'waiting-bar' : 'run',
           )
         }
-        aria-label={`${title}${flag ? ` (${flag})` : ''}: ${statusLabel(call.status)}${call.durationMs !== undefined ? `, ran ${formatDuration(call.durationMs)}` : ''}`}
+        aria-label={`${title}${flag ? ` (${flag})` : ''}: ${statusLabel(call.status)}${call.durationMs !== undefined ? `, ran ${formatDuration(call.durationMs)}` : ''}${undone}`}
         onClick={() => onSelect(call.callId, 'timeline')}
         onMouseEnter={(e) => onHover(call.callId, e.currentTarget.getBoundingClientRect())}
         onMouseLeave={() => onHover(null)}
@@ -185,7 +216,26 @@ function Bar({
         )}
         {waiting && call.status === 'awaiting-approval' && <span className="sr-only">{waitLabel(call)}</span>}
       </button>
-    </>
+      {action !== null && (
+        // After the bar in the tab order: Tab from a focused bar reaches it.
+        <span className="bar-undo bar-action" style={{ left: actionLeft, top: g.row * ROW_HEIGHT + 1 }}>
+          {action === 'undo' ? (
+            <UndoButton call={call} />
+          ) : (
+            <button
+              type="button"
+              className="button small bar-rewound-link"
+              data-testid="bar-rewound-link"
+              data-call-id={call.callId}
+              title={`Taken back by ${rewindReference(rewind as RewindState)}: show it`}
+              onClick={() => onSelectRewind((rewind as RewindState).rewindId, 'timeline')}
+            >
+              ↶ Undone: show
+            </button>
+          )}
+        </span>
+      )}
+    </span>
   )
 }
 

@@ -32,6 +32,8 @@ export interface TurnLayout {
   skipped: BarLayout[]
   /** Latest known time in this turn; undefined if something is still going. */
   end?: number
+  /** A rewind took the conversation back to before this turn: Claude no longer sees it. */
+  rewoundBy?: string
 }
 
 function span(call: ToolCallState): Omit<BarLayout, 'call' | 'cause'> {
@@ -74,6 +76,7 @@ export function layoutTurn(turn: TurnState): TurnLayout {
     serial,
     skipped,
     end: open ? undefined : end,
+    ...(turn.rewoundBy === undefined ? {} : { rewoundBy: turn.rewoundBy }),
   }
   cache.set(turn, layout)
   return layout

@@ -6,6 +6,7 @@ import { failureLine } from '../../lib/failure'
 import { callTitle, formatDuration, skipReason, statusLabel } from '../../lib/format'
 import { DiffView } from '../approval/DiffView'
 import { HunkOutcome } from '../rewind/HunkOutcome'
+import { RewoundNote } from '../rewind/RewindRow'
 import { UndoButton } from '../rewind/UndoButton'
 
 /** Output longer than this is cut in the card until the user asks for all of it (rendering 1 MB of text stalls). */
@@ -121,11 +122,7 @@ export const ToolCard = memo(function ToolCard({
         </p>
       )}
       <HunkOutcome call={call} />
-      {call.rewoundBy !== undefined && (
-        <p className="decision-note rewound" data-testid="rewound-note">
-          Undone by a rewind: this change is no longer in the files.
-        </p>
-      )}
+      {call.rewoundBy !== undefined && <RewoundNote rewindId={call.rewoundBy} />}
       <UndoButton call={call} />
       {liveTail !== undefined && (
         <pre className="output live" data-testid="live-output" aria-live="off">

@@ -7,6 +7,9 @@ import { canRetry, plainRunError } from '../../lib/failure'
 import { callTitle, formatDuration } from '../../lib/format'
 import { usageDetail, usageSummary } from '../../lib/usage'
 import { useAppStore } from '../../store/app-store'
+import { RewindRow, TurnHeader } from '../rewind/RewindRow'
+import { canUndo } from '../rewind/UndoButton'
+import { rewindRowKey } from '../rewind/rewind-summary'
 import { ContinueRunButton } from './ContinueRunButton'
 import { transcriptRows, type TranscriptRow } from './rows'
 import { Narration, RetryNotice, RunEndExplanation, ThinkingSection, WaitNotice } from './ModelNotes'
@@ -19,15 +22,18 @@ import { useTailList } from './use-tail-list'
  * scrolled up to read.
  */
 export function Transcript() {
-  const { view, selectedCallId, selectedFrom, selectCall, replayActive } = useAppStore(
-    useShallow((s) => ({
-      view: s.transcriptView,
-      selectedCallId: s.selectedCallId,
-      selectedFrom: s.selectedFrom,
-      selectCall: s.selectCall,
-      replayActive: s.replay.active,
-    })),
-  )
+  const { view, selectedCallId, selectedRewindId, selectedFrom, selectionCount, selectCall, replayActive } =
+    useAppStore(
+      useShallow((s) => ({
+        view: s.transcriptView,
+        selectedCallId: s.selectedCallId,
+        selectedRewindId: s.selectedRewindId,
+        selectedFrom: s.selectedFrom,
+        selectionCount: s.selectionCount,
+        selectCall: s.selectCall,
+        replayActive: s.replay.active,
+      })),
+    )
   const rows = useMemo(() => (view ? transcriptRows(view) : []), [view])
   const keys = useMemo(() => rows.map((r) => r.key), [rows])
   const estimateAt = useCallback((i: number) => estimate(rows[i]), [rows])
@@ -41,26 +47,40 @@ export function Transcript() {
     keys,
     estimate: estimateAt,
     shape: shapeAt,
-    follow: selectedFrom === 'timeline' ? 'never' : replayActive ? 'always' : 'when-at-end',
+    follow:
+      selectedFrom === 'timeline' || selectedFrom === 'link'
+        ? 'never'
+        : replayActive
+          ? 'always'
+          : 'when-at-end',
     scrollRef,
     padStart: 10,
     padEnd: 10,
   })
 
-  // A bar clicked on the timeline: bring its card into view (the highlight follows `selected`).
+  // A bar clicked on the timeline, or a link followed (a rewind's calls, a struck card's rewind): bring its row
+  // into view and focus it (the highlight follows `selected`).
   const { scrollToKey } = list
   useEffect(() => {
-    if (selectedFrom !== 'timeline' || selectedCallId === null) return
-    scrollToKey(selectedCallId)
-    // Focus once the card is mounted and in place.
+    if (selectedFrom === 'transcript' || selectedFrom === null) return
+    const target =
+      selectedCallId !== null
+        ? { key: selectedCallId, focus: `[data-call-id="${CSS.escape(selectedCallId)}"] .tool-card-toggle` }
+        : selectedRewindId !== null
+          ? {
+              key: rewindRowKey(selectedRewindId),
+              focus: `[data-rewind-id="${CSS.escape(selectedRewindId)}"] .rewind-row-title`,
+            }
+          : null
+    if (!target) return
+    scrollToKey(target.key)
+    // Focus once the row is mounted and in place.
     const timer = setTimeout(() => {
-      const card = scrollRef.current?.querySelector<HTMLElement>(
-        `[data-call-id="${CSS.escape(selectedCallId)}"] .tool-card-toggle`,
-      )
-      card?.focus({ preventScroll: true })
+      scrollRef.current?.querySelector<HTMLElement>(target.focus)?.focus({ preventScroll: true })
     }, 120)
     return () => clearTimeout(timer)
-  }, [selectedCallId, selectedFrom, scrollToKey])
+    // selectionCount: the same row picked again comes back into view.
+  }, [selectedCallId, selectedRewindId, selectedFrom, selectionCount, scrollToKey])
 
   const toggle = useCallback((callId: string) => {
     setExpanded((prev) => {
@@ -85,12 +105,15 @@ export function Transcript() {
                 key={item.slot}
                 data-key={item.key}
                 ref={list.slotRef(item.slot)}
-                className="transcript-row"
+                className={`transcript-row ${'rewoundBy' in row && row.rewoundBy ? 'rewound-turn' : ''}`}
                 data-testid="transcript-row"
               >
                 <Row
                   row={row}
-                  selected={row.kind === 'call' && selectedCallId === row.call.callId}
+                  selected={
+                    (row.kind === 'call' && selectedCallId === row.call.callId) ||
+                    (row.kind === 'rewind' && selectedRewindId === row.rewind.rewindId)
+                  }
                   expanded={row.kind === 'call' && expanded.has(row.call.callId)}
                   onToggle={toggle}
                   onSelect={onSelectCard}
@@ -131,6 +154,12 @@ function computeShape(row: TranscriptRow): string {
   switch (row.kind) {
     case 'task':
       return `task:${textLines(row.run.task)}`
+    case 'turn':
+      return `turn:${row.rewoundBy ? 'r' : ''}`
+    case 'rewind': {
+      const { rewind } = row
+      return `rewind:${rewind.status}:${rewind.changes.length}:${rewind.skipped.length}:${rewind.callIds.length}:${rewind.error ? textLines(rewind.error) : 0}`
+    }
     case 'text':
       return `text:${textLines(row.text)}`
     case 'thinking':
@@ -159,7 +188,9 @@ function computeShape(row: TranscriptRow): string {
         call.approval?.decision === 'approved'
       const live = liveTailOf(call)
       const liveLines = live === undefined ? 0 : live.split('\n').length
-      return `call:${bash ? 'bash' : 'tool'}:${description ? 'd' : ''}:${note ? 'n' : ''}:${liveLines}`
+      // A change taken back has a note; one that can be taken back has its Undo button.
+      const rewind = call.rewoundBy !== undefined ? 'r' : canUndo(call) ? 'u' : ''
+      return `call:${bash ? 'bash' : 'tool'}:${description ? 'd' : ''}:${note ? 'n' : ''}:${rewind}:${liveLines}`
     }
     case 'run-end':
       return `end:${row.run.status}:${row.failedCalls > 0 ? 'f' : ''}`
@@ -172,6 +203,10 @@ function estimate(row: TranscriptRow | undefined): number {
   switch (row?.kind) {
     case 'task':
       return 80
+    case 'turn':
+      return 28
+    case 'rewind':
+      return 96 + 22 * (row.rewind.changes.length + row.rewind.skipped.length)
     case 'text':
       return Math.min(400, 13 + textLines(row.text) * 21)
     case 'thinking':
@@ -210,6 +245,10 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect, liv
           </div>
         </div>
       )
+    case 'turn':
+      return <TurnHeader turn={row.turn} firstCallId={row.firstCallId} rewoundBy={row.rewoundBy} />
+    case 'rewind':
+      return <RewindRow rewind={row.rewind} selected={selected} />
     case 'text':
       return (
         <div className="assistant-text" data-testid="assistant-text">

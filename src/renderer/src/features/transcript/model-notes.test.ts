@@ -32,6 +32,7 @@ describe('transcript rows for thinking and retries', () => {
     const rows = transcriptRows(state)
     expect(rows.map((r) => (r.kind === 'thinking' ? `thinking:${r.narration}` : r.kind))).toEqual([
       'task',
+      'turn',
       'thinking:false',
       'call',
       'thinking:true',

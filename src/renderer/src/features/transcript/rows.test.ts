@@ -16,7 +16,7 @@ const events = (list: Record<string, unknown>[]): SessionEvent[] =>
 describe('transcriptRows', () => {
   it('lists the task, then text and calls in block order, and a working row while running', () => {
     const rows = transcriptRows(reduceEvents(events(base)))
-    expect(rows.map((r) => r.kind)).toEqual(['task', 'text', 'call', 'working'])
+    expect(rows.map((r) => r.kind)).toEqual(['task', 'turn', 'text', 'call', 'working'])
   })
 
   it('ends each finished run with how it ended and starts a follow-up with its task', () => {
@@ -30,8 +30,8 @@ describe('transcriptRows', () => {
         ]),
       ),
     )
-    expect(rows.map((r) => r.kind)).toEqual(['task', 'text', 'call', 'run-end', 'task', 'run-end'])
-    expect(rows[4]).toMatchObject({ kind: 'task', number: 2 })
+    expect(rows.map((r) => r.kind)).toEqual(['task', 'turn', 'text', 'call', 'run-end', 'task', 'run-end'])
+    expect(rows[5]).toMatchObject({ kind: 'task', number: 2 })
   })
 
   it('reuses the rows of turns that did not change', () => {
