@@ -93,6 +93,9 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
 
     await page.screenshot({ path: 'e2e/output/screenshots/ui-hunk-keys-800x600-dark.png' })
     expect(await contrastViolations(page)).toEqual([])
+    await page.emulateMedia({ colorScheme: 'light' })
+    expect(await contrastViolations(page)).toEqual([])
+    await page.emulateMedia({ colorScheme: 'dark' })
 
     // A approves the call, from the part's checkbox.
     await page.keyboard.press('a')
@@ -180,6 +183,46 @@ test('a change of 500 parts stays responsive: moving and toggling by keyboard, t
     const expected = rows.map((l, i) => (i % 20 === 10 && i > 5 * 20 ? `${l} changed` : l)).join('\n') + '\n'
     expect(await readFile(join(app.workspace, 'big.txt'), 'utf8')).toBe(expected)
     expect(JSON.stringify((await model.requests()).at(-1))).toContain('495 of 500 hunks were applied')
+  } finally {
+    await stop()
+  }
+})
+
+test('a second change to the same file warns when the first is applied only in part, and does not land', async ({
+  page,
+}) => {
+  const twice = {
+    turns: [
+      { blocks: [{ tool: 'read_file', input: { path: 'f.txt' } }], stop: 'tool_use' },
+      {
+        blocks: [
+          { tool: 'write_file', input: { path: 'f.txt', content: changed } },
+          { tool: 'edit_file', input: { path: 'f.txt', old_string: 'CHANGED 29', new_string: 'TWICE 29' } },
+        ],
+        stop: 'tool_use',
+      },
+      { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
+    ],
+  }
+  const { app, stop } = await startAppWithModel({ 'f.txt': original }, twice)
+  try {
+    await page.goto(app.url)
+    await sendTask(page, 'Change the lines twice')
+    const items = page.getByTestId('approval-item')
+    await expect(items).toHaveCount(2, { timeout: 30_000 })
+    await expect(page.getByTestId('builds-on-partial')).toHaveCount(0)
+    await items.nth(0).getByTestId('hunk-item').nth(0).getByTestId('hunk-apply').uncheck()
+    await expect(items.nth(1).getByTestId('builds-on-partial')).toBeVisible()
+    await items.nth(0).getByTestId('hunk-item').nth(0).getByTestId('hunk-apply').check()
+    await expect(page.getByTestId('builds-on-partial')).toHaveCount(0)
+    await items.nth(0).getByTestId('hunk-item').nth(0).getByTestId('hunk-apply').uncheck()
+
+    await page.getByTestId('approval-approve-all').click()
+    await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
+    // The first as reviewed; the second, made on the whole first, refused rather than applied elsewhere.
+    expect(await readFile(join(app.workspace, 'f.txt'), 'utf8')).toBe(
+      original.replace('line 15\n', 'CHANGED 15\n').replace('line 29\n', 'CHANGED 29\n'),
+    )
   } finally {
     await stop()
   }

@@ -216,6 +216,13 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                   onChange={(next) => update([call.callId], (d) => ({ ...d, hunks: next }))}
                 />
               )}
+              {buildsOnPartial(pending, i, drafts) && (
+                <p className="sibling-skip-note" data-testid="builds-on-partial">
+                  This change was made on top of the change to the same file above, which you are leaving out
+                  in whole or in part: as shown here it will not apply. Approve that one whole, or reject this
+                  one.
+                </p>
+              )}
               {skipped.length > 0 && (
                 <p className="sibling-skip-note" data-testid="sibling-skip-note">
                   If this fails,{' '}
@@ -331,6 +338,29 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
 function hunkDecisions(call: ToolCallState, draft: Draft): HunkDecision[] {
   const preview = call.approval?.preview
   return preview?.kind === 'write' && draft.hunks ? decisionsOf(preview.hunks, draft.hunks) : []
+}
+
+/**
+ * Whether the call at `index` changes a file that an earlier call of the review changes too, and that earlier
+ * change is being rejected or applied only in part: the later diff was made on the earlier one's whole result, and only
+ * the change the user saw may land (the engine refuses it then).
+ */
+function buildsOnPartial(pending: readonly ToolCallState[], index: number, drafts: Drafts): boolean {
+  const path = writePath(pending[index])
+  if (path === undefined) return false
+  return pending.slice(0, index).some((earlier) => {
+    const draft = drafts[earlier.callId]
+    return (
+      writePath(earlier) === path &&
+      draft !== undefined &&
+      (draft.decision === 'rejected' || hunkDecisions(earlier, draft).length > 0)
+    )
+  })
+}
+
+function writePath(call: ToolCallState | undefined): string | undefined {
+  const preview = call?.approval?.preview
+  return preview?.kind === 'write' ? preview.path : undefined
 }
 
 function kindLabel(call: ToolCallState, preview: ApprovalPreview): string {
