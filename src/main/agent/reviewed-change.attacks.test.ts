@@ -56,7 +56,11 @@ async function review(
   await first.close()
   const log = async () =>
     (await readSession(sessionPaths(run.options.sessionsDir, first.sessionId).log)).events
-  const asked = byType(await log(), 'approval.requested').map((e) => e.callId)
+  // The changes of the paused turn, in call order (a later call's approval request may not be logged yet when
+  // the run pauses at the first one: its decision is given all the same, and used when it asks).
+  const asked = byType(await log(), 'tool.queued')
+    .filter((e) => e.name === 'write_file' || e.name === 'edit_file')
+    .map((e) => e.callId)
   await between?.(run.workspace)
   // Calls after the reviewed turn are approved as they come (a headless run's --approve all).
   const { session } = await AgentSession.open(first.sessionId, { ...run.options, approvals: 'all' })
