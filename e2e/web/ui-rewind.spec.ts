@@ -1,4 +1,5 @@
 import { expect, test, type Page } from '@playwright/test'
+import { spawnSync } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { axeViolations, loadEvents, screenshots, sendTask, setRange, startAppWithModel } from './ui-support'
@@ -194,6 +195,10 @@ test('an undo stays visible: its row with its file, the struck card linked to it
     await writeUndo.hover()
     await expect(writeUndo).toBeVisible()
     await page.screenshot({ path: 'e2e/output/screenshots/ui-undo-bar-hover.png' })
+    // It covers no other bar (the edit just after the write may share its row).
+    const overlaps = (a: { x: number; y: number; width: number; height: number }, b: typeof a) =>
+      a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height
+    expect(overlaps((await writeUndo.boundingBox())!, (await editBar.boundingBox())!)).toBe(false)
     await page.mouse.move(2, 2)
     await expect(writeUndo).toHaveCount(0)
 
@@ -366,6 +371,51 @@ test('a rewind of the conversation marks the turns Claude no longer sees, and th
         '[data-testid=session-paused-banner]',
       ]),
     ).toEqual([])
+  } finally {
+    await stop()
+  }
+})
+
+test('a rewind a crash cut short is finished when the session is opened again, and says so', async ({
+  page,
+}) => {
+  const { app, stop, editId } = await finishedRun(page)
+  try {
+    const sessionId = new URLSearchParams(new URL(page.url()).hash.slice(1)).get('session') as string
+    // A real process starts rewinding the files to before the edit and is killed (SIGKILL) right after it
+    // changed the one file.
+    const crashed = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/main/cli/test-fixtures/rewind-child.ts',
+        'crash',
+        app.sessionsDir,
+        sessionId,
+        editId,
+      ],
+      { encoding: 'utf8' },
+    )
+    expect(crashed.signal).toBe('SIGKILL')
+    expect(await readFile(join(app.workspace, 'g.txt'), 'utf8')).toBe('bye\n')
+    // Opening the session (a reload) finishes it before showing it.
+    await page.reload()
+    await page.getByTestId('timeline-rewind-mark').click()
+    const row = page.getByTestId('rewind-row')
+    await expect(row).toHaveAttribute('data-status', 'done')
+    await expect(row.getByTestId('rewind-row-status')).toContainText(
+      'finished it when the session was opened again',
+    )
+    await expect(page.locator(`[data-testid=tool-card][data-call-id="${editId}"]`)).toHaveAttribute(
+      'data-rewound',
+      /.+/,
+    )
+    const events = await loadEvents(page)
+    expect(events.filter((e) => e.type.startsWith('rewind.')).map((e) => e.type)).toEqual([
+      'rewind.started',
+      'rewind.finished',
+    ])
   } finally {
     await stop()
   }

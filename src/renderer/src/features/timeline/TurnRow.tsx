@@ -111,8 +111,8 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
   )
 })
 
-/** Rough width of the button beside a bar ("Undo", "Undone: show"), to keep it inside the content. */
-const BAR_ACTION_PX = 96
+/** Rough widths of the buttons beside a bar, to put them where they cover no other bar. */
+const ACTION_PX = { undo: 48, rewound: 104 } as const
 
 function Bar({
   g,
@@ -151,10 +151,16 @@ function Bar({
   const selected = selectedCallId === call.callId
   const rewind = findRewindIn(rewinds, call.rewoundBy)
   // Beside the selected, hovered or focused bar: Undo for a write or edit that can be undone, a link to the undo
-  // or rewind for one taken back. Past a label drawn beside the bar; over the bar's end near the right edge.
+  // or rewind for one taken back. Right of the bar (past a label drawn beside it) where that covers no other
+  // bar, else left of it where there is room, else right anyway (it goes when the pointer or focus does).
   const action = !(selected || near) ? null : canUndo(call) ? 'undo' : rewind ? 'rewound' : null
+  const actionPx = action === null ? 0 : ACTION_PX[action]
   const besideRight = label === 'beside' && !labelLeft ? Math.min(needed, g.labelRoom) : 0
-  const actionLeft = Math.max(x, Math.min(x + width + besideRight + 2, contentWidth - BAR_ACTION_PX - 4))
+  const roomRight = Math.min(g.labelRoom - besideRight, contentWidth - (x + width + besideRight) - 4)
+  const actionOnLeft = roomRight < actionPx + 2 && g.roomLeft - (labelLeft ? needed : 0) >= actionPx + 2
+  const actionLeft = actionOnLeft
+    ? x - (labelLeft ? needed : 0) - actionPx - 2
+    : Math.max(x, Math.min(x + width + besideRight + 2, contentWidth - actionPx - 4))
   const undone = rewind ? `, taken back by ${rewindReference(rewind)}` : ''
   return (
     <span
@@ -218,7 +224,14 @@ function Bar({
       </button>
       {action !== null && (
         // After the bar in the tab order: Tab from a focused bar reaches it.
-        <span className="bar-undo bar-action" style={{ left: actionLeft, top: g.row * ROW_HEIGHT + 1 }}>
+        <span
+          className={`bar-undo bar-action ${actionOnLeft ? 'on-left' : ''}`}
+          style={{
+            left: actionLeft,
+            top: g.row * ROW_HEIGHT + 1,
+            width: actionOnLeft ? actionPx : undefined,
+          }}
+        >
           {action === 'undo' ? (
             <UndoButton call={call} />
           ) : (
