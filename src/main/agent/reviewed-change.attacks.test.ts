@@ -376,3 +376,37 @@ describe('a change of 500 hunks', () => {
     expect(told.length).toBeLessThan(40_000)
   })
 })
+
+describe('per-hunk decisions that do not fit the change', () => {
+  it('are refused when given, and the call keeps waiting for a decision that fits', async () => {
+    const run = await scriptedRun(readThenWrite('f.txt', changed), {
+      files: { 'f.txt': original },
+      approvals: 'interactive',
+      prefix: 'lanes-hunk-bad-',
+    })
+    const session = await AgentSession.create(run.options)
+    const done = session.run('change f.txt')
+    await expect.poll(() => byType(run.events, 'approval.requested').length).toBe(1)
+    const callId = byType(run.events, 'approval.requested')[0]?.callId as string
+    const refused = async (hunks: HunkDecision[]) =>
+      (await session.decide(callId, { decision: 'approved', hunks })) as { ok: boolean; error?: string }
+    expect(await refused([{ index: 3, decision: 'rejected' }])).toEqual({
+      ok: false,
+      error: 'There is no hunk 4: the change to f.txt has 3.',
+    })
+    expect(
+      await refused([
+        { index: 1, decision: 'rejected' },
+        { index: 1, decision: 'accepted' },
+      ]),
+    ).toMatchObject({ ok: false, error: 'Hunk 2 is decided twice.' })
+    expect(await refused([{ index: 0, decision: 'edited' }])).toMatchObject({ ok: false })
+    expect(byType(run.events, 'approval.decided')).toHaveLength(0)
+    expect(await refused([{ index: 0, decision: 'rejected' }])).toEqual({ ok: true })
+    expect(await done).toEqual({ status: 'finished' })
+    await session.close()
+    expect(await readFile(join(run.workspace, 'f.txt'), 'utf8')).toBe(
+      changed.replace('CHANGED 2\n', 'line 2\n'),
+    )
+  })
+})
