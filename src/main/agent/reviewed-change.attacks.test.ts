@@ -410,3 +410,25 @@ describe('per-hunk decisions that do not fit the change', () => {
     )
   })
 })
+
+describe('undo of a change applied in part', () => {
+  it('puts the file back as it was before the reviewed write', async () => {
+    const run = await scriptedRun(readThenWrite('f.txt', changed), {
+      files: { 'f.txt': original },
+      approvals: 'interactive',
+      prefix: 'lanes-hunk-undo-',
+    })
+    const session = await AgentSession.create(run.options)
+    const done = session.run('change f.txt')
+    await expect.poll(() => byType(run.events, 'approval.requested').length).toBe(1)
+    const callId = byType(run.events, 'approval.requested')[0]?.callId as string
+    await session.decide(callId, { decision: 'approved', hunks: [{ index: 1, decision: 'rejected' }] })
+    expect(await done).toEqual({ status: 'finished' })
+    expect(await readFile(join(run.workspace, 'f.txt'), 'utf8')).toBe(
+      changed.replace('CHANGED 15\n', 'line 15\n'),
+    )
+    expect(await session.rewind({ mode: 'undo', callId })).toMatchObject({ ok: true })
+    expect(await readFile(join(run.workspace, 'f.txt'), 'utf8')).toBe(original)
+    await session.close()
+  })
+})
