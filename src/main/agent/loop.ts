@@ -22,6 +22,7 @@ import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext } from '../tools/tool'
 import type { AgentOptions, RunOutcome } from './agent-options'
 import { sandboxSwitches, type Decision, type PendingCall } from './approval-gate'
+import { hunkDecisionError } from './reviewed-change'
 import { playTurn, resumeTurn, type ContentBlock, type MessageParam, type TurnLoopHost } from './turn'
 
 export type { AgentOptions, ApprovalMode, RunOutcome } from './agent-options'
@@ -188,14 +189,15 @@ export class AgentSession implements TurnLoopHost {
     const call = this.pending.get(callId)
     const asking = call?.state.kind === 'asking' ? call.state : undefined
     if (!call || !asking) return { ok: false, error: 'That call is not waiting for a decision.' }
+    const partial = decision.decision === 'approved' && isPartialReview(decision.hunks)
+    const refused = partial ? hunkDecisionError(asking.review.preview, decision.hunks ?? []) : undefined
+    if (refused) return { ok: false, error: refused }
     const given: Decision = {
       decision: decision.decision,
       ...(decision.note?.trim() ? { note: decision.note.trim() } : {}),
       ...sandboxSwitches(call.name, decision),
       // Per-hunk decisions only mean something for an approved write or edit.
-      ...(decision.decision === 'approved' && isPartialReview(decision.hunks)
-        ? { hunks: [...decision.hunks] }
-        : {}),
+      ...(partial ? { hunks: [...(decision.hunks ?? [])] } : {}),
     }
     if (
       decision.always &&

@@ -56,7 +56,11 @@ async function review(
   await first.close()
   const log = async () =>
     (await readSession(sessionPaths(run.options.sessionsDir, first.sessionId).log)).events
-  const asked = byType(await log(), 'approval.requested').map((e) => e.callId)
+  // The changes of the paused turn, in call order (a later call's approval request may not be logged yet when
+  // the run pauses at the first one: its decision is given all the same, and used when it asks).
+  const asked = byType(await log(), 'tool.queued')
+    .filter((e) => e.name === 'write_file' || e.name === 'edit_file')
+    .map((e) => e.callId)
   await between?.(run.workspace)
   // Calls after the reviewed turn are approved as they come (a headless run's --approve all).
   const { session } = await AgentSession.open(first.sessionId, { ...run.options, approvals: 'all' })
@@ -370,5 +374,61 @@ describe('a change of 500 hunks', () => {
     expect(told).toContain('250 of 500 hunks were applied')
     expect(told).toContain('Hunk 202: rejected, not applied; the user wrote: keep row 4031')
     expect(told.length).toBeLessThan(40_000)
+  })
+})
+
+describe('per-hunk decisions that do not fit the change', () => {
+  it('are refused when given, and the call keeps waiting for a decision that fits', async () => {
+    const run = await scriptedRun(readThenWrite('f.txt', changed), {
+      files: { 'f.txt': original },
+      approvals: 'interactive',
+      prefix: 'lanes-hunk-bad-',
+    })
+    const session = await AgentSession.create(run.options)
+    const done = session.run('change f.txt')
+    await expect.poll(() => byType(run.events, 'approval.requested').length).toBe(1)
+    const callId = byType(run.events, 'approval.requested')[0]?.callId as string
+    const refused = async (hunks: HunkDecision[]) =>
+      (await session.decide(callId, { decision: 'approved', hunks })) as { ok: boolean; error?: string }
+    expect(await refused([{ index: 3, decision: 'rejected' }])).toEqual({
+      ok: false,
+      error: 'There is no hunk 4: the change to f.txt has 3.',
+    })
+    expect(
+      await refused([
+        { index: 1, decision: 'rejected' },
+        { index: 1, decision: 'accepted' },
+      ]),
+    ).toMatchObject({ ok: false, error: 'Hunk 2 is decided twice.' })
+    expect(await refused([{ index: 0, decision: 'edited' }])).toMatchObject({ ok: false })
+    expect(byType(run.events, 'approval.decided')).toHaveLength(0)
+    expect(await refused([{ index: 0, decision: 'rejected' }])).toEqual({ ok: true })
+    expect(await done).toEqual({ status: 'finished' })
+    await session.close()
+    expect(await readFile(join(run.workspace, 'f.txt'), 'utf8')).toBe(
+      changed.replace('CHANGED 2\n', 'line 2\n'),
+    )
+  })
+})
+
+describe('undo of a change applied in part', () => {
+  it('puts the file back as it was before the reviewed write', async () => {
+    const run = await scriptedRun(readThenWrite('f.txt', changed), {
+      files: { 'f.txt': original },
+      approvals: 'interactive',
+      prefix: 'lanes-hunk-undo-',
+    })
+    const session = await AgentSession.create(run.options)
+    const done = session.run('change f.txt')
+    await expect.poll(() => byType(run.events, 'approval.requested').length).toBe(1)
+    const callId = byType(run.events, 'approval.requested')[0]?.callId as string
+    await session.decide(callId, { decision: 'approved', hunks: [{ index: 1, decision: 'rejected' }] })
+    expect(await done).toEqual({ status: 'finished' })
+    expect(await readFile(join(run.workspace, 'f.txt'), 'utf8')).toBe(
+      changed.replace('CHANGED 15\n', 'line 15\n'),
+    )
+    expect(await session.rewind({ mode: 'undo', callId })).toMatchObject({ ok: true })
+    expect(await readFile(join(run.workspace, 'f.txt'), 'utf8')).toBe(original)
+    await session.close()
   })
 })

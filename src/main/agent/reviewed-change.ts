@@ -1,5 +1,5 @@
 import { canReviewByHunk } from '../../shared/events'
-import type { HunkDecision, WritePreview } from '../../shared/events'
+import type { ApprovalPreview, HunkDecision, WritePreview } from '../../shared/events'
 import { NOT_APPLIED_TEXT, UTF8_BOM, type ChangePlan } from '../tools/file-change'
 import { applyHunkDecisions, describeReview } from '../tools/hunk-review'
 import { fail, type PreviewResult, type ToolContext, type ToolResult } from '../tools/tool'
@@ -12,6 +12,29 @@ import { writeFileTool } from '../tools/write-file'
  * now read. The snapshot is refreshed by that write, so the model's next edit of the file needs no re-read:
  * the answer tells it the file as it is.
  */
+
+/**
+ * Why per-hunk decisions cannot be taken for this preview (undefined: they can). Checked when the decision is
+ * given, so a bad one is refused at once and the call keeps waiting, rather than failing when it runs.
+ */
+export function hunkDecisionError(
+  preview: ApprovalPreview,
+  hunks: readonly HunkDecision[],
+): string | undefined {
+  if (preview.kind !== 'write') return 'Per-hunk decisions apply only to a write or an edit.'
+  if (!canReviewByHunk(preview))
+    return `${preview.path} is too large a change to apply hunk by hunk; approve or reject it whole.`
+  const seen = new Set<number>()
+  for (const h of hunks) {
+    if (h.index >= preview.hunks.length)
+      return `There is no hunk ${h.index + 1}: the change to ${preview.path} has ${preview.hunks.length}.`
+    if (seen.has(h.index)) return `Hunk ${h.index + 1} is decided twice.`
+    seen.add(h.index)
+    if (h.decision === 'edited' && h.text === undefined)
+      return `Hunk ${h.index + 1} is marked edited but has no text.`
+  }
+  return undefined
+}
 
 /**
  * `approved`: the preview the user reviewed (its hunks are the ones the decisions name). `current`: the same
