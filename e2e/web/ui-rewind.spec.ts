@@ -214,6 +214,8 @@ test('an undo stays visible: its row with its file, the struck card linked to it
     await dialog.getByTestId('rewind-apply').click()
     await expect(dialog.getByTestId('rewind-done')).toContainText('1 file was put back')
     await dialog.getByTestId('rewind-cancel').click()
+    // Closing shows where it went: its row, selected.
+    await expect(page.getByTestId('rewind-row')).toHaveClass(/selected/)
     expect(await readFile(join(app.workspace, 'g.txt'), 'utf8')).toBe('bye\n')
     expect(await readFile(join(app.workspace, 'f.txt'), 'utf8')).toBe(changed)
 
@@ -416,6 +418,10 @@ test('a rewind a crash cut short is finished when the session is opened again, a
       'rewind.started',
       'rewind.finished',
     ])
+    await page.setViewportSize({ width: 800, height: 600 })
+    await page.emulateMedia({ colorScheme: 'dark' })
+    await page.screenshot({ path: 'e2e/output/screenshots/ui-rewind-recovered-800-dark.png' })
+    await page.emulateMedia({ colorScheme: null })
   } finally {
     await stop()
   }

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react'
+import { useCallback, useEffect, useState } from 'react'
 import type { RewindDone, RewindFileView, RewindPreview } from '../../../../shared/ipc'
 import { useAppStore } from '../../store/app-store'
 import { Checkbox } from '../../components/Checkbox'
@@ -26,8 +26,14 @@ type Phase =
   | { kind: 'refused'; reason: string; preview?: RewindPreview }
 
 function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
-  const close = useRewindStore((s) => s.close)
+  const closeDialog = useRewindStore((s) => s.close)
   const [phase, setPhase] = useState<Phase>({ kind: 'loading' })
+  // Once it is done, closing shows where it went: its row in the transcript and its mark on the timeline.
+  const doneId = phase.kind === 'done' ? phase.done.rewindId : undefined
+  const close = useCallback(() => {
+    closeDialog()
+    if (doneId !== undefined) useAppStore.getState().selectRewind(doneId, 'link')
+  }, [closeDialog, doneId])
   const [conversation, setConversation] = useState(ask.mode === 'rewind')
   const [rewindAnyway, setRewindAnyway] = useState<Record<string, boolean>>({})
   const target = { sessionId, mode: ask.mode, callId: ask.callId }

@@ -167,6 +167,11 @@ describe('the words for a rewind', () => {
     expect(rewindHeadline(filesOnly.rewinds[0]!, filesOnly)).toBe(
       'Rewinding to before turn 2: files only (Claude still sees the later turns)',
     )
+    // A rewind to a call after its turn's first (lanes rewind --to) names the call.
+    const midTurn = stateWith([rewindStarted({ callId: 'c3', callIds: ['c3'] }), rewindFinished])
+    expect(rewindHeadline(midTurn.rewinds[0]!, midTurn)).toBe(
+      'Rewound to before write_file c3.txt (turn 2): files and conversation (Claude no longer sees the later turns)',
+    )
     const undo = stateWith([
       rewindStarted({ mode: 'undo', callId: 'c3', callIds: ['c3'], turn: undefined }),
       { type: 'rewind.finished', rewindId: 'w1', outcome: 'rolled-back', error: 'c3.txt is read-only' },

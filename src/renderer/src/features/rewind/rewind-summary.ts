@@ -1,5 +1,5 @@
 import type { RewindChange } from '../../../../shared/events'
-import type { RewindState, SessionState } from '../../../../shared/reducer'
+import type { RewindState, SessionState, TurnState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle, formatClock } from '../../lib/format'
 
@@ -16,11 +16,11 @@ export const rewindRowKey = (rewindId: string): string => `rewind-${rewindId}`
 export function findCallTurn(
   state: SessionState,
   callId: string,
-): { call: ToolCallState; turn: number } | undefined {
+): { call: ToolCallState; turn: TurnState } | undefined {
   for (let i = state.turns.length - 1; i >= 0; i--) {
     const turn = state.turns[i]
     const call = turn?.calls[callId]
-    if (turn && call) return { call, turn: turn.turn }
+    if (turn && call) return { call, turn }
   }
   return undefined
 }
@@ -62,8 +62,13 @@ export function rewindHeadline(rewind: RewindState, state: SessionState): string
         return `Could not undo ${title}`
     }
   }
-  const turn = findCallTurn(state, rewind.callId)?.turn
-  const point = turn === undefined ? `before ${titleOf(state, rewind.callId)}` : `before turn ${turn}`
+  // "Rewind to here" goes back to a turn's first call; a rewind to a later call (`lanes rewind --to`) names it.
+  const found = findCallTurn(state, rewind.callId)
+  const point = !found
+    ? `before call ${rewind.callId}`
+    : found.turn.callIds[0] === rewind.callId
+      ? `before turn ${found.turn.turn}`
+      : `before ${callTitle(found.call)} (turn ${found.turn.turn})`
   const what =
     rewind.turn === undefined
       ? 'files only (Claude still sees the later turns)'
