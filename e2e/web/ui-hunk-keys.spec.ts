@@ -66,6 +66,9 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     await page.keyboard.press('x')
     await expect(box(1)).not.toBeChecked()
     await expect(review).toContainText('2 of 3 will be applied')
+    // The diff shows it at once: part 2 struck through and named so.
+    await expect(panel.locator('.diff-hunk').nth(1)).toHaveText('Part 2 · lines 12–18 — left out')
+    await expect(panel.locator('.diff-line.left-out.del')).toContainText('line 15')
     await page.keyboard.press('n')
     await expect(parts.nth(1).getByTestId('hunk-note')).toBeFocused()
     await page.keyboard.type('line 15 stays')
@@ -117,6 +120,13 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     await expect(outcome()).toContainText('2 of 3 applied')
     await expect(outcome().locator('[data-hunk="1"]')).toContainText('left out — “line 15 stays”')
     await expect(outcome().locator('[data-hunk="2"]')).toContainText('edited by you')
+    // Its diff marks the parts the same way.
+    const card = page.locator('[data-testid=tool-card]', { hasText: 'f.txt' }).last()
+    await card.locator('.tool-card-toggle').click()
+    await expect(card.locator('.diff-hunk.left-out')).toHaveText('Part 2 · lines 12–18 — left out')
+    await expect(card.locator('.diff-hunk').nth(2)).toContainText('edited by you')
+    await card.locator('.diff-hunk.left-out').scrollIntoViewIfNeeded()
+    await page.screenshot({ path: 'e2e/output/screenshots/ui-hunk-card-diff-800x600-dark.png' })
     await page.screenshot({ path: 'e2e/output/screenshots/ui-hunk-outcome-800x600-dark.png' })
 
     // Replay, stopped just after the write finished, shows the same.

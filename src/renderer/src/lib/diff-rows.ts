@@ -19,12 +19,14 @@ export interface DiffLine {
   noNewline?: boolean
 }
 
+/** Every row knows its hunk (`hunk`, 0-based), so a view can mark the parts the user left out. */
 export type UnifiedRow =
-  { kind: 'hunk'; header: string; key: string } | { kind: 'line'; line: DiffLine; key: string }
+  | { kind: 'hunk'; header: string; key: string; hunk: number }
+  | { kind: 'line'; line: DiffLine; key: string; hunk: number }
 
 export type SplitRow =
-  | { kind: 'hunk'; header: string; key: string }
-  | { kind: 'pair'; left?: DiffLine; right?: DiffLine; key: string }
+  | { kind: 'hunk'; header: string; key: string; hunk: number }
+  | { kind: 'pair'; left?: DiffLine; right?: DiffLine; key: string; hunk: number }
 
 export interface DiffStats {
   added: number
@@ -52,6 +54,7 @@ export function diffLines(hunks: readonly DiffHunk[], language: string | undefin
       kind: 'hunk',
       header: `Part ${h + 1} · ${hunkPlace(hunk)}`,
       key: `h${h}`,
+      hunk: h,
     })
     let oldNo = hunk.oldStart
     let newNo = hunk.newStart
@@ -81,7 +84,7 @@ export function diffLines(hunks: readonly DiffHunk[], language: string | undefin
         line = { kind: 'context', oldNo: oldNo++, newNo: newNo++, text, tokens: out.tokens }
       }
       previous = line
-      rows.push({ kind: 'line', line, key: `h${h}l${l}` })
+      rows.push({ kind: 'line', line, key: `h${h}l${l}`, hunk: h })
     })
   })
   return rows
@@ -93,15 +96,18 @@ export function splitRows(rows: readonly UnifiedRow[]): SplitRow[] {
   let dels: DiffLine[] = []
   let adds: DiffLine[] = []
   let key = ''
+  let hunk = 0
   const flush = (): void => {
     const n = Math.max(dels.length, adds.length)
-    for (let i = 0; i < n; i++) out.push({ kind: 'pair', left: dels[i], right: adds[i], key: `${key}p${i}` })
+    for (let i = 0; i < n; i++)
+      out.push({ kind: 'pair', left: dels[i], right: adds[i], key: `${key}p${i}`, hunk })
     dels = []
     adds = []
   }
   for (const row of rows) {
     if (row.kind === 'hunk') {
       flush()
+      hunk = row.hunk
       out.push(row)
       continue
     }
@@ -115,7 +121,7 @@ export function splitRows(rows: readonly UnifiedRow[]): SplitRow[] {
       adds.push(line)
     } else {
       flush()
-      out.push({ kind: 'pair', left: line, right: line, key: row.key })
+      out.push({ kind: 'pair', left: line, right: line, key: row.key, hunk })
     }
   }
   flush()

@@ -1,13 +1,13 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import { rejectsEveryHunk } from '../../../../shared/events'
-import type { ApprovalPreview, HunkDecision } from '../../../../shared/events'
+import type { ApprovalPreview, HunkDecision, WritePreview } from '../../../../shared/events'
 import type { ApprovalReply, AppInfo } from '../../../../shared/ipc'
 import { getCall } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
-import { decisionsOf, HunkReview } from '../rewind/HunkReview'
+import { decisionsOf, HunkReview, type HunkChoices } from '../rewind/HunkReview'
 import { DiffView } from './DiffView'
 import { SANDBOX_DEFAULT, SandboxSwitches } from './SandboxSwitches'
 import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-drafts'
@@ -208,7 +208,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                   </span>
                 )}
               </div>
-              <PreviewBody preview={preview} />
+              <PreviewBody preview={preview} choices={draft.hunks} />
               {preview.kind === 'write' && !decision && (
                 <HunkReview
                   preview={preview}
@@ -363,6 +363,16 @@ function writePath(call: ToolCallState | undefined): string | undefined {
   return preview?.kind === 'write' ? preview.path : undefined
 }
 
+/** The diff as the per-hunk choices leave it: parts left out struck through, edited ones named. */
+function ReviewedDiff({ preview, choices }: { preview: WritePreview; choices: HunkChoices | undefined }) {
+  // Recomputed only when the choices change, so typing a note does not redraw the diff.
+  const decisions = useMemo(
+    () => (choices ? decisionsOf(preview.hunks, choices) : undefined),
+    [preview.hunks, choices],
+  )
+  return <DiffView preview={preview} decisions={decisions} />
+}
+
 function kindLabel(call: ToolCallState, preview: ApprovalPreview): string {
   switch (preview.kind) {
     case 'write':
@@ -374,10 +384,10 @@ function kindLabel(call: ToolCallState, preview: ApprovalPreview): string {
   }
 }
 
-function PreviewBody({ preview }: { preview: ApprovalPreview }) {
+function PreviewBody({ preview, choices }: { preview: ApprovalPreview; choices: HunkChoices | undefined }) {
   switch (preview.kind) {
     case 'write':
-      return <DiffView preview={preview} />
+      return <ReviewedDiff preview={preview} choices={choices} />
     case 'bash':
       return (
         <div className="bash-preview" data-testid="bash-preview">

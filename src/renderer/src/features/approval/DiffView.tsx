@@ -1,5 +1,5 @@
 import { memo, useMemo, useState } from 'react'
-import type { WritePreview } from '../../../../shared/events'
+import type { HunkDecision, WritePreview } from '../../../../shared/events'
 import { diffLines, diffStats, splitRows, type DiffLine } from '../../lib/diff-rows'
 import { languageOf, type Token } from '../../lib/highlight'
 
@@ -12,7 +12,23 @@ type Layout = 'unified' | 'split'
 let preferredLayout: Layout = 'unified'
 
 /** A write or edit as a diff: unified or side by side, syntax-highlighted, numbered, capped with "show all". */
-export const DiffView = memo(function DiffView({ preview }: { preview: WritePreview }) {
+/** How a part the user did not take as proposed is marked (per-hunk review, live and on the finished card). */
+const PART_MARK = { rejected: 'left out', edited: 'edited by you', accepted: '' } as const
+
+export const DiffView = memo(function DiffView({
+  preview,
+  decisions,
+}: {
+  preview: WritePreview
+  /** Per-hunk decisions: parts left out are struck through, edited ones say so. */
+  decisions?: readonly HunkDecision[]
+}) {
+  const marks = useMemo(() => new Map(decisions?.map((d) => [d.index, d.decision])), [decisions])
+  const headerOf = (header: string, hunk: number): string => {
+    const mark = marks.get(hunk)
+    return mark && PART_MARK[mark] ? `${header} — ${PART_MARK[mark]}` : header
+  }
+  const partClass = (hunk: number): string => (marks.get(hunk) === 'rejected' ? ' left-out' : '')
   const [layout, setLayoutState] = useState<Layout>(preferredLayout)
   const [showAll, setShowAll] = useState(false)
   const language = languageOf(preview.path)
@@ -95,11 +111,11 @@ export const DiffView = memo(function DiffView({ preview }: { preview: WritePrev
               {layout === 'unified'
                 ? unified.slice(0, capped ? ROW_CAP : undefined).map((row) =>
                     row.kind === 'hunk' ? (
-                      <tr key={row.key} className="diff-hunk">
-                        <td colSpan={3}>{row.header}</td>
+                      <tr key={row.key} className={`diff-hunk${partClass(row.hunk)}`}>
+                        <td colSpan={3}>{headerOf(row.header, row.hunk)}</td>
                       </tr>
                     ) : (
-                      <tr key={row.key} className={`diff-line ${row.line.kind}`}>
+                      <tr key={row.key} className={`diff-line ${row.line.kind}${partClass(row.hunk)}`}>
                         <td className="ln">{row.line.oldNo ?? ''}</td>
                         <td className="ln">{row.line.newNo ?? ''}</td>
                         <td className="code">
@@ -113,11 +129,11 @@ export const DiffView = memo(function DiffView({ preview }: { preview: WritePrev
                   )
                 : split.slice(0, capped ? ROW_CAP : undefined).map((row) =>
                     row.kind === 'hunk' ? (
-                      <tr key={row.key} className="diff-hunk">
-                        <td colSpan={4}>{row.header}</td>
+                      <tr key={row.key} className={`diff-hunk${partClass(row.hunk)}`}>
+                        <td colSpan={4}>{headerOf(row.header, row.hunk)}</td>
                       </tr>
                     ) : (
-                      <tr key={row.key} className="diff-line pair">
+                      <tr key={row.key} className={`diff-line pair${partClass(row.hunk)}`}>
                         <td className="ln">{row.left?.oldNo ?? ''}</td>
                         <td
                           className={`code half ${row.left ? (row.left.kind === 'context' ? 'context' : 'del') : 'blank'}`}

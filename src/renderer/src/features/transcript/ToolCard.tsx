@@ -133,7 +133,7 @@ export const ToolCard = memo(function ToolCard({
         // Keyed by call: the transcript reuses a card's element for another call (TailList slots), and what the
         // body remembers (show all, diff layout) belongs to this one.
         <div className="tool-card-body" key={call.callId}>
-          {preview?.kind === 'write' && <DiffView preview={preview} />}
+          {preview?.kind === 'write' && <DiffView preview={preview} decisions={call.approval?.hunks} />}
           {call.status === 'skipped' ? null : call.output !== undefined ? (
             <Output text={resultForPeople(call.output)} ansi={isBash} />
           ) : call.live ? (
