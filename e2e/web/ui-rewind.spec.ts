@@ -209,6 +209,14 @@ test('an undo stays visible: its row with its file, the struck card linked to it
     await expect(editUndo).toBeFocused()
     await page.keyboard.press('Enter')
     const dialog = page.getByTestId('rewind-dialog')
+    // The dialog takes the focus; Escape gives it back to the bar, whose Undo is there again.
+    await expect(dialog.getByRole('button', { name: 'Close' })).toBeFocused()
+    await page.keyboard.press('Escape')
+    await expect(dialog).toHaveCount(0)
+    await expect(editBar).toBeFocused()
+    await page.keyboard.press('Tab')
+    await expect(editUndo).toBeFocused()
+    await page.keyboard.press('Enter')
     await expect(dialog.getByTestId('rewind-file')).toHaveCount(1)
     await expect(dialog.getByTestId('rewind-file')).toHaveAttribute('data-path', 'g.txt')
     await dialog.getByTestId('rewind-apply').click()
@@ -216,6 +224,7 @@ test('an undo stays visible: its row with its file, the struck card linked to it
     await dialog.getByTestId('rewind-cancel').click()
     // Closing shows where it went: its row, selected.
     await expect(page.getByTestId('rewind-row')).toHaveClass(/selected/)
+    await expect(page.getByTestId('rewind-row').locator('.rewind-row-title')).toBeFocused()
     expect(await readFile(join(app.workspace, 'g.txt'), 'utf8')).toBe('bye\n')
     expect(await readFile(join(app.workspace, 'f.txt'), 'utf8')).toBe(changed)
 
@@ -344,7 +353,7 @@ test('a rewind of the conversation marks the turns Claude no longer sees, and th
     await page.getByTestId('timeline-rewind-mark').click()
     const row = page.getByTestId('rewind-row')
     await expect(row.getByTestId('rewind-row-headline')).toHaveText(
-      'Rewound to before turn 2: files and conversation (Claude no longer sees the later turns)',
+      'Rewound to before turn 2: files and conversation (Claude no longer sees turn 2 or later)',
     )
     await expect(row.getByTestId('rewind-row-file')).toHaveCount(2)
     await expect(row.getByTestId('rewind-row-call')).toHaveCount(2)

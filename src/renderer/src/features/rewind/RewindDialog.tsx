@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useState } from 'react'
+import { useCallback, useEffect, useRef, useState } from 'react'
+import { trapTab } from '../../lib/focus-trap'
 import type { RewindDone, RewindFileView, RewindPreview } from '../../../../shared/ipc'
 import { useAppStore } from '../../store/app-store'
 import { Checkbox } from '../../components/Checkbox'
@@ -55,9 +56,26 @@ function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [])
 
+  // Keyboard users land in the dialog (on its close button: nothing is changed by a stray Enter), stay in it,
+  // and go back where they were when it closes.
+  const dialogRef = useRef<HTMLDivElement>(null)
+  useEffect(() => {
+    const previous = document.activeElement as HTMLElement | null
+    dialogRef.current?.querySelector<HTMLElement>('button')?.focus()
+    return () => {
+      if (previous?.isConnected) return previous.focus()
+      // The Undo beside a bar shows only while the bar has focus: back to the bar, which brings it back.
+      document
+        .querySelector<HTMLElement>(`.tool-bar[data-call-id="${CSS.escape(ask.callId)}"]`)
+        ?.focus({ preventScroll: true })
+    }
+    // Once, when the dialog opens.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [])
   useEffect(() => {
     const onKey = (e: KeyboardEvent): void => {
       if (e.key === 'Escape') close()
+      else if (dialogRef.current) trapTab(e, dialogRef.current)
     }
     window.addEventListener('keydown', onKey)
     return () => window.removeEventListener('keydown', onKey)
@@ -86,6 +104,7 @@ function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
       testId="rewind-dialog"
       className="rewind-dialog"
       onClose={close}
+      dialogRef={dialogRef}
     >
       {phase.kind === 'loading' && <p className="muted">Working out what would change…</p>}
       {phase.kind === 'refused' && (

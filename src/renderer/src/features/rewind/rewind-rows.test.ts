@@ -160,17 +160,17 @@ describe('the words for a rewind', () => {
   it('says what it was, with the conversation or not, and how it ended', () => {
     const done = stateWith([rewindStarted(), rewindFinished])
     expect(rewindHeadline(done.rewinds[0]!, done)).toBe(
-      'Rewound to before turn 2: files and conversation (Claude no longer sees the later turns)',
+      'Rewound to before turn 2: files and conversation (Claude no longer sees turn 2 or later)',
     )
     expect(rewindMarkLabel(done.rewinds[0]!)).toBe('Rewound')
     const filesOnly = stateWith([rewindStarted({ turn: undefined })])
     expect(rewindHeadline(filesOnly.rewinds[0]!, filesOnly)).toBe(
-      'Rewinding to before turn 2: files only (Claude still sees the later turns)',
+      'Rewinding to before turn 2: files only (Claude still sees every turn)',
     )
     // A rewind to a call after its turn's first (lanes rewind --to) names the call.
     const midTurn = stateWith([rewindStarted({ callId: 'c3', callIds: ['c3'] }), rewindFinished])
     expect(rewindHeadline(midTurn.rewinds[0]!, midTurn)).toBe(
-      'Rewound to before write_file c3.txt (turn 2): files and conversation (Claude no longer sees the later turns)',
+      'Rewound to before write_file c3.txt (turn 2): files and conversation (Claude no longer sees turn 2 or later)',
     )
     const undo = stateWith([
       rewindStarted({ mode: 'undo', callId: 'c3', callIds: ['c3'], turn: undefined }),

@@ -71,8 +71,8 @@ export function rewindHeadline(rewind: RewindState, state: SessionState): string
       : `before ${callTitle(found.call)} (turn ${found.turn.turn})`
   const what =
     rewind.turn === undefined
-      ? 'files only (Claude still sees the later turns)'
-      : 'files and conversation (Claude no longer sees the later turns)'
+      ? 'files only (Claude still sees every turn)'
+      : `files and conversation (Claude no longer sees turn ${rewind.turn} or later)`
   switch (rewind.status) {
     case 'done':
       return `Rewound to ${point}: ${what}`
