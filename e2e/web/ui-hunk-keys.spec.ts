@@ -93,6 +93,11 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     await page.keyboard.press('Escape')
     await expect(box(2)).toBeFocused()
     await expect(parts.nth(2)).toHaveAttribute('data-decision', 'edited')
+    // Esc again leaves the parts for the review; H comes back.
+    await page.keyboard.press('Escape')
+    await expect(panel).toBeFocused()
+    await page.keyboard.press('h')
+    await expect(box(0)).toBeFocused()
 
     await page.screenshot({ path: 'e2e/output/screenshots/ui-hunk-keys-800x600-dark.png' })
     expect(await contrastViolations(page)).toEqual([])

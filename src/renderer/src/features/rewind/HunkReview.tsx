@@ -6,7 +6,8 @@ import { hunkPlace } from '../../lib/diff-rows'
 /**
  * Per-hunk review of a write or edit: a checkbox per hunk, a note for a hunk left out, and "Edit this part" for a
  * small correction of its new lines. All of it works from the keyboard (the keys are listed on screen):
- * ↑/↓ or J/K move between hunks, Space or X applies or leaves out, E edits, N writes a note, Esc comes back.
+ * ↑/↓ or J/K move between hunks, Space or X applies or leaves out, E edits, N writes a note, Esc comes back
+ * (from a field to its part, from a part to the review).
  * Reports the decisions that differ from "apply it all"; approving with none is approving the whole change.
  * The choices themselves are the caller's (the review keeps them in its drafts, so they outlive a call
  * streaming in and a reload).
@@ -123,6 +124,10 @@ export function HunkReview({
         case 'n':
           if (s.apply) return
           focus([index, 'hunk-note'])
+          break
+        case 'escape':
+          // Out of the parts, back to the review, where J/K move between calls again.
+          target.closest<HTMLElement>('[data-testid=approval-panel]')?.focus({ preventScroll: true })
           break
         default:
           return
