@@ -290,10 +290,23 @@ test('an undo stays visible: its row with its file, the struck card linked to it
     await page.setViewportSize({ width: 1440, height: 900 })
     await page.emulateMedia({ colorScheme: 'light' })
     await page.screenshot({ path: 'e2e/output/screenshots/ui-undo-row-1440-light.png' })
+    // The new parts pass axe's WCAG A/AA rules in both schemes, with a rewound bar's link shown beside it.
+    await editBar.focus()
+    await expect(timeline.getByTestId('bar-rewound-link')).toBeVisible()
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme })
+      expect(
+        await axeViolations(page, [
+          '[data-testid=rewind-row]',
+          '.rewind-mark-strip',
+          '.turn-header',
+          '[data-testid=tool-card][data-rewound]',
+          '[data-testid=timeline]',
+        ]),
+        scheme,
+      ).toEqual([])
+    }
     await page.emulateMedia({ colorScheme: null })
-    expect(
-      await axeViolations(page, ['[data-testid=rewind-row]', '.rewind-mark-strip', '.turn-header']),
-    ).toEqual([])
 
     // A reload keeps all of it: it is in the session's log.
     await page.reload()
@@ -377,14 +390,18 @@ test('a rewind of the conversation marks the turns Claude no longer sees, and th
     await page.setViewportSize({ width: 1440, height: 900 })
     await page.emulateMedia({ colorScheme: 'light' })
     await page.screenshot({ path: 'e2e/output/screenshots/ui-rewind-turns-1440-light.png' })
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme })
+      expect(
+        await axeViolations(page, [
+          '[data-testid=transcript]',
+          '[data-testid=timeline]',
+          '[data-testid=session-paused-banner]',
+        ]),
+        scheme,
+      ).toEqual([])
+    }
     await page.emulateMedia({ colorScheme: null })
-    expect(
-      await axeViolations(page, [
-        '[data-testid=transcript]',
-        '[data-testid=timeline]',
-        '[data-testid=session-paused-banner]',
-      ]),
-    ).toEqual([])
   } finally {
     await stop()
   }
