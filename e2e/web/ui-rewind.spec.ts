@@ -167,6 +167,9 @@ async function finishedRun(page: Page) {
   await sendTask(page, 'Change the lines')
   const panel = page.getByTestId('approval-panel')
   await expect(panel.getByTestId('approval-item')).toHaveCount(2, { timeout: 30_000 })
+  // Nothing is offered for undoing while the agent waits for the review (the app would refuse it).
+  await expect(page.getByTestId('timeline-turn').first()).toBeVisible()
+  await expect(page.getByTestId('rewind-to-here')).toHaveCount(0)
   await panel.getByTestId('approval-approve-all').click()
   await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
   const queued = (await loadEvents(page)).filter((e) => e.type === 'tool.queued') as unknown as {

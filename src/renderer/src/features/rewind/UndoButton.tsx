@@ -10,13 +10,23 @@ export function canUndo(call: ToolCallState): boolean {
 }
 
 /**
- * "Undo" on a write or edit (its card, its bar on the timeline): opens the rewind dialog for that call. Not in
- * a replay: what is shown there is the past, and the files are as the session left them now.
+ * Whether undo and rewind are offered now: not in a replay (what is shown there is the past; the files are as
+ * the session left them now), nor while the agent works or waits for a review (the app refuses then: stop it
+ * or answer it first).
  */
+function useRewindOffered(): boolean {
+  return useAppStore((s) => {
+    const head = s.timeline?.head
+    const busy = head?.status === 'running' || (head?.status === 'paused' && head.pendingApprovals.length > 0)
+    return !s.replay.active && !busy
+  })
+}
+
+/** "Undo" on a write or edit (its card, its bar on the timeline): opens the rewind dialog for that call. */
 export function UndoButton({ call, className = '' }: { call: ToolCallState; className?: string }) {
   const open = useRewindStore((s) => s.open)
-  const replaying = useAppStore((s) => s.replay.active)
-  if (!canUndo(call) || replaying) return null
+  const offered = useRewindOffered()
+  if (!canUndo(call) || !offered) return null
   return (
     <button
       type="button"
@@ -37,8 +47,8 @@ export function UndoButton({ call, className = '' }: { call: ToolCallState; clas
 /** "Rewind to here" on a turn: everything from its first call on goes back, the conversation too. */
 export function RewindToHereButton({ callId, turn }: { callId: string; turn: number }) {
   const open = useRewindStore((s) => s.open)
-  const replaying = useAppStore((s) => s.replay.active)
-  if (replaying) return null
+  const offered = useRewindOffered()
+  if (!offered) return null
   return (
     <button
       type="button"
