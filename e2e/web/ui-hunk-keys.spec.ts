@@ -219,7 +219,7 @@ test('a second change to the same file warns when the first is applied only in p
       { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
     ],
   }
-  const { app, stop } = await startAppWithModel({ 'f.txt': original }, twice)
+  const { app, model, stop } = await startAppWithModel({ 'f.txt': original }, twice)
   try {
     await page.goto(app.url)
     await sendTask(page, 'Change the lines twice')
@@ -238,6 +238,8 @@ test('a second change to the same file warns when the first is applied only in p
     expect(await readFile(join(app.workspace, 'f.txt'), 'utf8')).toBe(
       original.replace('line 15\n', 'CHANGED 15\n').replace('line 29\n', 'CHANGED 29\n'),
     )
+    // The model is told why the second did not land, and to read the file again.
+    expect(JSON.stringify((await model.requests()).at(-1))).toContain('applied only in part')
   } finally {
     await stop()
   }

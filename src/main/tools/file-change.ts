@@ -253,7 +253,7 @@ export function changePreview<P extends ChangePlan>(plan: P, isProtected: boolea
 }
 
 export const NOT_APPLIED_TEXT =
-  'Not applied: the file changed after the user approved this change, so the approved diff no longer matches. Read the file again and redo the change.'
+  'Not applied: the file is no longer as it was when the user reviewed this change (it changed since, or an earlier change to it in this turn was rejected or applied only in part), so the approved diff no longer matches. Read the file again and redo the change.'
 
 /**
  * The plan to commit for a change. One the user approved is used as it is when the file is still as it was
