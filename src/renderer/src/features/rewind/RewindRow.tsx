@@ -15,7 +15,7 @@ import {
 import { RewindToHereButton } from './UndoButton'
 
 /** Files listed in full in a rewind's row; more go behind "all N files". */
-const FILES_SHOWN = 8
+export const FILES_SHOWN = 8
 
 /**
  * An undo or rewind in the transcript, at the moment it happened: what it was, each file it changed (or would

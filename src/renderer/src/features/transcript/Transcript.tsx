@@ -7,7 +7,7 @@ import { canRetry, plainRunError } from '../../lib/failure'
 import { callTitle, formatDuration } from '../../lib/format'
 import { usageDetail, usageSummary } from '../../lib/usage'
 import { useAppStore } from '../../store/app-store'
-import { RewindRow, TurnHeader } from '../rewind/RewindRow'
+import { FILES_SHOWN, RewindRow, TurnHeader } from '../rewind/RewindRow'
 import { canUndo } from '../rewind/UndoButton'
 import { rewindRowKey } from '../rewind/rewind-summary'
 import { ContinueRunButton } from './ContinueRunButton'
@@ -206,7 +206,7 @@ function estimate(row: TranscriptRow | undefined): number {
     case 'turn':
       return 28
     case 'rewind':
-      return 96 + 22 * (row.rewind.changes.length + row.rewind.skipped.length)
+      return 96 + 22 * (Math.min(row.rewind.changes.length, FILES_SHOWN + 1) + row.rewind.skipped.length)
     case 'text':
       return Math.min(400, 13 + textLines(row.text) * 21)
     case 'thinking':
