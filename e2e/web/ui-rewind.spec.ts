@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test'
 import { spawnSync } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { axeViolations, loadEvents, screenshots, sendTask, setRange, startAppWithModel } from './ui-support'
 
@@ -144,7 +144,6 @@ test('a file changed since is shown in three versions and kept unless chosen', a
     await sendTask(page, 'Change the lines')
     await page.getByTestId('approval-panel').getByTestId('approval-approve').click({ timeout: 30_000 })
     await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
-    const { writeFile } = await import('node:fs/promises')
     await writeFile(join(app.workspace, 'f.txt'), 'the user rewrote it\n')
 
     await page.getByTestId('rewind-to-here').last().click()
@@ -407,51 +406,66 @@ test('a rewind of the conversation marks the turns Claude no longer sees, and th
   }
 })
 
-test('a rewind a crash cut short is finished when the session is opened again, and says so', async ({
-  page,
-}) => {
-  const { app, stop, editId } = await finishedRun(page)
-  try {
-    const sessionId = new URLSearchParams(new URL(page.url()).hash.slice(1)).get('session') as string
-    // A real process starts rewinding the files to before the edit and is killed (SIGKILL) right after it
-    // changed the one file.
-    const crashed = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/main/cli/test-fixtures/rewind-child.ts',
-        'crash',
-        app.sessionsDir,
-        sessionId,
-        editId,
-      ],
-      { encoding: 'utf8' },
-    )
-    expect(crashed.signal).toBe('SIGKILL')
-    expect(await readFile(join(app.workspace, 'g.txt'), 'utf8')).toBe('bye\n')
-    // Opening the session (a reload) finishes it before showing it.
-    await page.reload()
-    await page.getByTestId('timeline-rewind-mark').click()
-    const row = page.getByTestId('rewind-row')
-    await expect(row).toHaveAttribute('data-status', 'done')
-    await expect(row.getByTestId('rewind-row-status')).toContainText(
-      'finished it when the session was opened again',
-    )
-    await expect(page.locator(`[data-testid=tool-card][data-call-id="${editId}"]`)).toHaveAttribute(
-      'data-rewound',
-      /.+/,
-    )
-    const events = await loadEvents(page)
-    expect(events.filter((e) => e.type.startsWith('rewind.')).map((e) => e.type)).toEqual([
-      'rewind.started',
-      'rewind.finished',
-    ])
-    await page.setViewportSize({ width: 800, height: 600 })
-    await page.emulateMedia({ colorScheme: 'dark' })
-    await page.screenshot({ path: 'e2e/output/screenshots/ui-rewind-recovered-800-dark.png' })
-    await page.emulateMedia({ colorScheme: null })
-  } finally {
-    await stop()
-  }
-})
+for (const changedAfter of [false, true]) {
+  test(`a rewind a crash cut short is ${changedAfter ? 'rolled back (a file changed since)' : 'finished'} when the session is opened again, and says so`, async ({
+    page,
+  }) => {
+    const { app, stop, editId } = await finishedRun(page)
+    try {
+      const sessionId = new URLSearchParams(new URL(page.url()).hash.slice(1)).get('session') as string
+      // A real process starts rewinding the files to before the edit and is killed (SIGKILL) right after it
+      // changed the one file.
+      const crashed = spawnSync(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'src/main/cli/test-fixtures/rewind-child.ts',
+          'crash',
+          app.sessionsDir,
+          sessionId,
+          editId,
+        ],
+        { encoding: 'utf8' },
+      )
+      expect(crashed.signal).toBe('SIGKILL')
+      const gFile = join(app.workspace, 'g.txt')
+      expect(await readFile(gFile, 'utf8')).toBe('bye\n')
+      if (changedAfter) await writeFile(gFile, 'the user wrote this after the crash\n')
+      // Opening the session (a reload) finishes it, or rolls it back, before showing it.
+      await page.reload()
+      await page.getByTestId('timeline-rewind-mark').click()
+      const row = page.getByTestId('rewind-row')
+      const card = page.locator(`[data-testid=tool-card][data-call-id="${editId}"]`)
+      if (changedAfter) {
+        await expect(row).toHaveAttribute('data-status', 'rolled-back')
+        await expect(row.getByTestId('rewind-row-status')).toContainText(
+          'Rolled back: the files are as they were before it.',
+        )
+        await expect(row.getByTestId('rewind-row-status')).toContainText('g.txt changed after')
+        await expect(page.getByTestId('timeline-rewind-mark')).toHaveText(/Rewind failed/)
+        await expect(card).not.toHaveAttribute('data-rewound', /.+/)
+        expect(await readFile(gFile, 'utf8')).toBe('the user wrote this after the crash\n')
+      } else {
+        await expect(row).toHaveAttribute('data-status', 'done')
+        await expect(row.getByTestId('rewind-row-status')).toContainText(
+          'finished it when the session was opened again',
+        )
+        await expect(card).toHaveAttribute('data-rewound', /.+/)
+      }
+      const events = await loadEvents(page)
+      expect(events.filter((e) => e.type.startsWith('rewind.')).map((e) => e.type)).toEqual([
+        'rewind.started',
+        'rewind.finished',
+      ])
+      await page.setViewportSize({ width: 800, height: 600 })
+      await page.emulateMedia({ colorScheme: 'dark' })
+      await page.screenshot({
+        path: `e2e/output/screenshots/ui-rewind-${changedAfter ? 'rolled-back' : 'recovered'}-800-dark.png`,
+      })
+      await page.emulateMedia({ colorScheme: null })
+    } finally {
+      await stop()
+    }
+  })
+}

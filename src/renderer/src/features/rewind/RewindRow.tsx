@@ -69,7 +69,7 @@ export function RewindRow({ rewind, selected }: { rewind: RewindState; selected:
       )}
       {rewind.changes.length > 0 && (
         <>
-          {rewind.status === 'rolled-back' && <p className="small">It would have changed:</p>}
+          {rewind.status === 'rolled-back' && <p className="rewind-row-lead small">It would have changed:</p>}
           <ul className="rewind-row-files small">{files(shown)}</ul>
           {more.length > 0 && (
             <details className="small">
@@ -92,7 +92,11 @@ export function RewindRow({ rewind, selected }: { rewind: RewindState; selected:
       )}
       {calls.length > 0 && (
         <p className="rewind-row-calls small">
-          {rewind.status === 'done' ? 'Took back' : 'Takes back'}{' '}
+          {rewind.status === 'done'
+            ? 'Took back'
+            : rewind.status === 'rolled-back'
+              ? 'Would have taken back'
+              : 'Takes back'}{' '}
           {calls.length === 1 ? 'the change of' : `the changes of ${calls.length} calls:`}{' '}
           {calls.map((c, i) => (
             <span key={c.callId}>

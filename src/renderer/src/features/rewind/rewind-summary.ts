@@ -93,7 +93,7 @@ export function rewindStatusText(rewind: RewindState): string {
     case 'applying':
       return 'Not finished yet. If Lanes stopped in the middle of it, it is finished or rolled back when the session is opened again.'
     case 'rolled-back':
-      return `Rolled back: no file was changed.${rewind.error ? ` ${rewind.error}` : ''}`
+      return `Rolled back: the files are as they were before it.${rewind.error ? ` ${rewind.error}` : ''}`
   }
 }
 
