@@ -83,6 +83,21 @@ describe('opening a session whose rewind a crash cut short', { timeout: 60_000 }
     expect(await openInApp(s)).toEqual(events)
   })
 
+  it('finishes it once when two windows open the session at the same time, and both show it done', async () => {
+    const s = await crashedRewind()
+    api = await createAppApi({ sessionsDir: s.sessionsDir, name: 'Lanes', version: '1', transport: 'web' })
+    const loads = await Promise.all(
+      [1, 2].map(() => dispatchRequest(api as AppApi, 'session:load', { sessionId: s.sessionId })),
+    )
+    for (const loaded of loads) {
+      if (!loaded.ok) throw new Error(loaded.error)
+      const { events } = loaded.value as { events: SessionEvent[] }
+      expect(reduceEvents(events).rewinds.at(-1)).toMatchObject({ status: 'done', recovered: true })
+    }
+    const finished = (await sessionEvents(s)).filter((e) => e.type === 'rewind.finished')
+    expect(finished).toHaveLength(1)
+  })
+
   it('rolls it back when a file changed after the crash, leaving that file alone', async () => {
     const s = await crashedRewind()
     await writeFile(join(s.workspace, 'sub/b.txt'), 'the user changed it after the crash\n')
