@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { closeSync, openSync, renameSync, writeSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,7 +19,8 @@ import { median, result, type Benchmark, type BenchResult } from './harness'
  * - the store's size after 1000 small edits of a 1 MB file against the file's size;
  * - a rewind of 100 changed files (log read, plan, journal, writes, fsyncs) against `cp` putting the originals
  *   back over the changed files (the same operation without a journal, a plan or fsyncs); also against cp + sync,
- *   and cp into an empty folder (creating files is cheaper than replacing them).
+ *   cp into an empty folder, and the file system's own floor for replacing files crash-safely (a temp file and a
+ *   rename each, as direct system calls), which cp's in-place overwrite does not pay.
  */
 
 const MB = 1024 * 1024
@@ -147,6 +149,7 @@ async function rewind100(): Promise<BenchResult[]> {
   const cpMs: number[] = []
   const cpSyncMs: number[] = []
   const cpNewMs: number[] = []
+  const floorMs: number[] = []
   const cleanup: string[] = []
   try {
     for (let round = 0; round < rounds; round++) {
@@ -180,6 +183,15 @@ async function rewind100(): Promise<BenchResult[]> {
       )
       const fresh = join(s.sessionsDir, 'fresh')
       await mkdir(fresh)
+      // The same state once more, for the file system's own cost of replacing files the crash-safe way.
+      const replaced = join(s.sessionsDir, 'replaced')
+      await mkdir(replaced)
+      await run('cp', ['-f', ...names.map((n) => join(s.workspace, n)), replaced])
+      await run(
+        'sync',
+        names.map((n) => join(replaced, n)),
+      )
+      const contents = await Promise.all(names.map((n) => readFile(join(originals, n))))
 
       const cp = async (): Promise<void> => {
         let t0 = performance.now()
@@ -195,6 +207,16 @@ async function rewind100(): Promise<BenchResult[]> {
         t0 = performance.now()
         await run('cp', ['-f', ...names.map((n) => join(originals, n)), fresh])
         cpNewMs.push(performance.now() - t0)
+        // The floor of any crash-safe replacement (what an editor's save does): a new temp file, its content,
+        // a rename over the old one; by direct system calls, without Lanes, without fsync.
+        t0 = performance.now()
+        for (const [i, n] of names.entries()) {
+          const fd = openSync(join(replaced, `.${n}.tmp`), 'wx')
+          writeSync(fd, contents[i] as Buffer)
+          closeSync(fd)
+          renameSync(join(replaced, `.${n}.tmp`), join(replaced, n))
+        }
+        floorMs.push(performance.now() - t0)
       }
       const rewind = async (): Promise<void> => {
         const t0 = performance.now()
@@ -268,6 +290,18 @@ async function rewind100(): Promise<BenchResult[]> {
       `rewind: ${FILES} changed files vs cp into an empty folder (median)`,
       rewind,
       median(cpNewMs),
+      'ms',
+    ),
+    result(
+      `rewind: the file system's floor, ${FILES} temp-file-and-rename replacements by system calls, vs cp`,
+      median(floorMs),
+      cp,
+      'ms',
+    ),
+    result(
+      `rewind: ${FILES} files, applying (journal, writes, fsync) vs that floor`,
+      median(ms.apply),
+      median(floorMs),
       'ms',
     ),
   ]
