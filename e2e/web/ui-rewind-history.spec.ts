@@ -100,6 +100,14 @@ test('an undo stays visible: its row with its file, the struck card linked to it
       await expect(editBar).toHaveAttribute('aria-label', /taken back by the undo at/)
     }
     await checkAfterUndo()
+    // The timeline's key says what a struck bar and a rewind's line are (behind "Key" when the panel is narrow).
+    const key = page.getByRole('button', { name: 'Key', exact: true })
+    if (await key.isVisible()) await key.click()
+    const legend = page.getByTestId('timeline-legend')
+    await expect(legend.getByText('Undone', { exact: true })).toBeVisible()
+    await expect(legend.getByText('Undo or rewind', { exact: true })).toBeVisible()
+    await page.screenshot({ path: 'e2e/output/screenshots/ui-legend-rewind.png' })
+    if (await key.isVisible()) await key.click()
 
     // The card's link selects the rewind's row; the row's link goes back to the card.
     const card = page.locator(`[data-testid=tool-card][data-call-id="${editId}"]`)

@@ -57,6 +57,14 @@ function LegendList({ popover = false }: { popover?: boolean }) {
         <span className="legend-swatch break" aria-hidden="true" />
         Idle, shortened
       </li>
+      <li title="A write or edit an undo or rewind took back: its change is no longer in the files">
+        <span className="legend-swatch undone status-ok" aria-hidden="true" />
+        Undone
+      </li>
+      <li title="When an undo or rewind happened; its label on the ruler opens it in the transcript">
+        <span className="legend-swatch rewind" aria-hidden="true" />
+        Undo or rewind
+      </li>
     </ul>
   )
 }
