@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
+import { trackedPaths } from './git-index'
 
 /**
  * The one definition of which workspace paths are sensitive (DESIGN 2.2, 2.3, 5). Every user judges names
@@ -21,12 +22,13 @@ import path from 'node:path'
  */
 
 /** Folders, at any depth, whose every file is a credential. */
-export const SECRET_DIRS: readonly string[] = ['.ssh', '.gnupg', '.aws']
+export const SECRET_DIRS: readonly string[] = ['.ssh', '.gnupg', '.aws', '.azure']
 
 /** File names, at any depth, that hold credentials (package-registry tokens, database passwords, ...). */
 export const SECRET_FILES: readonly string[] = [
   '.envrc',
   '.netrc',
+  '_netrc',
   '.pgpass',
   '.npmrc',
   '.pypirc',
@@ -37,26 +39,53 @@ export const SECRET_FILES: readonly string[] = [
   '.boto',
   '.dockercfg',
   '.my.cnf',
+  '.mylogin.cnf',
+  '.vault-token',
   '.terraformrc',
   'terraform.tfstate',
   'terraform.tfstate.backup',
   // Cloud and registry tools' token files (`.cargo/credentials.toml`, Google's `credentials.json`, ...).
   'credentials.json',
   'credentials.toml',
+  // Composer's and similar tools' registry tokens; a kubeconfig's cluster keys; Cloudflare's local secrets;
+  // WordPress's database password.
+  'auth.json',
+  'kubeconfig',
+  '.dev.vars',
+  'wp-config.php',
 ]
 
 /**
  * Runs of segments, at any depth, that hold credentials where the folder alone would be too broad: a project's
  * `.docker/` often holds Dockerfiles, but `.docker/config.json` holds registry logins.
  */
-export const SECRET_NESTED: readonly string[] = ['.docker/config.json', '.kube/config', '.config/gcloud']
+export const SECRET_NESTED: readonly string[] = [
+  '.docker/config.json',
+  '.kube/config',
+  '.config/gcloud',
+  '.config/gh/hosts.yml',
+  '.gem/credentials',
+  '.cargo/credentials',
+]
 
 /**
  * `.env`, `.env.local`, `.env-prod`, ...; SSH private keys (`id_rsa`, `id_ed25519`, any `id_<word>` without an
- * extension, so `id_rsa.pub` is not one); key and certificate-store files by extension.
+ * extension, so `id_rsa.pub` is not one); key and certificate-store files by extension (PuTTY's `.ppk`, Apple's
+ * `.p8`); OAuth client secrets and cloud service-account keys (`client_secret_*.json`,
+ * `*service-account*.json`, Firebase's `*-adminsdk-*.json`); data files named for what they hold
+ * (`secrets.yml`, `.secrets`, `api_key.txt`, `access_token.json`: not code, so `src/secrets.ts` is not one).
  */
-export const SECRET_FILE_PATTERN =
-  /^\.env(?:[._-].*)?$|^id_[a-z0-9]+$|\.(?:pem|key|p12|pfx|jks|keystore|tfvars)$|^client_secret.*\.json$/i
+export const SECRET_FILE_PATTERN = new RegExp(
+  [
+    '^\\.env(?:[._-].*)?$',
+    '^id_[a-z0-9]+$',
+    '\\.(?:pem|key|p12|pfx|jks|keystore|tfvars|ppk|p8|kubeconfig)$',
+    '^client_secret.*\\.json$',
+    '(?:service[-_.]?account|adminsdk).*\\.json$',
+    '^\\.?(?:secrets?|api[-_]?keys?|access[-_]?tokens?)(?:\\.(?:ya?ml|json|toml|ini|env|txt|conf|cfg|properties))?$',
+  ].join('|'),
+  'i',
+)
 
 /**
  * Templates meant to be committed (`.env.example`): they hold placeholders, and the model needs to see them
@@ -122,25 +151,38 @@ export const BARE_REPO_ROOT_DIRS: readonly string[] = ['objects', 'refs']
 export interface SensitivePathRules {
   /** The root has no `.git`, so the root-level names of a bare repository are protected. */
   readonly bareRepoAtRoot: boolean
+  /**
+   * The repository tracks a secret file (a committed `.env`): git keeps its content in its own objects, which
+   * the sandbox cannot mask, so git commands that print file contents (`git diff`, `git show`, `git log -p`)
+   * ask first instead of running at once (validate-read-only.ts).
+   */
+  readonly gitTracksSecrets: boolean
 }
 
-/** A workspace that has its own `.git`: only the fixed lists apply. */
-export const GIT_WORKSPACE_RULES: SensitivePathRules = { bareRepoAtRoot: false }
+/** A workspace that has its own `.git` tracking no secret file: only the fixed lists apply. */
+export const GIT_WORKSPACE_RULES: SensitivePathRules = { bareRepoAtRoot: false, gitTracksSecrets: false }
 /** The strictest rules: what an unknown workspace gets (fail closed). */
-export const STRICT_RULES: SensitivePathRules = { bareRepoAtRoot: true }
+export const STRICT_RULES: SensitivePathRules = { bareRepoAtRoot: true, gitTracksSecrets: true }
 
 /**
- * The rules of the workspace at `root`. One lstat: `.git` may be a folder or, in a linked worktree or
- * submodule, a file pointing elsewhere; either way git uses it and ignores the root's other names. What cannot
- * be checked gets the strict rules.
+ * The rules of the workspace at `root`. `.git` may be a folder or, in a linked worktree or submodule, a file
+ * pointing elsewhere; either way git uses it and ignores the root's other names. Its index is read as bytes
+ * (git-index.ts; git itself never runs on a folder Lanes does not know) for the files it tracks. What cannot
+ * be checked gets the strict answer.
  */
 export async function loadSensitivePathRules(root: string): Promise<SensitivePathRules> {
   try {
     await fs.lstat(path.join(root, '.git'))
-    return GIT_WORKSPACE_RULES
   } catch {
     return STRICT_RULES
   }
+  let tracked: string[] | null
+  try {
+    tracked = await trackedPaths(root)
+  } catch {
+    return { bareRepoAtRoot: false, gitTracksSecrets: true }
+  }
+  return { bareRepoAtRoot: false, gitTracksSecrets: tracked?.some(isSecretPath) ?? false }
 }
 
 const lower = (names: readonly string[]): Set<string> => new Set(names.map((n) => n.toLowerCase()))

@@ -50,7 +50,7 @@ export const bashTool = defineTool({
     // Nothing runs without asking where there is no sandbox (DESIGN 2.3): neither the read-only allowlist nor
     // an "always allow" rule, which the user gave for a command that would run in one.
     if (!opts.sandbox) return { kind: 'ask', protected: false }
-    if (isReadOnlyCommand(input.command)) return { kind: 'allow' }
+    if (isReadOnlyCommand(input.command, opts.pathRules)) return { kind: 'allow' }
     if (opts.alwaysAllow.some((rule) => rule.tool === 'bash' && rule.command === input.command))
       return { kind: 'allow', byRule: true }
     return { kind: 'ask', protected: false }

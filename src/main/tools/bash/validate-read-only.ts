@@ -1,5 +1,5 @@
 import { posix } from 'node:path'
-import { GIT_WORKSPACE_RULES, isProtectedPath } from '../sensitive-paths'
+import { GIT_WORKSPACE_RULES, isProtectedPath, type SensitivePathRules } from '../sensitive-paths'
 import { splitGit } from './validate-git'
 import { clusterHas, matchesLong, shortCluster } from './validate-options'
 import { searchOperands } from './validate-paths'
@@ -82,7 +82,6 @@ const RULES: Record<string, ReadOnlyRule> = {
         matchesLong(arg, RG_WHOLE_TREE) !== null || arg.startsWith('--no-ignore') || clusterHas(arg, 'zu.g'),
     ),
   find: ANY,
-  git: isReadOnlyGit,
   npm: (args) => {
     const [sub, ...rest] = args
     return (
@@ -112,13 +111,22 @@ const NPM_READ_ONLY = new Set([
   'audit',
 ])
 
-export function isReadOnly(program: string, args: readonly string[]): boolean {
+/**
+ * `rules`: the workspace's sensitive-path rules (what the session computed when it opened it); the default is a
+ * repository that tracks no secret file.
+ */
+export function isReadOnly(
+  program: string,
+  args: readonly string[],
+  rules: SensitivePathRules = GIT_WORKSPACE_RULES,
+): boolean {
   // Reading a bare repository's root names (`HEAD`, `config`) is harmless: only writing them is, so the
   // workspace's own rules are not needed here and the validator stays free of the file system.
   if (args.some((arg) => arg.split(/[=:]/).some((piece) => isProtectedPath(piece, GIT_WORKSPACE_RULES))))
     return false
   const versions = VERSION_QUERIES[program]
   if (versions !== undefined && args.length === 1 && versions.includes(args[0] as string)) return true
+  if (program === 'git') return isReadOnlyGit(args, rules)
   const rule = RULES[program]
   return rule !== undefined && rule(args)
 }
@@ -176,7 +184,42 @@ const GREP_VALUE_LETTERS = 'efmABCdD'
 
 const GIT_READ_ONLY = new Set(['status', 'diff', 'log', 'show', 'rev-parse', 'branch', 'ls-files', 'blame'])
 
-function isReadOnlyGit(allArgs: readonly string[]): boolean {
+/**
+ * What prints the content of tracked files (patches, blame): in a repository that tracks a secret file, git's
+ * own objects hold the secret, which no sandbox mask hides, so these ask first there. `git log` prints content
+ * only with a patch (or line-range) option; `-S`/`-G` search the contents, which tells what is in them too.
+ */
+const GIT_PRINTS_CONTENT = new Set(['diff', 'show', 'blame'])
+const GIT_LOG_CONTENT_LONG = [
+  '--patch',
+  '--patch-with-raw',
+  '--patch-with-stat',
+  '--unified',
+  '--word-diff',
+  '--word-diff-regex',
+  '--color-words',
+  '--cc',
+  '--diff-merges',
+  '--remerge-diff',
+  '--full-diff',
+  '--textconv',
+  '--pickaxe-regex',
+  '--pickaxe-all',
+  '--find-object',
+]
+const GIT_LOG_CONTENT_SHORT = 'puUcmLSG'
+
+function gitPrintsContent(subcommand: string, args: readonly string[]): boolean {
+  if (GIT_PRINTS_CONTENT.has(subcommand)) return true
+  if (subcommand !== 'log') return false
+  return args.some(
+    (arg) =>
+      matchesLong(arg, GIT_LOG_CONTENT_LONG) !== null ||
+      (!arg.startsWith('--') && clusterHas(arg, GIT_LOG_CONTENT_SHORT)),
+  )
+}
+
+function isReadOnlyGit(allArgs: readonly string[], rules: SensitivePathRules): boolean {
   const split = splitGit(allArgs)
   if ('error' in split) return false
   // `-C`, `--git-dir` etc. could point git at another repository, with its own config (pagers, fsmonitor).
@@ -188,6 +231,7 @@ function isReadOnlyGit(allArgs: readonly string[]): boolean {
     return false
   const { subcommand, args } = split
   if (subcommand === null || !GIT_READ_ONLY.has(subcommand)) return false
+  if (rules.gitTracksSecrets && gitPrintsContent(subcommand, args)) return false
   // `--output` writes a file; `--ext-diff` runs the configured external diff program.
   if (args.some((arg) => matchesLong(arg, ['--output', '--ext-diff']) !== null)) return false
   return subcommand === 'branch' ? isBranchListing(args) : true

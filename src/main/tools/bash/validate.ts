@@ -8,6 +8,7 @@ import { checkPaths } from './validate-paths'
 import { checkProgram, programKeys } from './validate-programs'
 import { SHELL_KEYWORDS } from './validate-programs.data'
 import { isReadOnly } from './validate-read-only'
+import type { SensitivePathRules } from '../sensitive-paths'
 
 /**
  * The fail-closed bash validator (DESIGN 2.1). A command is accepted only when every layer agrees it is one
@@ -67,13 +68,14 @@ export function validateBashCommand(command: string): { ok: true } | { ok: false
 
 /**
  * True only for a command that passes validation and is on the read-only allowlist (the approval policy
- * runs it without asking). When in doubt: false.
+ * runs it without asking). When in doubt: false. `rules`: the workspace's (a repository tracking a secret file
+ * asks before git prints file contents); by default a repository that tracks none.
  */
-export function isReadOnlyCommand(command: string): boolean {
+export function isReadOnlyCommand(command: string, rules?: SensitivePathRules): boolean {
   const analysis = analyzeSafely(command)
   if (!analysis.ok) return false
   try {
-    return isReadOnly(analysis.program, analysis.args)
+    return isReadOnly(analysis.program, analysis.args, rules)
   } catch {
     return false
   }
