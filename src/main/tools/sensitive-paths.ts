@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
+import { TimeSlices } from './file-io'
 import { trackedPaths } from './git-index'
 
 /**
@@ -182,7 +183,14 @@ export async function loadSensitivePathRules(root: string): Promise<SensitivePat
   } catch {
     return { bareRepoAtRoot: false, gitTracksSecrets: true }
   }
-  return { bareRepoAtRoot: false, gitTracksSecrets: tracked?.some(isSecretPath) ?? false }
+  // A large repository tracks a hundred thousand files or more (about 150 ms to judge): judged in slices, so the
+  // app's main process keeps answering meanwhile.
+  const slices = new TimeSlices()
+  for (const [i, file] of (tracked ?? []).entries()) {
+    if (isSecretPath(file)) return { bareRepoAtRoot: false, gitTracksSecrets: true }
+    if (i % 1024 === 1023) await slices.tick()
+  }
+  return GIT_WORKSPACE_RULES
 }
 
 const lower = (names: readonly string[]): Set<string> => new Set(names.map((n) => n.toLowerCase()))
