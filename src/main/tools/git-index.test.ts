@@ -109,7 +109,6 @@ describe('a repository that tracks a secret file', () => {
       'git diff --cached',
       'git show',
       'git show HEAD --stat',
-      'git blame src/a.ts',
       'git log -p',
       'git log --patch -n 3',
       'git log -U5',
@@ -129,6 +128,7 @@ describe('a repository that tracks a secret file', () => {
       'git rev-parse HEAD',
       'git branch -a',
       'git ls-files',
+      'git blame src/a.ts',
     ]
     for (const command of printsContent) {
       expect({ command, auto: isReadOnlyCommand(command, rules) }).toEqual({ command, auto: false })

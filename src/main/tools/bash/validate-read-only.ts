@@ -185,11 +185,12 @@ const GREP_VALUE_LETTERS = 'efmABCdD'
 const GIT_READ_ONLY = new Set(['status', 'diff', 'log', 'show', 'rev-parse', 'branch', 'ls-files', 'blame'])
 
 /**
- * What prints the content of tracked files (patches, blame): in a repository that tracks a secret file, git's
- * own objects hold the secret, which no sandbox mask hides, so these ask first there. `git log` prints content
- * only with a patch (or line-range) option; `-S`/`-G` search the contents, which tells what is in them too.
+ * What prints the content of any tracked file (patches): in a repository that tracks a secret file, git's own
+ * objects hold the secret, which no sandbox mask hides, so these ask first there. `git log` prints content only
+ * with a patch (or line-range) option; `-S`/`-G` search the contents, which tells what is in them too. `git
+ * blame` prints only the file it names, which the path check already judges.
  */
-const GIT_PRINTS_CONTENT = new Set(['diff', 'show', 'blame'])
+const GIT_PRINTS_CONTENT = new Set(['diff', 'show'])
 const GIT_LOG_CONTENT_LONG = [
   '--patch',
   '--patch-with-raw',
