@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, lstatSync, openSync, promises as fs, readFileSync, type Stats } from 'node:fs'
+import { closeSync, fstatSync, openSync, promises as fs, readFileSync } from 'node:fs'
 
 /**
  * Reading many small files at once (a rewind planning a hundred files), fast and without holding the event
@@ -13,11 +13,6 @@ import { closeSync, fstatSync, lstatSync, openSync, promises as fs, readFileSync
 
 /** Files up to this size are read with blocking calls in batch work: well under a millisecond each. */
 export const BLOCKING_MAX_BYTES = 256 * 1024
-
-/** The file's lstat, by a direct system call (cheap whatever the file). */
-export function lstatNow(path: string): Stats {
-  return lstatSync(path)
-}
 
 /**
  * The file's content: by direct system calls when it is small (checked on the open file, so a file that grew
