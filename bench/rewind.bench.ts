@@ -144,7 +144,7 @@ function run(command: string, args: string[]): Promise<void> {
 }
 
 async function rewind100(): Promise<BenchResult[]> {
-  const rounds = 7
+  const rounds = 9
   const ms = { rewind: [] as number[], open: [] as number[], plan: [] as number[], apply: [] as number[] }
   const cpMs: number[] = []
   const cpSyncMs: number[] = []
@@ -246,14 +246,19 @@ async function rewind100(): Promise<BenchResult[]> {
         ms.plan.push(t2 - t1)
         ms.apply.push(t3 - t2)
       }
-      // Side by side, taking turns at going first: what one leaves the disk doing does not always weigh on the
-      // same side.
+      // Side by side, taking turns at going first, each from a settled disk: whatever the setup or the other
+      // side left unwritten is written out first (a whole-system sync), or the first fsync of whichever side
+      // makes one would pay for it: a journal commit writes out every file's pending data, not only its own.
+      const settled = async (side: () => Promise<void>): Promise<void> => {
+        await run('sync', [])
+        await side()
+      }
       if (round % 2 === 0) {
-        await cp()
-        await rewind()
+        await settled(cp)
+        await settled(rewind)
       } else {
-        await rewind()
-        await cp()
+        await settled(rewind)
+        await settled(cp)
       }
     }
   } finally {
