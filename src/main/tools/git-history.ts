@@ -78,6 +78,18 @@ export async function findInHistory(
   }
 }
 
+/**
+ * A folder met in the walk, with what is known below it: the trees already walked there, shared by every folder
+ * of the same key (`PathJudge.folderKey`); its sub-folders and judged files by name (the name's bytes as
+ * latin1: no decoding, no path built, for the thousands of entries every commit repeats).
+ */
+interface Folder {
+  readonly path: string
+  readonly walked: Set<string>
+  readonly folders: Map<string, Folder>
+  readonly files: Map<string, boolean>
+}
+
 /** The first matching path of any commit's (or tagged tree's) tree, or null. */
 async function walkHistory(
   store: ObjectStore,
@@ -85,18 +97,30 @@ async function walkHistory(
   judge: PathJudge,
   work: WorkBudget,
 ): Promise<string | null> {
-  const walked = new Set<string>()
+  const walkedByKey = new Map<string, Set<string>>()
+  const folderAt = (path: string): Folder => {
+    const key = judge.folderKey(path)
+    const walked = walkedByKey.get(key) ?? new Set<string>()
+    walkedByKey.set(key, walked)
+    return { path, walked, folders: new Map(), files: new Map() }
+  }
+  const top = folderAt('')
+  const stack: Array<{ oid: Buffer; folder: Folder }> = []
+  const visit = (oid: Buffer, folder: Folder): void => {
+    const key = oid.toString('latin1')
+    if (folder.walked.has(key)) return
+    folder.walked.add(key)
+    stack.push({ oid, folder })
+  }
+  let trees = 0
   for (const read of await store.find(new Set([OBJ_COMMIT, OBJ_TAG]))) {
     const root = rootTree(read(), hashLength)
-    if (root === null) continue
-    const stack: Array<{ oid: Buffer; folder: string }> = [{ oid: root, folder: '' }]
+    if (root !== null) visit(root, top)
     for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
-      const key = `${next.oid.toString('hex')}:${judge.folderKey(next.folder)}`
-      if (walked.has(key)) continue
-      walked.add(key)
-      if (walked.size % 64 === 0) await work.tick()
+      if (++trees % 64 === 0) await work.tick()
+      const { folder } = next
       const tree = store.read(next.oid)
-      if (tree.type !== OBJ_TREE) throw new GitObjectsError(`${next.folder || 'a root'} is not a tree`)
+      if (tree.type !== OBJ_TREE) throw new GitObjectsError(`${folder.path || 'a root'} is not a tree`)
       const data = tree.data
       let at = 0
       while (at < data.length) {
@@ -104,15 +128,29 @@ async function walkHistory(
         const nul = data.indexOf(0, space)
         if (space < 0 || nul < 0 || nul + 1 + hashLength > data.length)
           throw new GitObjectsError('a tree is cut short')
-        const mode = parseInt(data.toString('latin1', at, space), 8)
-        const name = data.toString('utf8', space + 1, nul)
+        let mode = 0
+        for (let k = at; k < space; k++) mode = mode * 8 + ((data[k] as number) - 0x30)
         const oid = data.subarray(nul + 1, nul + 1 + hashLength)
+        const name = data.toString('latin1', space + 1, nul)
         at = nul + 1 + hashLength
         const kind = mode & 0o170000
         // A submodule's commit (gitlink): its files live in its own repository, not in this store.
         if (kind === 0o160000) continue
-        if (kind === 0o040000) stack.push({ oid, folder: `${next.folder}${name}/` })
-        else if (judge.matches(next.folder + name)) return next.folder + name
+        if (kind === 0o040000) {
+          let sub = folder.folders.get(name)
+          if (sub === undefined) {
+            sub = folderAt(`${folder.path}${Buffer.from(name, 'latin1').toString('utf8')}/`)
+            folder.folders.set(name, sub)
+          }
+          visit(oid, sub)
+          continue
+        }
+        let matches = folder.files.get(name)
+        if (matches === undefined) {
+          matches = judge.matches(folder.path + Buffer.from(name, 'latin1').toString('utf8'))
+          folder.files.set(name, matches)
+        }
+        if (matches) return folder.path + Buffer.from(name, 'latin1').toString('utf8')
       }
     }
   }

@@ -77,10 +77,19 @@ export function storeSignature(dirs: readonly string[]): string {
   return parts.join('\n')
 }
 
+/** A loose object's first bytes are read to learn its type: a whole small object (commit, tree) fits. */
+const LOOSE_HEAD_BYTES = 1024
+const KEEP_LOOSE_BYTES = 32 * 1024 * 1024
+
 export class ObjectStore {
   private readonly packs: PackFile[] = []
-  /** Loose objects by id (hex): the file holding each. */
-  private readonly loose = new Map<string, string>()
+  /**
+   * Loose objects by id (hex): the file holding each, or once a small one was read to learn its type, the object
+   * itself (up to KEEP_LOOSE_BYTES in all): the walk reads most of them again, and opening a file costs more
+   * than keeping a tree of a few hundred bytes.
+   */
+  private readonly loose = new Map<string, string | GitObject>()
+  private keptBytes = 0
   private readonly cache = new ObjectCache()
 
   private constructor(
@@ -140,10 +149,26 @@ export class ObjectStore {
       }
     }
     let i = 0
-    for (const file of this.loose.values()) {
+    const scratch = Buffer.allocUnsafe(LOOSE_HEAD_BYTES)
+    for (const [hex, file] of this.loose) {
       this.budget.spend()
       if (++i % 256 === 0) await this.budget.tick()
-      if (types.has(looseType(file))) found.push(() => readLoose(file))
+      if (typeof file !== 'string') {
+        if (types.has(file.type)) found.push(() => file)
+        continue
+      }
+      const head = looseHead(file, scratch)
+      // Blobs are never read again: not kept.
+      if (
+        typeof head !== 'number' &&
+        head.type !== OBJ_BLOB &&
+        this.keptBytes + head.data.length <= KEEP_LOOSE_BYTES
+      ) {
+        this.loose.set(hex, head)
+        this.keptBytes += head.data.length
+      }
+      if (typeof head === 'number' ? types.has(head) : types.has(head.type))
+        found.push(typeof head === 'number' ? () => readLoose(file) : () => head)
     }
     return found
   }
@@ -157,25 +182,29 @@ export class ObjectStore {
     const file = this.loose.get(oid.toString('hex'))
     if (file === undefined) throw new GitObjectsError(`object ${oid.toString('hex')} is missing`)
     this.budget.spend()
-    return readLoose(file)
+    return typeof file === 'string' ? readLoose(file) : file
   }
 
   private readonly lookup = (oid: Buffer): GitObject => this.read(oid)
 }
 
-/** A loose object's type, from the start of its zlib stream only (a loose blob can be large). */
-function looseType(file: string): number {
+/**
+ * A small loose object whole (its file fits in `scratch`), or a larger one's type, read from the start of its
+ * zlib stream only (a loose blob can be large).
+ */
+function looseHead(file: string, scratch: Buffer): GitObject | number {
+  let head: Buffer
   const fd = openSync(file, 'r')
-  const head = Buffer.alloc(512)
-  let n: number
   try {
-    n = readSync(fd, head, 0, head.length, 0)
+    head = scratch.subarray(0, readSync(fd, scratch, 0, scratch.length, 0))
   } finally {
     closeSync(fd)
   }
+  if (head.length < scratch.length) return parseLoose(head, file)
   let text: string
   try {
-    text = inflateSync(head.subarray(0, n), { finishFlush: constants.Z_SYNC_FLUSH }).toString('latin1', 0, 32)
+    const start = inflateSync(head, { finishFlush: constants.Z_SYNC_FLUSH, chunkSize: INFLATE_CHUNK })
+    text = start.toString('latin1', 0, 32)
   } catch {
     throw new GitObjectsError(`${file} is not a loose object`)
   }
@@ -184,12 +213,18 @@ function looseType(file: string): number {
   return type
 }
 
-/** A loose object: zlib of `<type> <size>\0<content>`. */
+/** Output buffers of zlib for loose objects, most of which are small (its default, 16 KiB, is mostly garbage). */
+const INFLATE_CHUNK = 4096
+
 function readLoose(file: string): GitObject {
-  const raw = readFileSync(file)
+  return parseLoose(readFileSync(file), file)
+}
+
+/** A loose object's bytes: zlib of `<type> <size>\0<content>`. */
+function parseLoose(raw: Buffer, file: string): GitObject {
   let data: Buffer
   try {
-    data = inflateSync(raw)
+    data = inflateSync(raw, { chunkSize: INFLATE_CHUNK })
   } catch {
     throw new GitObjectsError(`${file} is not a loose object`)
   }

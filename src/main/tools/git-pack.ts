@@ -67,17 +67,24 @@ export class WorkBudget {
 }
 
 /**
- * Resolved objects by where they were read (`<pack>:<offset>`), least recently used dropped past a byte cap:
+ * Resolved objects by where they were read (a pack's number and the offset in it), least recently used dropped
+ * past a byte cap:
  * trees are stored as deltas of each other in chains up to 50 long, and reading a commit's tree would otherwise
  * re-inflate the whole chain every time.
  */
 export class ObjectCache {
-  private readonly entries = new Map<string, GitObject>()
+  private readonly entries = new Map<number, GitObject>()
   private bytes = 0
+  private packs = 0
 
   constructor(private readonly maxBytes = 48 * 1024 * 1024) {}
 
-  get(key: string): GitObject | undefined {
+  /** A key space for one more pack: its keys are `base + offset` (offsets stay below 2^40, a terabyte). */
+  newPack(): number {
+    return this.packs++ * 2 ** 40
+  }
+
+  get(key: number): GitObject | undefined {
     const found = this.entries.get(key)
     if (found !== undefined) {
       this.entries.delete(key)
@@ -86,7 +93,7 @@ export class ObjectCache {
     return found
   }
 
-  set(key: string, object: GitObject): void {
+  set(key: number, object: GitObject): void {
     if (object.data.length > this.maxBytes / 4 || this.entries.has(key)) return
     this.entries.set(key, object)
     this.bytes += object.data.length
@@ -115,14 +122,21 @@ interface EntryHeader {
 
 /** A delta chain longer than this is corrupt (git's own limit is 4095). */
 const MAX_DELTA_DEPTH = 10_000
-/** Bytes read at once from a pack: entries lie close together, so most headers and small objects are one read. */
-const WINDOW_BYTES = 256 * 1024
+/**
+ * A pack up to this size is read whole, once: trees and commits lie all over it, and reading them one window at a
+ * time costs more (system calls, and buffers for the garbage collector) than reading every byte.
+ */
+const WHOLE_PACK_BYTES = 32 * 1024 * 1024
+/** Bytes read at once from a larger pack: neighbouring entries' headers and small objects come in one read. */
+const WINDOW_BYTES = 64 * 1024
 
 export class PackFile {
   readonly count: number
   /** Entry offsets in ascending order: where each entry ends is where the next begins. */
   private readonly ascending: Float64Array
   private window: { start: number; bytes: Buffer } = { start: 0, bytes: Buffer.alloc(0) }
+  private readonly cacheBase: number
+  private readonly fanout: Uint32Array
 
   private constructor(
     readonly name: string,
@@ -135,7 +149,16 @@ export class PackFile {
     private readonly cache: ObjectCache,
   ) {
     this.count = offsets.length
+    // How many ids start with a byte up to each value (what the idx's fan-out holds), from the ids themselves.
+    const fanout = new Uint32Array(256)
+    for (let i = 0; i < this.count; i++) {
+      const first = oids[i * hashLength] as number
+      fanout[first] = (fanout[first] as number) + 1
+    }
+    for (let b = 1; b < 256; b++) fanout[b] = (fanout[b] as number) + (fanout[b - 1] as number)
+    this.fanout = fanout
     this.ascending = Float64Array.from(offsets).sort()
+    this.cacheBase = cache.newPack()
   }
 
   /** Opens `<name>.pack` with its `.idx`; the caller closes it. */
@@ -166,16 +189,23 @@ export class PackFile {
     closeSync(this.fd)
   }
 
-  /** The offset of object `oid` in this pack, or -1. */
+  /**
+   * The offset of object `oid` in this pack, or -1: a binary search among the ids sharing its first byte (the
+   * idx's fan-out), compared here rather than by Buffer.compare, whose native call costs more than the
+   * comparison (ids differ within their first bytes).
+   */
   find(oid: Buffer): number {
     const h = this.hashLength
-    let lo = 0
-    let hi = this.count - 1
+    const first = oid[0] as number
+    let lo = first === 0 ? 0 : (this.fanout[first - 1] as number)
+    let hi = (this.fanout[first] as number) - 1
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1
-      const cmp = this.oids.compare(oid, 0, h, mid * h, mid * h + h)
+      const at = mid * h
+      let cmp = 0
+      for (let k = 0; k < h && cmp === 0; k++) cmp = (oid[k] as number) - (this.oids[at + k] as number)
       if (cmp === 0) return this.offsets[mid] as number
-      if (cmp < 0) lo = mid + 1
+      if (cmp > 0) lo = mid + 1
       else hi = mid - 1
     }
     return -1
@@ -224,7 +254,7 @@ export class PackFile {
 
   /** The object at `offset`, its deltas applied. */
   read(offset: number, budget: WorkBudget, lookup: ObjectLookup): GitObject {
-    const key = (at: number): string => `${this.name}:${at}`
+    const key = (at: number): number => this.cacheBase + at
     const chain: EntryHeader[] = []
     let base: GitObject | undefined
     let at = offset
@@ -315,17 +345,28 @@ export class PackFile {
     if (offset >= w.start && offset + length <= w.start + w.bytes.length)
       return w.bytes.subarray(offset - w.start, offset - w.start + length)
     if (length < 0 || offset + length > this.size) throw new GitObjectsError(`${this.name} is cut short`)
+    if (this.size <= WHOLE_PACK_BYTES) {
+      this.window = { start: 0, bytes: this.readAt(0, this.size) }
+      return this.window.bytes.subarray(offset, offset + length)
+    }
     // A fresh buffer per read: what was handed out of the old window stays valid.
-    const want = length > WINDOW_BYTES / 2 ? length : Math.min(WINDOW_BYTES, this.size - offset)
-    const bytes = Buffer.allocUnsafe(want)
+    const bytes = this.readAt(
+      offset,
+      length > WINDOW_BYTES / 2 ? length : Math.min(WINDOW_BYTES, this.size - offset),
+    )
+    if (length <= WINDOW_BYTES / 2) this.window = { start: offset, bytes }
+    return bytes.subarray(0, length)
+  }
+
+  private readAt(offset: number, length: number): Buffer {
+    const bytes = Buffer.allocUnsafe(length)
     let got = 0
-    while (got < want) {
-      const n = readSync(this.fd, bytes, got, want - got, offset + got)
+    while (got < length) {
+      const n = readSync(this.fd, bytes, got, length - got, offset + got)
       if (n === 0) throw new GitObjectsError(`${this.name} is cut short`)
       got += n
     }
-    if (length <= WINDOW_BYTES / 2) this.window = { start: offset, bytes }
-    return bytes.subarray(0, length)
+    return bytes
   }
 }
 
@@ -367,10 +408,18 @@ function parseIdx(idx: Buffer, h: number): { oids: Buffer; offsets: Float64Array
   return { oids, offsets }
 }
 
-/** A whole zlib stream of exactly `size` bytes once inflated; null when it is not one. */
+/**
+ * A whole zlib stream of exactly `size` bytes once inflated; null when it is not one. Output buffers of the
+ * expected size (zlib's default is 16 KiB per call, mostly garbage for trees of a few hundred bytes: half the
+ * time of a history check went to allocating and collecting them), and never more than `size` (a corrupt
+ * entry cannot inflate into gigabytes).
+ */
 export function inflateExact(compressed: Buffer, size: number): Buffer | null {
   try {
-    const data = inflateSync(compressed)
+    const data = inflateSync(compressed, {
+      chunkSize: Math.min(Math.max(size, 64), 64 * 1024 * 1024),
+      maxOutputLength: Math.max(size, 1),
+    })
     return data.length === size ? data : null
   } catch {
     return null
