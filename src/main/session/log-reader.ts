@@ -155,6 +155,13 @@ export async function scanLinesBackward(
 export async function readSessionTail(
   file: string,
   from: (event: SessionEvent) => boolean,
+  opts: {
+    /**
+     * Only events of these types are wanted (and `from` sees only those): a line written as another type is
+     * passed over without being parsed or checked, which is most of the cost of reading a log.
+     */
+    only?: ReadonlySet<SessionEvent['type']>
+  } = {},
 ): Promise<SessionRead & { whole: boolean }> {
   let handle: FileHandle | undefined
   try {
@@ -165,6 +172,7 @@ export async function readSessionTail(
     let found = false
     await scanLinesBackward(handle, size, (line, terminated) => {
       if (line.trim() === '') return false
+      if (opts.only && !mayBeOf(line, opts.only)) return false
       const parsed = parseLine(line.charCodeAt(0) === 0xfeff ? line.slice(1) : line)
       if (!parsed.ok) {
         warnings.push(
@@ -192,6 +200,16 @@ export async function readSessionTail(
     await handle?.close().catch(() => undefined)
   }
 }
+
+/**
+ * Whether a line can hold an event of one of `types`: false only when it is plainly written as another type
+ * (the writer puts `type` first); a line written any other way is parsed to find out.
+ */
+function mayBeOf(line: string, types: ReadonlySet<string>): boolean {
+  const written = WRITTEN_TYPE.exec(line)
+  return written === null || types.has(written[1] as string)
+}
+const WRITTEN_TYPE = /^\{"type":"([a-z._-]+)",/
 
 async function firstLine(handle: FileHandle, size: number): Promise<string | undefined> {
   let length = Math.min(size, 64 * 1024)

@@ -50,6 +50,23 @@ describe('readSessionTail', () => {
     expect(tail.warnings).toEqual([expect.stringContaining('incomplete last line')])
   })
 
+  it('reads only the types asked for, passing the others over unparsed, and parses a line written otherwise', async () => {
+    const s = await recordCalls(calls(), cleanup)
+    // A line written with its fields in another order (by hand, or another writer) is parsed to find its type.
+    const text = await readFile(logOf(s), 'utf8')
+    const reordered = text.replace(
+      /\{"type":"(file\.snapshot)",("at":[^,]+,"seq":[0-9]+),/,
+      '{$2,"type":"$1",',
+    )
+    expect(reordered).not.toBe(text)
+    await writeFile(logOf(s), reordered)
+    const only = new Set(['session.created', 'tool.queued', 'file.snapshot'] as const)
+    const whole = (await readSession(logOf(s))).events
+    const tail = await readSessionTail(logOf(s), queuedAs('c0'), { only })
+    expect(tail.whole).toBe(false)
+    expect(tail.events).toEqual(whole.filter((e) => only.has(e.type as 'tool.queued')))
+  })
+
   it('finds the first event behind a byte-order mark', async () => {
     const s = await recordCalls(calls().slice(0, 3), cleanup)
     const text = await readFile(logOf(s), 'utf8')

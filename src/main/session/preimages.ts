@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto'
-import { constants } from 'node:fs'
+import { constants, readSync } from 'node:fs'
 import { mkdir, open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionEventDraft } from '../../shared/events'
+import { BLOCKING_MAX_BYTES } from '../tools/file-io'
 import type { ChangeKeeper } from '../tools/tool'
 
 /**
@@ -281,8 +282,12 @@ export class PreimageStore {
     }
     let content: Buffer | undefined
     for (const entry of links.reverse()) {
-      const payload = Buffer.alloc(entry.len)
-      const { bytesRead } = await this.handle.read(payload, 0, entry.len, entry.at)
+      const payload = Buffer.allocUnsafe(entry.len)
+      // A small record (most are) is one direct read: cheaper than a round trip through the thread pool.
+      const bytesRead =
+        entry.len <= BLOCKING_MAX_BYTES
+          ? readSync(this.handle.fd, payload, 0, entry.len, entry.at)
+          : (await this.handle.read(payload, 0, entry.len, entry.at)).bytesRead
       if (bytesRead !== entry.len)
         throw new PreimageError('corrupt', `The stored content ${entry.hash} is cut short.`)
       if (entry.base === undefined) content = payload

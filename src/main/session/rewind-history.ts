@@ -5,6 +5,19 @@ import type { EventOf, SessionEvent } from '../../shared/events'
  * pure half of rewind.ts, shared with the conversation rebuild.
  */
 
+/**
+ * Every event type a rewind reads (to plan, apply or recover it): the log's other events are passed over when
+ * a rewind reads its tail. Kept beside the functions that read them: one of these reading a new type adds it here.
+ */
+export const REWIND_EVENT_TYPES: ReadonlySet<SessionEvent['type']> = new Set<SessionEvent['type']>([
+  'session.created',
+  'tool.queued',
+  'file.preimage',
+  'file.snapshot',
+  'rewind.started',
+  'rewind.finished',
+])
+
 export interface PreimageRecord {
   callId: string
   path: string

@@ -2,6 +2,7 @@ import type { SessionEvent } from '../../shared/events'
 import { openSessionWriter, readSession, readSessionTail, SessionLogError, sessionPaths } from './log'
 import { preimagesDir, PreimageStore } from './preimages'
 import { recoverRewind, type Refusal, type RewindLog } from './rewind'
+import { REWIND_EVENT_TYPES } from './rewind-history'
 
 /**
  * A session opened for a rewind (`lanes rewind`, the app's Undo and Rewind): its lock taken (nobody else
@@ -51,7 +52,9 @@ export async function withRewindSession<T>(
     const { events } =
       callId === undefined
         ? await readSession(paths.log)
-        : await readSessionTail(paths.log, (e) => e.type === 'tool.queued' && e.callId === callId)
+        : await readSessionTail(paths.log, (e) => e.type === 'tool.queued' && e.callId === callId, {
+            only: REWIND_EVENT_TYPES,
+          })
     const created = events.find((e) => e.type === 'session.created')
     if (!created || created.type !== 'session.created')
       return { ok: false, reason: `The session ${sessionId} has no readable start; it cannot be rewound.` }

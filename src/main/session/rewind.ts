@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { lstatSync } from 'node:fs'
-import { lstat, readFile, stat, unlink } from 'node:fs/promises'
+import { lstat, readFile, stat } from 'node:fs/promises'
 import type { RewindChange, RewindSkip, SessionEvent, SessionEventDraft } from '../../shared/events'
-import { OpenFolders, syncFiles, writeFileAtomic } from '../tools/atomic-write'
+import { removeFile, WriteBatch, writeFileAtomic } from '../tools/atomic-write'
 import { readFileQuick, TimeSlices } from '../tools/file-io'
 import { PreimageError, sha256, type PreimageStore } from './preimages'
 import { lanesLeft, preimagesOf, unfinishedRewind } from './rewind-history'
@@ -91,7 +91,7 @@ export interface RewindLog {
 interface OnDisk {
   hash: string | null
   content: Buffer | null
-  stat?: { mtimeMs: number; size: number; mode: number; ino: number }
+  stat?: { mtimeMs: number; size: number; mode: number; ino: number; uid: number; gid: number }
   /** Present and not a regular file. */
   odd?: string
 }
@@ -115,7 +115,14 @@ async function onDisk(path: string, slices?: TimeSlices): Promise<OnDisk> {
   return {
     hash: sha256(content),
     content,
-    stat: { mtimeMs: info.mtimeMs, size: info.size, mode: info.mode, ino: info.ino },
+    stat: {
+      mtimeMs: info.mtimeMs,
+      size: info.size,
+      mode: info.mode,
+      ino: info.ino,
+      uid: info.uid,
+      gid: info.gid,
+    },
   }
 }
 
@@ -131,7 +138,7 @@ async function stillAsSeen(path: string, seen: OnDisk | undefined, slices: TimeS
     await slices.tick()
     const was = seen.stat
     if (info?.isFile() && info.ino === was.ino && info.size === was.size && info.mtimeMs === was.mtimeMs)
-      return { ...seen, stat: { ...was, mode: info.mode } }
+      return { ...seen, stat: { ...was, mode: info.mode, uid: info.uid, gid: info.gid } }
   }
   return onDisk(path, slices)
 }
@@ -282,17 +289,16 @@ export async function applyRewind(
   })
   await log.sync()
 
-  // The files are written side by side and made durable together at the end (one fsync each would cost a
-  // journal commit each); until rewind.finished is logged, a crash is recovered from the journal anyway.
+  // The files are written side by side as one batch (each folder opened and checked once) and made durable
+  // together at the end; until rewind.finished is logged, a crash is recovered from the journal anyway.
   const done: RewindChange[] = []
   let failure: string | undefined
   let next = 0
-  // Each folder is opened and checked once for all the files written into it.
-  const folders = new OpenFolders()
+  const batch = new WriteBatch()
   const worker = async (): Promise<void> => {
     while (failure === undefined && next < work.length) {
       const w = work[next++] as (typeof work)[number]
-      const failed = await put(w.change.path, w.content, w.expect.stat ?? null, { durable: false, folders })
+      const failed = await put(w.change.path, w.content, w.expect.stat ?? null, batch)
       if (failed) {
         failure ??= `${w.change.relPath} ${failed}`
         return
@@ -303,8 +309,9 @@ export async function applyRewind(
   }
   try {
     await Promise.all(Array.from({ length: Math.min(APPLY_CONCURRENCY, work.length) }, worker))
+    if (failure === undefined) await batch.sync()
   } finally {
-    await folders.close()
+    await batch.close()
   }
   if (failure !== undefined) {
     const undone = await rollBack(done, store)
@@ -317,7 +324,6 @@ export async function applyRewind(
     await log.sync()
     return { ok: false, reason: `${failure}; the files already rewound were put back.${undone}` }
   }
-  await syncFiles(done.map((c) => c.path))
   await finish(log, rewindId, { turn: plan.turn })
   return { ok: true, rewindId, changes, skipped }
 }
@@ -327,21 +333,18 @@ async function put(
   path: string,
   content: Buffer | null,
   /** The file as last seen (null: absent), re-checked before the rename; undefined: no check. */
-  expect: { mtimeMs: number; size: number } | null | undefined,
-  how: { durable?: boolean; folders?: OpenFolders } = {},
+  expect: OnDisk['stat'] | null | undefined,
+  batch?: WriteBatch,
 ): Promise<string | undefined> {
   if (content === null) {
-    try {
-      await unlink(path)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-        return `could not be removed (${(error as Error).message})`
-    }
-    return undefined
+    const removed = await removeFile(path, batch ? { batch } : {})
+    return removed.ok ? undefined : removed.reason
   }
   const written = await writeFileAtomic(path, content, {
-    ...how,
+    ...(batch ? { batch } : {}),
     ...(expect === undefined ? {} : { expect }),
+    // Seen a moment ago (planning, then again before the journal): not looked at once more before the write.
+    ...(expect ? { seen: expect } : {}),
   })
   return written.ok ? undefined : written.reason
 }

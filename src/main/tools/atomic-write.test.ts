@@ -6,7 +6,7 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import ts from 'typescript'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { cleanStrayTempFiles, writeFileAtomic, writeJsonAtomic } from './atomic-write'
+import { cleanStrayTempFiles, removeFile, WriteBatch, writeFileAtomic, writeJsonAtomic } from './atomic-write'
 
 const TEMP = /\.lanes-[0-9a-f]{12}\.tmp$/
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
@@ -120,6 +120,84 @@ describe('writeFileAtomic', () => {
     expect((await writeFileAtomic(target, 'x')).ok).toBe(true)
     expect(await fs.readFile(target, 'utf8')).toBe('x')
   })
+})
+
+/** How many descriptors this process has open (Linux), to check a batch leaves none behind. */
+async function openDescriptors(): Promise<number> {
+  return (await fs.readdir('/proc/self/fd')).length
+}
+
+describe('WriteBatch', () => {
+  it('writes three hundred files in two folders, keeps no descriptor after close, and leaves no temp file', async () => {
+    // More files than a batch keeps open (256): the rest are closed at once and reopened by sync().
+    const folders = [path.join(dir, 'a'), path.join(dir, 'b')]
+    for (const folder of folders) await fs.mkdir(folder)
+    const targets = Array.from({ length: 300 }, (_, i) => path.join(folders[i % 2] as string, `f${i}.txt`))
+    for (const target of targets) await fs.writeFile(target, 'old')
+    const before = await openDescriptors()
+    const batch = new WriteBatch()
+    try {
+      const results = await Promise.all(
+        targets.map(async (target, i) => {
+          const seen = await fs.stat(target)
+          return writeFileAtomic(target, `new ${i}`, { batch, expect: seen, seen })
+        }),
+      )
+      expect(results.every((r) => r.ok)).toBe(true)
+      await batch.sync()
+    } finally {
+      await batch.close()
+    }
+    if (process.platform === 'linux') expect(await openDescriptors()).toBe(before)
+    for (const [i, target] of targets.entries()) expect(await fs.readFile(target, 'utf8')).toBe(`new ${i}`)
+    for (const folder of folders) expect(await tempFilesIn(folder)).toEqual([])
+  })
+
+  it('still refuses a file changed after it was seen, though it does not look at the file again first', async () => {
+    const target = path.join(dir, 'seen.txt')
+    await fs.writeFile(target, 'v1')
+    const seen = await fs.stat(target)
+    await fs.writeFile(target, 'changed by someone else')
+    const batch = new WriteBatch()
+    try {
+      expect(await writeFileAtomic(target, 'ours', { batch, expect: seen, seen })).toMatchObject({
+        ok: false,
+        conflict: true,
+      })
+    } finally {
+      await batch.close()
+    }
+    expect(await fs.readFile(target, 'utf8')).toBe('changed by someone else')
+    expect(await tempFilesIn(dir)).toEqual([])
+  })
+})
+
+describe('removeFile', () => {
+  it('removes a file, and answers done for one already gone without making its folder again', async () => {
+    const target = path.join(dir, 'gone.txt')
+    await fs.writeFile(target, 'x')
+    expect(await removeFile(target)).toEqual({ ok: true })
+    await expect(fs.stat(target)).rejects.toThrow()
+    expect(await removeFile(target)).toEqual({ ok: true })
+    expect(await removeFile(path.join(dir, 'no-folder', 'f.txt'))).toEqual({ ok: true })
+    await expect(fs.stat(path.join(dir, 'no-folder'))).rejects.toThrow()
+  })
+
+  it.skipIf(process.platform === 'win32')(
+    'does not follow a folder swapped for a link to remove a file elsewhere',
+    async () => {
+      const folder = path.join(dir, 'workspace', 'sub')
+      const outside = path.join(dir, 'outside')
+      await fs.mkdir(folder, { recursive: true })
+      await fs.mkdir(outside)
+      await fs.writeFile(path.join(outside, 'keep.txt'), 'precious')
+      await fs.rename(folder, `${folder}.moved`)
+      await fs.symlink(outside, folder)
+      const removed = await removeFile(path.join(folder, 'keep.txt'))
+      expect(removed.ok).toBe(false)
+      expect(await fs.readFile(path.join(outside, 'keep.txt'), 'utf8')).toBe('precious')
+    },
+  )
 })
 
 describe('cleanStrayTempFiles', () => {

@@ -25,12 +25,6 @@ export type AtomicWriteResult =
 
 export interface AtomicWriteOptions {
   /**
-   * false: skip the fsyncs (file and directory). The replacement is still atomic for every reader and for a
-   * crash of the app; only a power loss can undo it. For callers that write many files and then make them
-   * durable together with `syncFiles` (a rewind), where one fsync each would cost a journal commit each.
-   */
-  durable?: boolean
-  /**
    * What the caller planned against, checked just before the rename: `null` when the target must not exist,
    * otherwise the mtime and size it must still have. Narrows the window in which a change made by someone
    * else between our read and our write would be overwritten.
@@ -38,12 +32,20 @@ export interface AtomicWriteOptions {
   expect?: { mtimeMs: number; size: number } | null
   /** The mode of a new file (default: 0o666 less the umask, as any editor would); an existing file keeps its own. */
   mode?: number
+  /**
+   * The existing file as the caller has just seen it (its lstat: a regular file), so it is not looked at once
+   * more before the write (a rewind of many files, which checked each one a moment ago). Used only with
+   * `expect`, whose check just before the rename still catches a change made since.
+   */
+  seen?: { mode: number; uid: number; gid: number }
 }
 
 // `.<base>.lanes-<12 hex>.tmp`; the base is shortened so the temp name stays under NAME_MAX (255 bytes).
 const TEMP_NAME = /^\..*\.lanes-[0-9a-f]{12}\.tmp$/
 const MAX_BASE_IN_TEMP = 100
 const STALE_AFTER_MS = 60_000
+/** Files a batch keeps open until its `sync()`; the rest are closed and reopened then. */
+const BATCH_MAX_OPEN = 256
 
 const cleanedDirs = new Set<string>()
 
@@ -51,14 +53,14 @@ export async function writeFileAtomic(
   path: string,
   data: string | Buffer,
   opts: AtomicWriteOptions & {
-    /** Folders already opened and checked (a rewind writing many files): used instead of opening its own. */
-    folders?: OpenFolders
+    /** One of many writes made together (a rewind): its folder and its durability are the batch's. */
+    batch?: WriteBatch
   } = {},
 ): Promise<AtomicWriteResult> {
   const dir = dirname(path)
-  if (opts.folders) {
-    const folder = await opts.folders.get(dir)
-    return 'reason' in folder ? folder : writeInFolder(folder, basename(path), data, opts)
+  if (opts.batch) {
+    const folder = await opts.batch.folder(dir)
+    return 'reason' in folder ? folder : writeInFolder(folder, basename(path), data, opts, opts.batch)
   }
   const folder = await openFolder(dir)
   if ('reason' in folder) return folder
@@ -66,6 +68,32 @@ export async function writeFileAtomic(
     return await writeInFolder(folder, basename(path), data, opts)
   } finally {
     await folder.handle?.close().catch(() => undefined)
+  }
+}
+
+/**
+ * Removes a file through its checked folder, as a write goes (a folder swapped for a link meanwhile cannot
+ * turn the removal onto a file elsewhere); an absent file is already removed. In a batch the folder's fsync is
+ * the batch's; otherwise the folder is fsynced so the removal survives a power loss.
+ */
+export async function removeFile(
+  path: string,
+  opts: { batch?: WriteBatch } = {},
+): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const dir = dirname(path)
+  // A folder that is gone holds no file to remove; it is not made again to find that out.
+  if (!existsSync(dir)) return { ok: true }
+  const folder = await (opts.batch ? opts.batch.folder(dir) : openFolder(dir, false))
+  if ('reason' in folder) return folder
+  try {
+    await fs.unlink(folder.inDir(basename(path)))
+    if (!opts.batch) await folder.handle?.sync().catch(() => undefined)
+    return { ok: true }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true }
+    return { ok: false, reason: `could not be removed (${(error as Error).message})` }
+  } finally {
+    if (!opts.batch) await folder.handle?.close().catch(() => undefined)
   }
 }
 
@@ -80,10 +108,11 @@ interface Folder {
 
 type FolderRefusal = { ok: false; reason: string }
 
-async function openFolder(dir: string): Promise<Folder | FolderRefusal> {
+/** Opens and checks `dir`; `create`: make it first when missing (a write), else a missing folder is a refusal. */
+async function openFolder(dir: string, create = true): Promise<Folder | FolderRefusal> {
   let handle: FileHandle | undefined
   try {
-    await fs.mkdir(dir, { recursive: true })
+    if (create) await fs.mkdir(dir, { recursive: true })
     // Windows cannot open a folder as a file; its paths are then verified by real path alone.
     if (process.platform !== 'win32')
       handle = await fs.open(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY)
@@ -110,26 +139,69 @@ async function openFolder(dir: string): Promise<Folder | FolderRefusal> {
 }
 
 /**
- * Folders opened once for many writes into them: a rewind of a hundred files in one folder opens and checks it
- * once, not a hundred times. Each is checked when first opened, exactly as a single write checks it, and the
- * writes then go into that very folder. Close it when the writes are done.
+ * Many files replaced together (a rewind of a hundred files). Each folder is opened and checked once, exactly as
+ * a single write checks it, and the writes then go into that very folder. Durability is shared too: a write in
+ * a batch does not fsync its temp file before the rename (one fsync each would wait for a journal commit each);
+ * it keeps the file open, and `sync()` flushes them all side by side, then their folders, so the file system
+ * commits them together. Until `sync()` resolves, each replacement is atomic for every reader and for a crash
+ * of the app, and only a power loss can undo it: callers keep a journal for that (the rewind's intent).
+ * `close()` (always, after `sync()` or on failure) releases what is still open.
  */
-export class OpenFolders {
-  private readonly open = new Map<string, Promise<Folder | FolderRefusal>>()
+export class WriteBatch {
+  private readonly folders = new Map<string, Promise<Folder | FolderRefusal>>()
+  /** Written files still open, to be flushed by `sync()`. */
+  private readonly open: FileHandle[] = []
+  /** Written files beyond BATCH_MAX_OPEN, closed already: reopened by `sync()`. */
+  private readonly closed: string[] = []
 
-  get(dir: string): Promise<Folder | FolderRefusal> {
-    let folder = this.open.get(dir)
+  folder(dir: string): Promise<Folder | FolderRefusal> {
+    let folder = this.folders.get(dir)
     if (!folder) {
       folder = openFolder(dir)
-      this.open.set(dir, folder)
+      this.folders.set(dir, folder)
     }
     return folder
   }
 
+  /** Takes a written file (still open) whose fsync is deferred; closes it at once when enough are open. */
+  async keep(file: FileHandle, path: string): Promise<void> {
+    if (this.open.length < BATCH_MAX_OPEN && process.platform !== 'win32') {
+      this.open.push(file)
+      return
+    }
+    await file.close()
+    this.closed.push(path)
+  }
+
+  /** Makes every file written in the batch, and its name in its folder, survive a power loss. */
+  async sync(): Promise<void> {
+    await Promise.all([
+      ...this.open.map((file) => file.datasync()),
+      ...this.closed.map(async (path) => {
+        const file = await fs.open(path, 'r').catch(() => undefined)
+        if (!file) return // removed since: nothing to make durable
+        try {
+          await file.datasync()
+        } finally {
+          await file.close().catch(() => undefined)
+        }
+      }),
+    ])
+    // Some platforms and file systems (Windows, some network mounts) cannot fsync a folder; the renames have
+    // still happened, only their durability across a power loss is weaker there.
+    await Promise.all(
+      (await Promise.all(this.folders.values())).map((folder) =>
+        'handle' in folder ? folder.handle?.sync().catch(() => undefined) : undefined,
+      ),
+    )
+  }
+
   async close(): Promise<void> {
-    const all = [...this.open.values()]
-    this.open.clear()
-    for (const folder of await Promise.all(all))
+    const files = this.open.splice(0)
+    const folders = [...this.folders.values()]
+    this.folders.clear()
+    await Promise.all(files.map((file) => file.close().catch(() => undefined)))
+    for (const folder of await Promise.all(folders))
       if ('handle' in folder) await folder.handle?.close().catch(() => undefined)
   }
 }
@@ -139,20 +211,26 @@ async function writeInFolder(
   name: string,
   data: string | Buffer,
   opts: AtomicWriteOptions,
+  batch?: WriteBatch,
 ): Promise<AtomicWriteResult> {
   const { dir, handle: dirHandle, inDir } = folder
   const tmpName = `.${name.slice(0, MAX_BASE_IN_TEMP)}.lanes-${randomBytes(6).toString('hex')}.tmp`
   let fh: FileHandle | undefined
   let tmpCreated = false
   try {
-    let existing: Stats | null = null
-    try {
-      existing = await fs.stat(inDir(name))
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    let existing: { mode: number; uid: number; gid: number } | null = null
+    if (opts.seen && opts.expect) existing = opts.seen
+    else {
+      let info: Stats | null = null
+      try {
+        info = await fs.stat(inDir(name))
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      }
+      if (info !== null && !info.isFile())
+        return { ok: false, reason: 'exists and is not a regular file, so it was not replaced' }
+      existing = info
     }
-    if (existing !== null && !existing.isFile())
-      return { ok: false, reason: 'exists and is not a regular file, so it was not replaced' }
     // Write permission is checked by the kernel on the directory only (and root bypasses it): honour a file
     // the user made read-only on purpose.
     if (existing !== null && (existing.mode & 0o222) === 0)
@@ -169,7 +247,7 @@ async function writeInFolder(
     )
     tmpCreated = true
     await fh.writeFile(data)
-    if (opts.durable !== false) await fh.sync()
+    if (!batch) await fh.sync()
     const written = await fh.stat()
     if (existing !== null) {
       // The umask also applied to the mode given to open: the old mode is set exactly when it took some away
@@ -183,7 +261,8 @@ async function writeInFolder(
         await fh.chown(existing.uid, existing.gid).catch(() => undefined)
       }
     }
-    await fh.close()
+    if (batch) await batch.keep(fh, join(dir, name))
+    else await fh.close()
     fh = undefined
 
     if (opts.expect !== undefined) {
@@ -215,7 +294,7 @@ async function writeInFolder(
     }
     // So the rename itself survives a power loss. Some platforms and file systems (Windows, some network
     // mounts) cannot fsync a folder; the rename has still happened, only its durability is weaker there.
-    if (opts.durable !== false) await dirHandle?.sync().catch(() => undefined)
+    if (!batch) await dirHandle?.sync().catch(() => undefined)
     return { ok: true, mtimeMs: written.mtimeMs, size: written.size, created: existing === null }
   } catch (error) {
     if (fh !== undefined) await fh.close().catch(() => undefined)
@@ -288,39 +367,6 @@ export async function writeJsonAtomic(
     .catch(() => path)
   const written = await writeFileAtomic(real, JSON.stringify(value, null, 2), opts)
   if (!written.ok) throw new Error(`${path} ${written.reason}`)
-}
-
-/**
- * Makes files written with `durable: false` (and their directories' entries) survive a power loss. The
- * fsyncs run concurrently, so the file system commits them together instead of one journal commit each.
- */
-export async function syncFiles(paths: readonly string[]): Promise<void> {
-  const dirs = new Set(paths.map((p) => dirname(p)))
-  await Promise.all(
-    paths.map(async (path) => {
-      const handle = await fs.open(path, 'r').catch(() => undefined)
-      if (!handle) return // removed since: nothing to make durable
-      try {
-        await handle.datasync()
-      } finally {
-        await handle.close().catch(() => undefined)
-      }
-    }),
-  )
-  await Promise.all([...dirs].map((dir) => syncDirectory(dir)))
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  let handle: FileHandle | undefined
-  try {
-    handle = await fs.open(dir, 'r')
-    await handle.sync()
-  } catch {
-    // Some platforms and file systems (Windows, some network mounts) cannot fsync a directory; the rename
-    // has still happened, only its durability across a power loss is weaker there.
-  } finally {
-    await handle?.close().catch(() => undefined)
-  }
 }
 
 /**
