@@ -7,7 +7,7 @@ import { reduceEvents } from '../../shared/reducer'
 import { AgentSession } from '../agent/loop'
 import type { Scenario } from '../agent/scenario'
 import { cleanUpScriptedRuns, scriptedRun } from '../agent/test-fixtures/scripted-run'
-import { planRewindView } from '../app/rewind-view'
+import { applyRewindFromApp, planRewindView } from '../app/rewind-view'
 import { readSession, sessionPaths } from '../session/log'
 import { unfinishedRewind } from '../session/rewind-history'
 import { withRewindSession } from '../session/rewind-session'
@@ -158,6 +158,21 @@ describe('two rewinds at once', { timeout: 120_000 }, () => {
     expect(await standing(s)).toBe('rewound')
     const finished = (await sessionEvents(s)).filter((e) => e.type === 'rewind.finished')
     expect(finished).toHaveLength(1)
+  })
+})
+
+describe('two windows of the app rewinding one session at once', { timeout: 120_000 }, () => {
+  it('one rewinds; the other is refused, never interleaved', async () => {
+    const s = await manyFiles()
+    const target = { sessionId: s.sessionId, mode: 'rewind' as const, callId: 'e0' }
+    const both = await Promise.all([
+      applyRewindFromApp(s.sessionsDir, target),
+      applyRewindFromApp(s.sessionsDir, target),
+    ])
+    const refused = both.filter((r) => 'ok' in r)
+    expect(refused).toEqual([{ ok: false, reason: expect.stringMatching(/already open|Nothing to rewind/) }])
+    expect(await standing(s)).toBe('rewound')
+    expect((await sessionEvents(s)).filter((e) => e.type === 'rewind.finished')).toHaveLength(1)
   })
 })
 
