@@ -229,12 +229,52 @@ describe('findInHistory', () => {
   it('keeps an answer while the objects stay the same, and reads again once they change', async () => {
     const root = await repo()
     expect(await verdict(root)).toEqual({ kind: 'clean' })
-    // Unchanged objects: the earlier answer, even with no budget to read anything.
-    expect(await verdict(root, { timeMs: 0, maxObjects: 0 })).toEqual({ kind: 'clean' })
-    await commitAndDelete(root, '.envrc')
-    expect(await verdict(root)).toEqual({ kind: 'found', path: '.envrc' })
-    git(root, 'gc', '-q')
-    expect(await verdict(root, { timeMs: 60_000, maxObjects: 0 })).toMatchObject({ kind: 'unknown' })
+    // Git never rewrites an object file in place; here one is, to show the answer is not read again while the
+    // store's folders and packs are unchanged...
+    const tree = git(root, 'rev-parse', 'HEAD:src').trim()
+    const file = path.join(root, '.git', 'objects', tree.slice(0, 2), tree.slice(2))
+    const original = await fs.readFile(file)
+    await fs.chmod(file, 0o644)
+    await fs.writeFile(file, 'not zlib')
+    expect(await verdict(root)).toEqual({ kind: 'clean' })
+    // ...and is once an object is added.
+    await putFile(root, 'more.txt', 'more\n')
+    commitAll(root, 'more')
+    expect(await verdict(root)).toEqual({ kind: 'unknown', reason: `${file} is not a loose object` })
+    // Unknown answers are kept too (a large store would pay its whole budget at every session), until the
+    // objects change again.
+    await fs.writeFile(file, original)
+    expect(await verdict(root)).toMatchObject({ kind: 'unknown' })
+    await commitAndDelete(root, '.pgpass')
+    expect(await verdict(root)).toEqual({ kind: 'found', path: '.pgpass' })
+  })
+
+  it('finds a tree a tag names, and reads packs beside a multi-pack-index; a pack without its idx is unknown', async () => {
+    const tagged = await repo()
+    await putFile(tagged, '.netrc', 'machine x password y\n')
+    git(tagged, 'add', '.netrc')
+    const tree = git(tagged, 'write-tree').trim()
+    git(tagged, 'rm', '-q', '--cached', '.netrc')
+    await fs.rm(path.join(tagged, '.netrc'))
+    git(tagged, 'tag', '-a', 'snapshot', '-m', 'a tree', tree)
+    expect(await verdict(tagged)).toEqual({ kind: 'found', path: '.netrc' })
+
+    const midx = await repo()
+    await commitAndDelete(midx, '.env.local')
+    git(midx, 'repack', '-q', '-d')
+    await putFile(midx, 'later.md', 'later\n')
+    commitAll(midx, 'later')
+    git(midx, 'repack', '-q', '-d')
+    git(midx, 'multi-pack-index', 'write')
+    const packDir = path.join(midx, '.git', 'objects', 'pack')
+    expect(await fs.readdir(packDir)).toContain('multi-pack-index')
+    expect(await verdict(midx)).toEqual({ kind: 'found', path: '.env.local' })
+    const idx = (await fs.readdir(packDir)).find((f) => f.endsWith('.idx')) as string
+    await fs.rm(path.join(packDir, idx))
+    expect(await verdict(midx)).toMatchObject({
+      kind: 'unknown',
+      reason: expect.stringContaining('has no idx'),
+    })
   })
 })
 
@@ -251,9 +291,7 @@ describe('a repository whose history holds a secret', () => {
     git(leaky, 'gc', '-q')
     const rules = await loadSensitivePathRules(leaky)
     expect(rules).toEqual({ bareRepoAtRoot: false, gitTracksSecrets: true })
-    // A repository judged before keeps its answer; a new one whose history cannot be read in budget is assumed
-    // to hold a secret.
-    expect(await loadSensitivePathRules(clean, { timeMs: 0, maxObjects: 0 })).toEqual(GIT_WORKSPACE_RULES)
+    // A history that cannot be read within the budget is assumed to hold a secret.
     const other = await repo()
     expect((await loadSensitivePathRules(other, { timeMs: 60_000, maxObjects: 3 })).gitTracksSecrets).toBe(
       true,

@@ -41,9 +41,10 @@ export interface HistoryBudget {
 export const DEFAULT_HISTORY_BUDGET: HistoryBudget = { timeMs: 1500, maxObjects: 5_000_000 }
 
 /**
- * Earlier answers by repository, kept while its objects stay the same (storeSignature): reopening a workspace,
- * or continuing a session, costs a few hundred `stat`s. Unknown answers are not kept: a budget that ran out under
- * load may suffice next time.
+ * Earlier answers by repository and budget, kept while its objects stay the same (storeSignature): reopening a
+ * workspace, or continuing a session, costs a few hundred `stat`s. Unknown answers are kept too: a store that
+ * was corrupt or too large for the budget stays so until its objects change, and a large repository would
+ * otherwise pay the whole budget again at every session.
  */
 const answers = new WeakMap<PathJudge, Map<string, { signature: string; verdict: HistoryVerdict }>>()
 
@@ -53,30 +54,49 @@ export async function findInHistory(
   judge: PathJudge,
   budget: HistoryBudget = DEFAULT_HISTORY_BUDGET,
 ): Promise<HistoryVerdict> {
+  let store: { commonDir: string; hashLength: number; dirs: string[]; signature: string } | null
   try {
     const repo = await findGitDir(root)
     if (repo === null) return { kind: 'clean' }
     const dirs = objectDirs(repo.commonDir)
-    const signature = storeSignature(dirs)
-    const known = answers.get(judge) ?? new Map<string, { signature: string; verdict: HistoryVerdict }>()
-    answers.set(judge, known)
-    const earlier = known.get(repo.commonDir)
-    if (earlier?.signature === signature) return earlier.verdict
+    store = { ...repo, dirs, signature: storeSignature(dirs) }
+  } catch (error) {
+    return unknown(error)
+  }
+  const known = answers.get(judge) ?? new Map<string, { signature: string; verdict: HistoryVerdict }>()
+  answers.set(judge, known)
+  const key = `${store.commonDir}\0${budget.timeMs}\0${budget.maxObjects}`
+  const earlier = known.get(key)
+  if (earlier?.signature === store.signature) return earlier.verdict
+  const verdict = await readHistory(store.dirs, store.hashLength, judge, budget)
+  known.set(key, { signature: store.signature, verdict })
+  return verdict
+}
+
+async function readHistory(
+  dirs: readonly string[],
+  hashLength: number,
+  judge: PathJudge,
+  budget: HistoryBudget,
+): Promise<HistoryVerdict> {
+  try {
     const work = new WorkBudget(budget.timeMs, budget.maxObjects)
-    const store = await ObjectStore.open(dirs, repo.hashLength, work)
-    let found: string | null
+    const store = await ObjectStore.open(dirs, hashLength, work)
     try {
-      found = await walkHistory(store, repo.hashLength, judge, work)
+      const found = await walkHistory(store, hashLength, judge, work)
+      return found === null ? { kind: 'clean' } : { kind: 'found', path: found }
     } finally {
       store.close()
     }
-    const verdict: HistoryVerdict = found === null ? { kind: 'clean' } : { kind: 'found', path: found }
-    known.set(repo.commonDir, { signature, verdict })
-    return verdict
   } catch (error) {
-    return { kind: 'unknown', reason: error instanceof Error ? error.message : String(error) }
+    return unknown(error)
   }
 }
+
+const unknown = (error: unknown): HistoryVerdict => ({
+  kind: 'unknown',
+  reason: error instanceof Error ? error.message : String(error),
+})
 
 /**
  * A folder met in the walk, with what is known below it: the trees already walked there, shared by every folder
