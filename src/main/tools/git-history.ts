@@ -1,6 +1,6 @@
 import { findGitDir } from './git-dir'
 import { objectDirs, ObjectStore, storeSignature } from './git-objects'
-import { GitObjectsError, OBJ_COMMIT, OBJ_TAG, OBJ_TREE, WorkBudget } from './git-pack'
+import { GitObjectsError, OBJ_COMMIT, OBJ_TAG, OBJ_TREE, WorkBudget } from './git-objects-base'
 
 /**
  * Whether a file of some kind was ever in a repository: in any commit of its object store, reachable or not.
