@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -59,6 +60,9 @@ afterAll(removeWorkspaces)
 describe('findInHistory', () => {
   it('finds a secret committed and deleted, in loose objects, after git gc, and after an aggressive repack', async () => {
     const root = await repo()
+    // A loose object larger than what is read to learn its type.
+    await putFile(root, 'assets/noise.bin', randomBytes(20_000))
+    commitAll(root, 'noise')
     await commitAndDelete(root, '.env')
     // Later history: a folder of many files edited one by one, so a repack stores its trees as deltas.
     for (let i = 0; i < 40; i++) await putFile(root, `lib/file-${i}.ts`, `export const n = ${i}\n`)
@@ -68,6 +72,9 @@ describe('findInHistory', () => {
       commitAll(root, `edit ${i}`)
     }
     expect(trackedNow(root)).not.toContain('.env')
+    const blob = git(root, 'rev-parse', 'HEAD:assets/noise.bin').trim()
+    const blobFile = path.join(root, '.git', 'objects', blob.slice(0, 2), blob.slice(2))
+    expect((await fs.stat(blobFile)).size).toBeGreaterThan(20_000)
     expect(await verdict(root)).toEqual({ kind: 'found', path: '.env' })
 
     git(root, 'gc', '-q')
