@@ -98,7 +98,7 @@ export async function removeFile(
 }
 
 /** A folder opened for writes into it, after checking it is the folder its path names. */
-interface Folder {
+export interface Folder {
   dir: string
   /** Absent on Windows, which cannot open a folder as a file. */
   handle: FileHandle | undefined
@@ -106,10 +106,14 @@ interface Folder {
   inDir(entry: string): string
 }
 
-type FolderRefusal = { ok: false; reason: string }
+/**
+ * `absent`: the folder (or one above it) does not exist, when it was not to be created; `ledTo`: the name leads
+ * to another folder (the real path it led to).
+ */
+export type FolderRefusal = { ok: false; reason: string; absent?: true; ledTo?: string }
 
 /** Opens and checks `dir`; `create`: make it first when missing (a write), else a missing folder is a refusal. */
-async function openFolder(dir: string, create = true): Promise<Folder | FolderRefusal> {
+export async function openFolder(dir: string, create = true): Promise<Folder | FolderRefusal> {
   let handle: FileHandle | undefined
   try {
     if (create) await fs.mkdir(dir, { recursive: true })
@@ -119,11 +123,17 @@ async function openFolder(dir: string, create = true): Promise<Folder | FolderRe
     const opened = await openedFolder(handle, dir)
     if (opened !== dir) {
       await handle?.close().catch(() => undefined)
-      return { ok: false, reason: swappedReason(dir, opened) }
+      return { ok: false, reason: swappedReason(dir, opened), ledTo: opened }
     }
   } catch (error) {
     await handle?.close().catch(() => undefined)
-    return { ok: false, reason: `could not be written (${(error as Error).message})` }
+    const code = (error as NodeJS.ErrnoException).code
+    const absent = !create && (code === 'ENOENT' || code === 'ENOTDIR')
+    return {
+      ok: false,
+      reason: `could not be written (${(error as Error).message})`,
+      ...(absent ? { absent: true as const } : {}),
+    }
   }
   if (!cleanedDirs.has(dir)) {
     cleanedDirs.add(dir)
