@@ -12,6 +12,7 @@ import {
   loadSensitivePathRules,
   secretFolderContext,
 } from './sensitive-paths'
+import { SENSITIVE_PATH_TABLE } from './sensitive-paths.table'
 import { makeWorkspace, putFile, removeWorkspaces } from './test-fixtures/workspace'
 
 // Real repositories made by the real git in temp folders; the code under test reads their objects as bytes.
@@ -151,6 +152,29 @@ describe('findInHistory', () => {
     git(keys, 'rm', '-rq', '.ssh')
     commitAll(keys, 'no keys')
     expect(await verdict(keys)).toEqual({ kind: 'found', path: '.ssh/keys/notes.txt' })
+  })
+
+  it('flags every secret path of the shared table once it is in history, and no other path', async () => {
+    const root = await repo()
+    const rows = SENSITIVE_PATH_TABLE.filter((row) => !row.path.startsWith('.git/'))
+    for (const row of rows) await putFile(root, row.path, `${row.path}\n`)
+    commitAll(root, 'every table path')
+    git(root, 'rm', '-rq', '.')
+    git(root, 'commit', '-qm', 'none left')
+    git(root, 'gc', '-q')
+    expect(trackedNow(root)).toEqual([])
+    for (const row of rows) {
+      // Only this row's path may match: the walk must build it whole and judge it by the one rule.
+      const judge: PathJudge = {
+        matches: (file) => file === row.path && isSecretPath(file),
+        folderKey: secretFolderContext,
+      }
+      const expected = row.secret ? { kind: 'found', path: row.path } : { kind: 'clean' }
+      expect({ path: row.path, verdict: await findInHistory(root, judge) }).toEqual({
+        path: row.path,
+        verdict: expected,
+      })
+    }
   })
 
   it('finds nothing in a clean repository, with harmless names close to secret ones', async () => {
