@@ -12,7 +12,12 @@ import { GitObjectsError, OBJ_COMMIT, OBJ_TAG, OBJ_TREE, WorkBudget } from './gi
  * nothing depends on refs or reflogs; each one's root tree is walked with full paths and every file name is
  * judged. Git never runs on the folder (see git-dir.ts). The answer is "unknown" when the store holds anything
  * not understood (a corrupt object, a missing tree, an unknown pack version) or when the budget runs out: the
- * caller then assumes the worst (fail closed).
+ * caller then assumes the worst (fail closed). A partial clone is judged by what it holds: its missing blobs
+ * cannot be printed (auto-run commands have no network to fetch them), and a missing tree is unknown.
+ *
+ * Not seen: a tree no commit or tag names (a ref pointing straight at a tree, the tree of an aborted commit),
+ * a blob no tree names (nothing gives it a path to judge), submodules' own object stores, and objects added
+ * after the workspace was opened (the rules are computed once per session).
  */
 
 /** What is looked for, and what of a folder's path still matters to it. */
@@ -35,8 +40,9 @@ export interface HistoryBudget {
 }
 
 /**
- * About a second and a half: a repository of 2000 commits takes a few tens of milliseconds, one with a hundred
- * thousand commits or a store of several gigabytes runs out, and then gets the strict answer.
+ * About a second and a half: 2000 commits over 2000 files take about 0.2 s packed, 0.5 s all loose
+ * (bench/git-history.bench.ts, on a busy machine); a history several times larger runs out, and then gets the
+ * strict answer.
  */
 export const DEFAULT_HISTORY_BUDGET: HistoryBudget = { timeMs: 1500, maxObjects: 5_000_000 }
 
