@@ -98,6 +98,29 @@ describe('findInHistory', () => {
     expect(await verdict(root)).toEqual({ kind: 'found', path: '.env' })
   })
 
+  it('reads a pack kept from a fetch, whose deltas build on bases named by id', async () => {
+    const upstream = await repo()
+    const lines = Array.from({ length: 2000 }, (_, i) => `line ${i}`)
+    await putFile(upstream, 'big.txt', lines.join('\n'))
+    commitAll(upstream, 'big')
+    const clone = path.join(await makeWorkspace('lanes-git-fetch-'), 'clone')
+    git(upstream, 'clone', '-q', `file://${upstream}`, clone)
+    await commitAndDelete(upstream, '.env')
+    for (let i = 1; i <= 6; i++) {
+      lines[i * 100] = `changed ${i}`
+      await putFile(upstream, 'big.txt', lines.join('\n'))
+      commitAll(upstream, `edit ${i}`)
+    }
+    // A thin pack completed on arrival and kept as it came: the versions of big.txt are deltas on a REF_DELTA
+    // against the version the clone had, with OFS_DELTAs on top of it.
+    git(clone, '-c', 'fetch.unpackLimit=1', 'fetch', '-q', 'origin')
+    const packs = (await fs.readdir(path.join(clone, '.git', 'objects', 'pack'))).filter((f) =>
+      f.endsWith('.pack'),
+    )
+    expect(packs.length).toBe(2)
+    expect(await verdict(clone)).toEqual({ kind: 'found', path: '.env' })
+  })
+
   it('finds a secret only on another branch, only in a stash, only in a reflog after git reset --hard', async () => {
     const branch = await repo()
     git(branch, 'checkout', '-q', '-b', 'leak')

@@ -182,35 +182,41 @@ export class PackFile {
   ): Promise<number[]> {
     // By position in `ascending`; 0 while unknown.
     const types = new Uint8Array(this.count)
-    const pendingRefs: Array<{ at: number; baseOid: Buffer }> = []
+    const pending: Array<{ at: number; base: number | Buffer }> = []
     for (const [i, offset] of this.ascending.entries()) {
       budget.spend()
       if (i % 1024 === 1023) await budget.tick()
       const entry = this.header(offset)
       if (entry.type === OFS_DELTA) {
+        // Its base comes earlier, but may be a REF_DELTA not settled yet (a fetched pack keeps those).
         const baseType = types[this.positionOf(entry.baseOffset as number)] as number
-        if (baseType === 0) throw new GitObjectsError(`${this.name}: a delta's base is not an entry`)
-        types[i] = baseType
+        if (baseType === 0) pending.push({ at: i, base: entry.baseOffset as number })
+        else types[i] = baseType
       } else if (entry.type === REF_DELTA) {
-        pendingRefs.push({ at: i, baseOid: entry.baseOid as Buffer })
+        pending.push({ at: i, base: entry.baseOid as Buffer })
       } else {
         types[i] = entry.type
       }
     }
-    // A REF_DELTA's base may itself be a later delta of this pack: resolved in rounds, each settling at least
-    // one, or the chain is a loop.
-    let pending = pendingRefs
-    while (pending.length > 0) {
-      const left: typeof pending = []
-      for (const ref of pending) {
-        const here = this.find(ref.baseOid)
-        const baseType = here >= 0 ? (types[this.positionOf(here)] as number) : typeOf(ref.baseOid)
-        if (baseType === 0) left.push(ref)
-        else types[ref.at] = baseType
+    // A delta's base may itself be a delta settled later: resolved in rounds, each settling at least one, or
+    // the chain is a loop.
+    let left = pending
+    while (left.length > 0) {
+      const unsettled: typeof left = []
+      for (const delta of left) {
+        let baseType: number
+        if (typeof delta.base === 'number') {
+          baseType = types[this.positionOf(delta.base)] as number
+        } else {
+          const here = this.find(delta.base)
+          baseType = here >= 0 ? (types[this.positionOf(here)] as number) : typeOf(delta.base)
+        }
+        if (baseType === 0) unsettled.push(delta)
+        else types[delta.at] = baseType
       }
-      if (left.length === pending.length)
+      if (unsettled.length === left.length)
         throw new GitObjectsError(`${this.name}: deltas whose bases never resolve`)
-      pending = left
+      left = unsettled
     }
     const offsets: number[] = []
     for (let i = 0; i < this.count; i++)
