@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,6 +12,7 @@ import {
   loadSensitivePathRules,
   secretFolderContext,
 } from './sensitive-paths'
+import { SENSITIVE_PATH_TABLE } from './sensitive-paths.table'
 import { makeWorkspace, putFile, removeWorkspaces } from './test-fixtures/workspace'
 
 // Real repositories made by the real git in temp folders; the code under test reads their objects as bytes.
@@ -59,6 +61,9 @@ afterAll(removeWorkspaces)
 describe('findInHistory', () => {
   it('finds a secret committed and deleted, in loose objects, after git gc, and after an aggressive repack', async () => {
     const root = await repo()
+    // A loose object larger than what is read to learn its type.
+    await putFile(root, 'assets/noise.bin', randomBytes(20_000))
+    commitAll(root, 'noise')
     await commitAndDelete(root, '.env')
     // Later history: a folder of many files edited one by one, so a repack stores its trees as deltas.
     for (let i = 0; i < 40; i++) await putFile(root, `lib/file-${i}.ts`, `export const n = ${i}\n`)
@@ -68,6 +73,9 @@ describe('findInHistory', () => {
       commitAll(root, `edit ${i}`)
     }
     expect(trackedNow(root)).not.toContain('.env')
+    const blob = git(root, 'rev-parse', 'HEAD:assets/noise.bin').trim()
+    const blobFile = path.join(root, '.git', 'objects', blob.slice(0, 2), blob.slice(2))
+    expect((await fs.stat(blobFile)).size).toBeGreaterThan(20_000)
     expect(await verdict(root)).toEqual({ kind: 'found', path: '.env' })
 
     git(root, 'gc', '-q')
@@ -88,6 +96,29 @@ describe('findInHistory', () => {
     // Deltas naming their base by id (REF_DELTA) instead of by offset.
     git(root, '-c', 'repack.useDeltaBaseOffset=false', 'repack', '-q', '-a', '-d', '-f')
     expect(await verdict(root)).toEqual({ kind: 'found', path: '.env' })
+  })
+
+  it('reads a pack kept from a fetch, whose deltas build on bases named by id', async () => {
+    const upstream = await repo()
+    const lines = Array.from({ length: 2000 }, (_, i) => `line ${i}`)
+    await putFile(upstream, 'big.txt', lines.join('\n'))
+    commitAll(upstream, 'big')
+    const clone = path.join(await makeWorkspace('lanes-git-fetch-'), 'clone')
+    git(upstream, 'clone', '-q', `file://${upstream}`, clone)
+    await commitAndDelete(upstream, '.env')
+    for (let i = 1; i <= 6; i++) {
+      lines[i * 100] = `changed ${i}`
+      await putFile(upstream, 'big.txt', lines.join('\n'))
+      commitAll(upstream, `edit ${i}`)
+    }
+    // A thin pack completed on arrival and kept as it came: the versions of big.txt are deltas on a REF_DELTA
+    // against the version the clone had, with OFS_DELTAs on top of it.
+    git(clone, '-c', 'fetch.unpackLimit=1', 'fetch', '-q', 'origin')
+    const packs = (await fs.readdir(path.join(clone, '.git', 'objects', 'pack'))).filter((f) =>
+      f.endsWith('.pack'),
+    )
+    expect(packs.length).toBe(2)
+    expect(await verdict(clone)).toEqual({ kind: 'found', path: '.env' })
   })
 
   it('finds a secret only on another branch, only in a stash, only in a reflog after git reset --hard', async () => {
@@ -144,6 +175,29 @@ describe('findInHistory', () => {
     git(keys, 'rm', '-rq', '.ssh')
     commitAll(keys, 'no keys')
     expect(await verdict(keys)).toEqual({ kind: 'found', path: '.ssh/keys/notes.txt' })
+  })
+
+  it('flags every secret path of the shared table once it is in history, and no other path', async () => {
+    const root = await repo()
+    const rows = SENSITIVE_PATH_TABLE.filter((row) => !row.path.startsWith('.git/'))
+    for (const row of rows) await putFile(root, row.path, `${row.path}\n`)
+    commitAll(root, 'every table path')
+    git(root, 'rm', '-rq', '.')
+    git(root, 'commit', '-qm', 'none left')
+    git(root, 'gc', '-q')
+    expect(trackedNow(root)).toEqual([])
+    for (const row of rows) {
+      // Only this row's path may match: the walk must build it whole and judge it by the one rule.
+      const judge: PathJudge = {
+        matches: (file) => file === row.path && isSecretPath(file),
+        folderKey: secretFolderContext,
+      }
+      const expected = row.secret ? { kind: 'found', path: row.path } : { kind: 'clean' }
+      expect({ path: row.path, verdict: await findInHistory(root, judge) }).toEqual({
+        path: row.path,
+        verdict: expected,
+      })
+    }
   })
 
   it('finds nothing in a clean repository, with harmless names close to secret ones', async () => {
@@ -229,12 +283,52 @@ describe('findInHistory', () => {
   it('keeps an answer while the objects stay the same, and reads again once they change', async () => {
     const root = await repo()
     expect(await verdict(root)).toEqual({ kind: 'clean' })
-    // Unchanged objects: the earlier answer, even with no budget to read anything.
-    expect(await verdict(root, { timeMs: 0, maxObjects: 0 })).toEqual({ kind: 'clean' })
-    await commitAndDelete(root, '.envrc')
-    expect(await verdict(root)).toEqual({ kind: 'found', path: '.envrc' })
-    git(root, 'gc', '-q')
-    expect(await verdict(root, { timeMs: 60_000, maxObjects: 0 })).toMatchObject({ kind: 'unknown' })
+    // Git never rewrites an object file in place; here one is, to show the answer is not read again while the
+    // store's folders and packs are unchanged...
+    const tree = git(root, 'rev-parse', 'HEAD:src').trim()
+    const file = path.join(root, '.git', 'objects', tree.slice(0, 2), tree.slice(2))
+    const original = await fs.readFile(file)
+    await fs.chmod(file, 0o644)
+    await fs.writeFile(file, 'not zlib')
+    expect(await verdict(root)).toEqual({ kind: 'clean' })
+    // ...and is once an object is added.
+    await putFile(root, 'more.txt', 'more\n')
+    commitAll(root, 'more')
+    expect(await verdict(root)).toEqual({ kind: 'unknown', reason: `${file} is not a loose object` })
+    // Unknown answers are kept too (a large store would pay its whole budget at every session), until the
+    // objects change again.
+    await fs.writeFile(file, original)
+    expect(await verdict(root)).toMatchObject({ kind: 'unknown' })
+    await commitAndDelete(root, '.pgpass')
+    expect(await verdict(root)).toEqual({ kind: 'found', path: '.pgpass' })
+  })
+
+  it('finds a tree a tag names, and reads packs beside a multi-pack-index; a pack without its idx is unknown', async () => {
+    const tagged = await repo()
+    await putFile(tagged, '.netrc', 'machine x password y\n')
+    git(tagged, 'add', '.netrc')
+    const tree = git(tagged, 'write-tree').trim()
+    git(tagged, 'rm', '-q', '--cached', '.netrc')
+    await fs.rm(path.join(tagged, '.netrc'))
+    git(tagged, 'tag', '-a', 'snapshot', '-m', 'a tree', tree)
+    expect(await verdict(tagged)).toEqual({ kind: 'found', path: '.netrc' })
+
+    const midx = await repo()
+    await commitAndDelete(midx, '.env.local')
+    git(midx, 'repack', '-q', '-d')
+    await putFile(midx, 'later.md', 'later\n')
+    commitAll(midx, 'later')
+    git(midx, 'repack', '-q', '-d')
+    git(midx, 'multi-pack-index', 'write')
+    const packDir = path.join(midx, '.git', 'objects', 'pack')
+    expect(await fs.readdir(packDir)).toContain('multi-pack-index')
+    expect(await verdict(midx)).toEqual({ kind: 'found', path: '.env.local' })
+    const idx = (await fs.readdir(packDir)).find((f) => f.endsWith('.idx')) as string
+    await fs.rm(path.join(packDir, idx))
+    expect(await verdict(midx)).toMatchObject({
+      kind: 'unknown',
+      reason: expect.stringContaining('has no idx'),
+    })
   })
 })
 
@@ -251,9 +345,7 @@ describe('a repository whose history holds a secret', () => {
     git(leaky, 'gc', '-q')
     const rules = await loadSensitivePathRules(leaky)
     expect(rules).toEqual({ bareRepoAtRoot: false, gitTracksSecrets: true })
-    // A repository judged before keeps its answer; a new one whose history cannot be read in budget is assumed
-    // to hold a secret.
-    expect(await loadSensitivePathRules(clean, { timeMs: 0, maxObjects: 0 })).toEqual(GIT_WORKSPACE_RULES)
+    // A history that cannot be read within the budget is assumed to hold a secret.
     const other = await repo()
     expect((await loadSensitivePathRules(other, { timeMs: 60_000, maxObjects: 3 })).gitTracksSecrets).toBe(
       true,

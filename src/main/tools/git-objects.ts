@@ -7,11 +7,10 @@ import {
   OBJ_COMMIT,
   OBJ_TAG,
   OBJ_TREE,
-  ObjectCache,
-  PackFile,
   type GitObject,
   type WorkBudget,
-} from './git-pack'
+} from './git-objects-base'
+import { ObjectCache, PackFile } from './git-pack'
 
 /**
  * A repository's whole object store, read as bytes: every pack (git-pack.ts) and loose object of its `objects`
@@ -144,9 +143,8 @@ export class ObjectStore {
     const found: Array<() => GitObject> = []
     const typeOf = (oid: Buffer): number => this.read(oid).type
     for (const pack of this.packs) {
-      for (const [offset, type] of await pack.types(this.budget, typeOf)) {
-        if (types.has(type)) found.push(() => pack.read(offset, this.budget, this.lookup))
-      }
+      for (const offset of await pack.offsetsOf(types, this.budget, typeOf))
+        found.push(() => pack.read(offset, this.budget, this.lookup))
     }
     let i = 0
     const scratch = Buffer.allocUnsafe(LOOSE_HEAD_BYTES)

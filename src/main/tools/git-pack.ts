@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { inflateSync } from 'node:zlib'
-import { TimeSlices } from './file-io'
+import { GitObjectsError, OBJ_COMMIT, OBJ_TAG, type GitObject, type WorkBudget } from './git-objects-base'
 
 /**
  * Git's object files read as bytes (never by running git: see git-dir.ts): pack files with their `.idx`
@@ -10,74 +10,39 @@ import { TimeSlices } from './file-io'
  * caller then assumes the worst.
  */
 
-export const OBJ_COMMIT = 1
-export const OBJ_TREE = 2
-export const OBJ_BLOB = 3
-export const OBJ_TAG = 4
 const OFS_DELTA = 6
 const REF_DELTA = 7
 
-export interface GitObject {
-  readonly type: number
-  readonly data: Buffer
-}
-
-export class GitObjectsError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'GitObjectsError'
-  }
-}
-
-/** The work allowed ran out: the answer is unknown, which callers treat like a corrupt store. */
-export class GitBudgetError extends GitObjectsError {
-  constructor(message: string) {
-    super(message)
-    this.name = 'GitBudgetError'
-  }
-}
-
 /**
- * Bounds the work on one repository (objects looked at, and wall-clock time), and gives the event loop back
- * every few milliseconds (`tick`), since every read here is a blocking call: the app's main process keeps
- * answering while a large history is read.
+ * A pack up to this size is read whole, once: trees and commits lie all over it, and reading them one window at a
+ * time costs more (system calls, and buffers for the garbage collector) than reading every byte.
  */
-export class WorkBudget {
-  private spent = 0
-  private readonly deadline: number
-  private readonly slices = new TimeSlices()
-
-  constructor(
-    readonly timeMs: number,
-    readonly maxObjects: number,
-  ) {
-    this.deadline = performance.now() + timeMs
-  }
-
-  /** Counts `n` objects looked at; throws GitBudgetError once either bound is passed. */
-  spend(n = 1): void {
-    this.spent += n
-    if (this.spent > this.maxObjects) throw new GitBudgetError(`more than ${this.maxObjects} objects`)
-    if (performance.now() >= this.deadline) throw new GitBudgetError(`longer than ${this.timeMs} ms`)
-  }
-
-  tick(): Promise<void> {
-    return this.slices.tick()
-  }
-}
+const WHOLE_PACK_BYTES = 32 * 1024 * 1024
+/** Bytes read at once from a larger pack: neighbouring entries' headers and small objects come in one read. */
+const WINDOW_BYTES = 64 * 1024
 
 /**
- * Resolved objects by where they were read (a pack's number and the offset in it), least recently used dropped
- * past a byte cap:
- * trees are stored as deltas of each other in chains up to 50 long, and reading a commit's tree would otherwise
- * re-inflate the whole chain every time.
+ * The memory one store's packs use: packs held whole, and resolved objects by where they were read (a pack's
+ * number and the offset in it), least recently used dropped past a byte cap. Trees are stored as deltas of
+ * each other in chains up to 50 long, and reading a commit's tree would otherwise re-inflate the whole chain.
  */
 export class ObjectCache {
   private readonly entries = new Map<number, GitObject>()
   private bytes = 0
   private packs = 0
+  private wholePackBytesLeft = 2 * WHOLE_PACK_BYTES
 
   constructor(private readonly maxBytes = 48 * 1024 * 1024) {}
+
+  /**
+   * Whether a pack of `size` bytes may be held in memory whole: each up to WHOLE_PACK_BYTES, all together up to
+   * twice that, so a store of many packs does not end up in memory.
+   */
+  holdWholePack(size: number): boolean {
+    if (size > WHOLE_PACK_BYTES || size > this.wholePackBytesLeft) return false
+    this.wholePackBytesLeft -= size
+    return true
+  }
 
   /** A key space for one more pack: its keys are `base + offset` (offsets stay below 2^40, a terabyte). */
   newPack(): number {
@@ -122,20 +87,14 @@ interface EntryHeader {
 
 /** A delta chain longer than this is corrupt (git's own limit is 4095). */
 const MAX_DELTA_DEPTH = 10_000
-/**
- * A pack up to this size is read whole, once: trees and commits lie all over it, and reading them one window at a
- * time costs more (system calls, and buffers for the garbage collector) than reading every byte.
- */
-const WHOLE_PACK_BYTES = 32 * 1024 * 1024
-/** Bytes read at once from a larger pack: neighbouring entries' headers and small objects come in one read. */
-const WINDOW_BYTES = 64 * 1024
-
 export class PackFile {
   readonly count: number
   /** Entry offsets in ascending order: where each entry ends is where the next begins. */
   private readonly ascending: Float64Array
   private window: { start: number; bytes: Buffer } = { start: 0, bytes: Buffer.alloc(0) }
   private readonly cacheBase: number
+  /** Read whole into `window` (decided at the first read), or a window at a time. */
+  private whole: boolean | undefined
   private readonly fanout: Uint32Array
 
   private constructor(
@@ -212,44 +171,57 @@ export class PackFile {
   }
 
   /**
-   * The type of every entry (commit, tree, blob, tag), by its offset, reading only the entries' headers: a
-   * delta has its base's type, found in this pack (an earlier offset) or, for a REF_DELTA whose base is not
-   * here, through `typeOf` (another pack or a loose object, what a thin pack completed by git points to).
+   * The offsets of the entries of the `wanted` types (commit, tree, blob, tag), reading only the entries'
+   * headers: a delta has its base's type, found in this pack (an earlier offset) or, for a REF_DELTA whose base is
+   * not here, through `typeOf` (another pack or a loose object, what a thin pack completed by git points to).
    */
-  async types(budget: WorkBudget, typeOf: (oid: Buffer) => number): Promise<Map<number, number>> {
-    const types = new Map<number, number>()
-    const pendingRefs: EntryHeader[] = []
+  async offsetsOf(
+    wanted: ReadonlySet<number>,
+    budget: WorkBudget,
+    typeOf: (oid: Buffer) => number,
+  ): Promise<number[]> {
+    // By position in `ascending`; 0 while unknown.
+    const types = new Uint8Array(this.count)
+    const pending: Array<{ at: number; base: number | Buffer }> = []
     for (const [i, offset] of this.ascending.entries()) {
       budget.spend()
       if (i % 1024 === 1023) await budget.tick()
       const entry = this.header(offset)
       if (entry.type === OFS_DELTA) {
-        const baseType = types.get(entry.baseOffset as number)
-        if (baseType === undefined) throw new GitObjectsError(`${this.name}: a delta's base is not an entry`)
-        types.set(offset, baseType)
+        // Its base comes earlier, but may be a REF_DELTA not settled yet (a fetched pack keeps those).
+        const baseType = types[this.positionOf(entry.baseOffset as number)] as number
+        if (baseType === 0) pending.push({ at: i, base: entry.baseOffset as number })
+        else types[i] = baseType
       } else if (entry.type === REF_DELTA) {
-        pendingRefs.push(entry)
+        pending.push({ at: i, base: entry.baseOid as Buffer })
       } else {
-        types.set(offset, entry.type)
+        types[i] = entry.type
       }
     }
-    // A REF_DELTA's base may itself be a later delta of this pack: resolved in rounds, each settling at least
-    // one, or the chain is a loop.
-    let pending = pendingRefs
-    while (pending.length > 0) {
-      const left: EntryHeader[] = []
-      for (const entry of pending) {
-        const baseOid = entry.baseOid as Buffer
-        const here = this.find(baseOid)
-        const baseType = here >= 0 ? types.get(here) : typeOf(baseOid)
-        if (baseType === undefined) left.push(entry)
-        else types.set(entry.offset, baseType)
+    // A delta's base may itself be a delta settled later: resolved in rounds, each settling at least one, or
+    // the chain is a loop.
+    let left = pending
+    while (left.length > 0) {
+      const unsettled: typeof left = []
+      for (const delta of left) {
+        let baseType: number
+        if (typeof delta.base === 'number') {
+          baseType = types[this.positionOf(delta.base)] as number
+        } else {
+          const here = this.find(delta.base)
+          baseType = here >= 0 ? (types[this.positionOf(here)] as number) : typeOf(delta.base)
+        }
+        if (baseType === 0) unsettled.push(delta)
+        else types[delta.at] = baseType
       }
-      if (left.length === pending.length)
+      if (unsettled.length === left.length)
         throw new GitObjectsError(`${this.name}: deltas whose bases never resolve`)
-      pending = left
+      left = unsettled
     }
-    return types
+    const offsets: number[] = []
+    for (let i = 0; i < this.count; i++)
+      if (wanted.has(types[i] as number)) offsets.push(this.ascending[i] as number)
+    return offsets
   }
 
   /** The object at `offset`, its deltas applied. */
@@ -328,15 +300,21 @@ export class PackFile {
 
   /** Where the entry at `offset` ends: at the next entry, or at the pack's trailing checksum. */
   private endOf(offset: number): number {
+    const i = this.positionOf(offset)
+    return i + 1 < this.count ? (this.ascending[i + 1] as number) : this.size - this.hashLength
+  }
+
+  /** The position of the entry at `offset` in `ascending`; throws when no entry starts there. */
+  private positionOf(offset: number): number {
     let lo = 0
-    let hi = this.ascending.length - 1
+    let hi = this.count - 1
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1
       if ((this.ascending[mid] as number) <= offset) lo = mid
       else hi = mid - 1
     }
     if (this.ascending[lo] !== offset) throw new GitObjectsError(`${this.name}: no entry at ${offset}`)
-    return lo + 1 < this.ascending.length ? (this.ascending[lo + 1] as number) : this.size - this.hashLength
+    return lo
   }
 
   /** `length` bytes at `offset`, through a window so neighbouring entries cost one read. */
@@ -345,7 +323,8 @@ export class PackFile {
     if (offset >= w.start && offset + length <= w.start + w.bytes.length)
       return w.bytes.subarray(offset - w.start, offset - w.start + length)
     if (length < 0 || offset + length > this.size) throw new GitObjectsError(`${this.name} is cut short`)
-    if (this.size <= WHOLE_PACK_BYTES) {
+    this.whole ??= this.cache.holdWholePack(this.size)
+    if (this.whole) {
       this.window = { start: 0, bytes: this.readAt(0, this.size) }
       return this.window.bytes.subarray(offset, offset + length)
     }
