@@ -154,7 +154,7 @@ describe('two rewinds at once', { timeout: 120_000 }, () => {
     const outcomes = [a, b].map((r) => r.code).sort()
     expect(outcomes, `${a.stderr}\n${b.stderr}`).toEqual([0, 1])
     const refused = (a.code === 1 ? a : b).stderr
-    expect(refused).toMatch(/already open|in use|Nothing to rewind/)
+    expect(refused).toMatch(/is open in another|already open|Nothing to rewind/)
     expect(await standing(s)).toBe('rewound')
     const finished = (await sessionEvents(s)).filter((e) => e.type === 'rewind.finished')
     expect(finished).toHaveLength(1)
