@@ -128,6 +128,31 @@ describe('a model that swaps a folder for a link outside the workspace, then the
   )
 })
 
+describe('a folder to make again, behind a link to outside the workspace', () => {
+  it('makes no folder outside (the link is not followed to make the missing ones)', async () => {
+    const s = await recordCalls(
+      [
+        [1, 'c1', 'write_file', { path: 'sub/deep/a.txt', content: 'alpha\n' }],
+        [2, 'c2', 'edit_file', { path: 'sub/deep/a.txt', old_string: 'alpha', new_string: 'ALPHA' }],
+      ],
+      cleanup,
+    )
+    const outside = join(s.sessionsDir, 'outside')
+    await mkdir(outside)
+    await rm(join(s.workspace, 'sub'), { recursive: true })
+    await symlink(outside, join(s.workspace, 'sub'))
+    const target = { sessionId: s.sessionId, mode: 'undo' as const, callId: 'c2' }
+    const done = await applyRewindFromApp(s.sessionsDir, { ...target, rewindConflicts: ['sub/deep/a.txt'] })
+    expect(done).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining(
+        `sub/deep/a.txt was not written: its folder ${join(s.workspace, 'sub/deep')}`,
+      ),
+    })
+    expect(await readdir(outside)).toEqual([])
+  })
+})
+
 /** c1 writes a.txt, c2 creates b.txt, c3 creates sub/c.txt: what the hostile folder then replaces. */
 function threeFiles(): Promise<RecordedSession> {
   return recordCalls(
