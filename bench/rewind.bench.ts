@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { closeSync, openSync, renameSync, writeSync } from 'node:fs'
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { closeSync, fdatasync, openSync, renameSync, writeSync } from 'node:fs'
+import { mkdir, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openSessionWriter } from '../src/main/session/log'
@@ -150,6 +150,7 @@ async function rewind100(): Promise<BenchResult[]> {
   const cpSyncMs: number[] = []
   const cpNewMs: number[] = []
   const floorMs: number[] = []
+  const floorSyncMs: number[] = []
   const cleanup: string[] = []
   try {
     for (let round = 0; round < rounds; round++) {
@@ -191,6 +192,14 @@ async function rewind100(): Promise<BenchResult[]> {
         'sync',
         names.map((n) => join(replaced, n)),
       )
+      // And once more for that floor made durable.
+      const durable = join(s.sessionsDir, 'durable')
+      await mkdir(durable)
+      await run('cp', ['-f', ...names.map((n) => join(s.workspace, n)), durable])
+      await run(
+        'sync',
+        names.map((n) => join(durable, n)),
+      )
       const contents = await Promise.all(names.map((n) => readFile(join(originals, n))))
 
       const cp = async (): Promise<void> => {
@@ -217,6 +226,23 @@ async function rewind100(): Promise<BenchResult[]> {
           renameSync(join(replaced, `.${n}.tmp`), join(replaced, n))
         }
         floorMs.push(performance.now() - t0)
+        // The same made durable as a rewind makes it: each file kept open, then all fsynced side by side, then
+        // their folder: the floor of a crash-safe and durable replacement.
+        await run('sync', [])
+        t0 = performance.now()
+        const fds: number[] = []
+        for (const [i, n] of names.entries()) {
+          const fd = openSync(join(durable, `.${n}.tmp`), 'wx')
+          writeSync(fd, contents[i] as Buffer)
+          renameSync(join(durable, `.${n}.tmp`), join(durable, n))
+          fds.push(fd)
+        }
+        await Promise.all(fds.map((fd) => new Promise((resolve) => fdatasync(fd, resolve))))
+        const folder = await open(durable, 'r')
+        await folder.sync()
+        await folder.close()
+        floorSyncMs.push(performance.now() - t0)
+        for (const fd of fds) closeSync(fd)
       }
       const rewind = async (): Promise<void> => {
         const t0 = performance.now()
@@ -304,7 +330,19 @@ async function rewind100(): Promise<BenchResult[]> {
       'ms',
     ),
     result(
-      `rewind: ${FILES} files, applying (journal, writes, fsync) vs that floor`,
+      `rewind: the floor made durable (the same, then an fsync of each file side by side and of the folder), vs cp`,
+      median(floorSyncMs),
+      cp,
+      'ms',
+    ),
+    result(
+      `rewind: ${FILES} changed files vs that durable floor (what Lanes adds: log, plan, checks, journal)`,
+      rewind,
+      median(floorSyncMs),
+      'ms',
+    ),
+    result(
+      `rewind: ${FILES} files, applying (journal, writes, fsync) vs the floor without fsync`,
       median(ms.apply),
       median(floorMs),
       'ms',

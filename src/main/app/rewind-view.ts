@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises'
 import { capWritePreview, PREVIEW_MAX_CHARS } from '../../shared/events'
 import type { SessionEvent } from '../../shared/events'
 import type { RewindDone, RewindFileView, RewindPreview, RewindTarget } from '../../shared/ipc'
 import { applyRewind, planRewind, type PlannedFile, type Refusal, type RewindPlan } from '../session/rewind'
 import { unfinishedRewind } from '../session/rewind-history'
 import { withRewindSession, type RewindSession } from '../session/rewind-session'
+import { FolderReader } from '../tools/checked-read'
 import { fileDiff } from '../tools/file-diff'
 
 /**
@@ -30,11 +30,41 @@ async function textOf(
   return content.toString('utf8')
 }
 
+/**
+ * The file's content now, as planning read it (through its checked folder: never what a folder swapped for a
+ * link shows); read again the same way only when planning did not keep it. undefined: too large to show.
+ */
+async function nowOf(file: PlannedFile, reader: FolderReader): Promise<Buffer | null | undefined> {
+  if (file.now === null) return null
+  if (file.seen?.now) return file.seen.now.content
+  // A UTF-8 character takes at most 4 bytes: a larger file has more characters than the dialog shows.
+  const found = await reader.read(file.path, PREVIEW_MAX_CHARS * 4).catch(() => undefined)
+  return found?.kind === 'file' ? found.content : found?.kind === 'absent' ? null : undefined
+}
+
 async function viewOf(session: RewindSession, plan: RewindPlan): Promise<RewindPreview> {
+  const reader = new FolderReader()
+  try {
+    return await viewWith(session, plan, reader)
+  } finally {
+    await reader.close()
+  }
+}
+
+async function viewWith(
+  session: RewindSession,
+  plan: RewindPlan,
+  reader: FolderReader,
+): Promise<RewindPreview> {
   const files: RewindFileView[] = []
   for (const file of plan.files) {
-    const now = file.now === null ? null : await readFile(file.path).catch(() => null)
-    const nowText = now === null ? null : now.length > PREVIEW_MAX_CHARS ? undefined : now.toString('utf8')
+    const now = await nowOf(file, reader)
+    const nowText =
+      now === null
+        ? null
+        : now === undefined || now.length > PREVIEW_MAX_CHARS
+          ? undefined
+          : now.toString('utf8')
     const atPoint = await textOf(session, file.to)
     const before = nowText ?? ''
     const after = atPoint ?? ''
@@ -53,7 +83,7 @@ async function viewOf(session: RewindSession, plan: RewindPlan): Promise<RewindP
         protected: false,
       }),
       conflict: file.conflict,
-      ...(file.blocked ? { blocked: file.blocked } : {}),
+      ...(file.blocked ? { blocked: `${file.relPath} ${file.blocked}` } : {}),
       ...(file.conflict
         ? { versions: { atPoint, lanesLeft: await textOf(session, file.lanesLeft), now: nowText } }
         : {}),
@@ -68,13 +98,52 @@ const requestOf = (target: RewindTarget) => ({
   ...(target.mode === 'rewind' && target.conversation ? { conversation: true } : {}),
 })
 
+/**
+ * What each file was (its hash now, by relPath) in the last preview of a rewind, by rewind: the apply plans again,
+ * and a file that is no longer what the user looked at (edited meanwhile, by the user or a command still running)
+ * must not be rewound on the strength of a choice made about another content. Kept for the latest previews only.
+ */
+const previews = new Map<string, Map<string, string | null>>()
+const PREVIEWS_KEPT = 64
+
+const previewKey = (sessionsDir: string, target: RewindTarget): string => {
+  const request = requestOf(target)
+  return JSON.stringify([
+    sessionsDir,
+    target.sessionId,
+    request.mode,
+    request.callId,
+    request.conversation === true,
+  ])
+}
+
+const shownAs = (file: PlannedFile): string | null => (file.blocked ? 'blocked' : file.now)
+
+function rememberPreview(key: string, plan: RewindPlan): void {
+  previews.delete(key)
+  previews.set(key, new Map(plan.files.map((file) => [file.relPath, shownAs(file)])))
+  for (const old of previews.keys()) {
+    if (previews.size <= PREVIEWS_KEPT) break
+    previews.delete(old)
+  }
+}
+
+/** The files that are not as the last preview showed them (or were not in it); none without a preview. */
+function movedSincePreview(key: string, plan: RewindPlan): string[] {
+  const shown = previews.get(key)
+  if (!shown) return []
+  return plan.files.filter((file) => shown.get(file.relPath) !== shownAs(file)).map((f) => f.relPath)
+}
+
 export function planRewindView(sessionsDir: string, target: RewindTarget): Promise<RewindPreview | Refusal> {
   return withRewindSession(
     sessionsDir,
     target.sessionId,
     async (session) => {
       const plan = await planRewind(session.events, session.store, session.workspace, requestOf(target))
-      return plan.ok ? viewOf(session, plan) : plan
+      if (!plan.ok) return plan
+      rememberPreview(previewKey(sessionsDir, target), plan)
+      return viewOf(session, plan)
     },
     { callId: target.callId },
   )
@@ -90,6 +159,14 @@ export function applyRewindFromApp(
     async (session) => {
       const plan = await planRewind(session.events, session.store, session.workspace, requestOf(target))
       if (!plan.ok) return plan
+      const key = previewKey(sessionsDir, target)
+      const moved = movedSincePreview(key, plan)
+      previews.delete(key)
+      if (moved.length > 0)
+        return {
+          ok: false as const,
+          reason: `Changed since the preview: ${moved.join(', ')}. Look at the rewind again; nothing was changed.`,
+        }
       const applied = await applyRewind(plan, session.store, session.log, {
         rewindConflicts: target.rewindConflicts ?? [],
       })

@@ -1,4 +1,6 @@
+import { isAbsolute, resolve } from 'node:path'
 import type { EventOf, SessionEvent } from '../../shared/events'
+import { isInside, toWorkspaceRelative } from '../tools/workspace'
 
 /**
  * What a session's log says about its file changes and rewinds (issue 14), without touching the disk: the
@@ -94,4 +96,44 @@ export function withoutRewoundTurns(events: readonly SessionEvent[]): SessionEve
     kept.push(e)
   }
   return kept
+}
+
+/**
+ * Why a file the log names cannot be rewound: a path that is not a normalized path inside the workspace (the
+ * workspace as recorded, or its real path: `roots`), or a relPath that does not name it (the user confirms a
+ * rewind by the names it shows). The tools only ever log files of the workspace, so either means the log was
+ * edited or damaged; undefined for a file of the workspace.
+ */
+export function foreignFile(
+  workspace: string,
+  roots: readonly string[],
+  file: { path: string; relPath: string },
+): string | undefined {
+  const { path, relPath } = file
+  const normal = typeof path === 'string' && isAbsolute(path) && resolve(path) === path
+  if (!normal || !roots.some((root) => resolve(root) !== path && isInside(root, path)))
+    return `The session's log names ${JSON.stringify(path)}, which is not a file of its workspace ${workspace}: the log was edited or damaged.`
+  if (relPath !== toWorkspaceRelative(workspace, path))
+    return `The session's log names ${JSON.stringify(path)} as ${JSON.stringify(relPath)}: the log was edited or damaged.`
+  return undefined
+}
+
+/**
+ * Whether a finished rewind of the conversation already took back the turn that holds the event at `seq`: the
+ * calls of such a turn are no longer part of the conversation, so it cannot go back "to" them.
+ */
+export function turnRewoundAway(
+  events: readonly SessionEvent[],
+  turn: number,
+  seq: number,
+): string | undefined {
+  const started = new Map<string, EventOf<'rewind.started'>>()
+  for (const e of events) {
+    if (e.type === 'rewind.started' && e.seq > seq) started.set(e.rewindId, e)
+    else if (e.type === 'rewind.finished' && e.outcome === 'done') {
+      const rewind = started.get(e.rewindId)
+      if (rewind?.turn !== undefined && rewind.turn <= turn) return rewind.rewindId
+    }
+  }
+  return undefined
 }

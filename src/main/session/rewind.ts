@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { lstatSync } from 'node:fs'
-import { lstat, readFile, stat } from 'node:fs/promises'
+import { realpath, stat } from 'node:fs/promises'
 import type { RewindChange, RewindSkip, SessionEvent, SessionEventDraft } from '../../shared/events'
 import { removeFile, WriteBatch, writeFileAtomic } from '../tools/atomic-write'
-import { readFileQuick, TimeSlices } from '../tools/file-io'
+import { FolderReader } from '../tools/checked-read'
+import { MAX_CHANGE_BYTES } from '../tools/file-change'
+import { TimeSlices } from '../tools/file-io'
 import { PreimageError, sha256, type PreimageStore } from './preimages'
-import { lanesLeft, preimagesOf, unfinishedRewind } from './rewind-history'
+import { foreignFile, lanesLeft, preimagesOf, turnRewoundAway, unfinishedRewind } from './rewind-history'
 
 /**
  * Undo and rewind (issue 14, DESIGN 8 `lanes rewind`): files go back to their content just before a call
@@ -26,6 +27,18 @@ import { lanesLeft, preimagesOf, unfinishedRewind } from './rewind-history'
 const APPLY_CONCURRENCY = 16
 /** Files read and hashed at once while planning. */
 const READ_CONCURRENCY = 16
+/**
+ * A file larger than this is not read (nor rewound): the file tools change files up to MAX_CHANGE_BYTES, plus
+ * what one call adds, so a larger one is not a file Lanes left, and reading it (a file of gigabytes a command
+ * made in its place) would cost memory and time without bound.
+ */
+const MAX_REWIND_BYTES = 2 * MAX_CHANGE_BYTES
+/**
+ * What planning read of the files as they are now is kept for the apply and the dialog up to this many bytes
+ * in all (a file over a mebibyte is never kept): a plan of many large files does not hold them all in memory.
+ */
+const SEEN_KEEP_BYTES = 64 * 1024 * 1024
+const SEEN_KEEP_FILE_BYTES = 1024 * 1024
 
 /** `fn` over `items`, at most `limit` at a time; results in the items' order. */
 async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -60,13 +73,17 @@ export interface PlannedFile {
   now: string | null
   /** The file on disk is not what Lanes left: someone else changed it since. */
   conflict: boolean
-  /** Why it cannot be rewound even if the user wanted (not a regular file); conflicts only. */
+  /**
+   * Why it cannot be rewound even if the user wanted (not a regular file, ...), a phrase that follows the file's
+   * name; conflicts only.
+   */
   blocked?: string
   /**
    * What planning read (the file now, the content to put back), reused by applyRewind when the file has not
-   * moved since (same inode, size and mtime), so a rewind right after its plan reads nothing twice.
+   * moved since (same inode, size and mtime), so a rewind right after its plan reads nothing twice. `now` is
+   * absent when it was too large to keep.
    */
-  seen?: { now: OnDisk; to: Buffer | null }
+  seen?: { now?: OnDisk; to: Buffer | null }
 }
 
 export type RewindPlan = {
@@ -97,21 +114,17 @@ interface OnDisk {
 }
 
 /**
- * The file at `path` as it is: its content and hash, or absent, or not a regular file. Small files are read with
- * direct system calls (`slices` bounds how long that holds the event loop), large ones through the thread pool.
+ * The file at `path` as it is: its content and hash, or absent, or not to be read (not a regular file, not in
+ * its folder any more, too large). Read through its checked folder (`reader`): a folder swapped for a link to
+ * elsewhere is never read through. Small files are read with direct system calls (`slices` bounds how long
+ * that holds the event loop), large ones through the thread pool.
  */
-async function onDisk(path: string, slices?: TimeSlices): Promise<OnDisk> {
-  let info
-  try {
-    // An lstat is cheap whatever the file: a direct system call when reading in slices.
-    info = slices ? lstatSync(path) : await lstat(path)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { hash: null, content: null }
-    throw error
-  }
-  if (!info.isFile()) return { hash: 'odd', content: null, odd: 'is no longer a regular file' }
-  const content = slices ? await readFileQuick(path) : await readFile(path)
+async function onDisk(path: string, reader: FolderReader, slices?: TimeSlices): Promise<OnDisk> {
+  const found = await reader.read(path, MAX_REWIND_BYTES)
   await slices?.tick()
+  if (found.kind === 'absent') return { hash: null, content: null }
+  if (found.kind === 'odd') return { hash: 'odd', content: null, odd: found.reason }
+  const { content, stat: info } = found
   return {
     hash: sha256(content),
     content,
@@ -127,20 +140,21 @@ async function onDisk(path: string, slices?: TimeSlices): Promise<OnDisk> {
 }
 
 /** The file as planning saw it when it has not moved since; read again otherwise. */
-async function stillAsSeen(path: string, seen: OnDisk | undefined, slices: TimeSlices): Promise<OnDisk> {
+async function stillAsSeen(
+  path: string,
+  seen: OnDisk | undefined,
+  reader: FolderReader,
+  slices: TimeSlices,
+): Promise<OnDisk> {
   if (seen?.stat) {
-    let info
-    try {
-      info = lstatSync(path)
-    } catch {
-      info = undefined
-    }
+    const looked = await reader.look(path).catch(() => null)
+    const info = looked !== null && !('kind' in looked) ? looked : undefined
     await slices.tick()
     const was = seen.stat
     if (info?.isFile() && info.ino === was.ino && info.size === was.size && info.mtimeMs === was.mtimeMs)
       return { ...seen, stat: { ...was, mode: info.mode, uid: info.uid, gid: info.gid } }
   }
-  return onDisk(path, slices)
+  return onDisk(path, reader, slices)
 }
 
 /**
@@ -162,6 +176,14 @@ export async function planRewind(
   )
   if (!isDir)
     return { ok: false, reason: `The workspace ${workspace} no longer exists; nothing was changed.` }
+  if (request.mode === 'rewind' && request.conversation) {
+    const by = turnRewoundAway(events, queued.turn, queued.seq)
+    if (by)
+      return {
+        ok: false,
+        reason: `Call ${request.callId} is in a turn the rewind ${by} already took back; rewind to a call the conversation still holds (or rewind its files only). Nothing was changed.`,
+      }
+  }
 
   const all = preimagesOf(events)
   const own = all.filter((p) => p.callId === request.callId)
@@ -170,6 +192,12 @@ export async function planRewind(
   const from = own[0]?.seq ?? queued.seq
   const paths = request.mode === 'undo' ? new Set(own.map((p) => p.path)) : undefined
   const inScope = all.filter((p) => p.seq >= from && (paths === undefined || paths.has(p.path)))
+
+  const roots = [workspace, await realpath(workspace).catch(() => workspace)]
+  for (const p of inScope) {
+    const foreign = foreignFile(workspace, roots, p)
+    if (foreign) return { ok: false, reason: `${foreign} Nothing was changed.` }
+  }
 
   const target = new Map<string, { relPath: string; hash: string | null }>()
   const callIds: string[] = []
@@ -181,6 +209,8 @@ export async function planRewind(
 
   const left = lanesLeft(events)
   const slices = new TimeSlices()
+  const reader = new FolderReader()
+  let keptBytes = 0
   const looked = await mapLimit([...target], READ_CONCURRENCY, async ([path, { relPath, hash: to }]) => {
     let toContent: Buffer | null = null
     if (to !== null) {
@@ -191,8 +221,11 @@ export async function planRewind(
         return `The content of ${relPath} before that call cannot be restored: ${why}`
       }
     }
-    const now = await onDisk(path, slices)
+    const now = await onDisk(path, reader, slices)
     if (now.hash === to) return undefined
+    const size = now.content?.length ?? 0
+    const keep = size <= SEEN_KEEP_FILE_BYTES && keptBytes + size <= SEEN_KEEP_BYTES
+    if (keep) keptBytes += size
     const known = left.has(path) ? (left.get(path) as string | null) : undefined
     const file: PlannedFile = {
       path,
@@ -201,11 +234,11 @@ export async function planRewind(
       lanesLeft: known,
       now: now.odd ? null : now.hash,
       conflict: now.hash !== known,
-      ...(now.odd ? { blocked: `${relPath} ${now.odd}` } : {}),
-      seen: { now, to: toContent },
+      ...(now.odd ? { blocked: now.odd } : {}),
+      seen: { ...(keep ? { now } : {}), to: toContent },
     }
     return file
-  })
+  }).finally(() => reader.close())
   const files: PlannedFile[] = []
   for (const item of looked) {
     if (typeof item === 'string') return { ok: false, reason: item }
@@ -248,8 +281,9 @@ export async function applyRewind(
     return false
   })
   const slices = new TimeSlices()
+  const reader = new FolderReader()
   const prepared = await mapLimit(chosenFiles, READ_CONCURRENCY, async (file) => {
-    const now = await stillAsSeen(file.path, file.seen?.now, slices)
+    const now = await stillAsSeen(file.path, file.seen?.now, reader, slices)
     if (now.hash !== file.now)
       return `${file.relPath} changed while the rewind was being prepared; nothing was changed.`
     if (now.stat && (now.stat.mode & 0o222) === 0)
@@ -262,7 +296,7 @@ export async function applyRewind(
       expect: now,
       content,
     }
-  })
+  }).finally(() => reader.close())
   const work: { change: RewindChange; expect: OnDisk; content: Buffer | null }[] = []
   for (const item of prepared) {
     if (typeof item === 'string') return { ok: false, reason: item }
@@ -393,7 +427,29 @@ export async function recoverRewind(
 ): Promise<{ rewindId: string; outcome: 'done' | 'rolled-back'; error?: string } | undefined> {
   const open = unfinishedRewind(events)
   if (!open) return undefined
-  const state = await Promise.all(open.changes.map(async (c) => ({ change: c, now: await onDisk(c.path) })))
+  const created = events.find((e) => e.type === 'session.created')
+  const workspace = created?.type === 'session.created' ? created.workspace : undefined
+  if (workspace !== undefined) {
+    const roots = [workspace, await realpath(workspace).catch(() => workspace)]
+    const foreign = open.changes.map((c) => foreignFile(workspace, roots, c)).find(Boolean)
+    if (foreign) {
+      // Not a journal this app wrote: nothing it names is touched.
+      const error = `The rewind a crash cut short was not finished: ${foreign} No file was touched.`
+      await log.append({
+        type: 'rewind.finished',
+        rewindId: open.rewindId,
+        outcome: 'rolled-back',
+        recovered: true,
+        error,
+      })
+      await log.sync()
+      return { rewindId: open.rewindId, outcome: 'rolled-back', error }
+    }
+  }
+  const reader = new FolderReader()
+  const state = await Promise.all(
+    open.changes.map(async (c) => ({ change: c, now: await onDisk(c.path, reader) })),
+  ).finally(() => reader.close())
   const applied = state.filter((s) => s.now.hash === s.change.to).map((s) => s.change)
   const strange = state.filter((s) => s.now.hash !== s.change.to && s.now.hash !== s.change.from)
   let error: string | undefined

@@ -98,7 +98,7 @@ export async function removeFile(
 }
 
 /** A folder opened for writes into it, after checking it is the folder its path names. */
-interface Folder {
+export interface Folder {
   dir: string
   /** Absent on Windows, which cannot open a folder as a file. */
   handle: FileHandle | undefined
@@ -106,24 +106,37 @@ interface Folder {
   inDir(entry: string): string
 }
 
-type FolderRefusal = { ok: false; reason: string }
+/**
+ * `absent`: the folder (or one above it) does not exist, when it was not to be created; `ledTo`: the name leads
+ * to another folder (the real path it led to).
+ */
+export type FolderRefusal = { ok: false; reason: string; absent?: true; ledTo?: string }
 
 /** Opens and checks `dir`; `create`: make it first when missing (a write), else a missing folder is a refusal. */
-async function openFolder(dir: string, create = true): Promise<Folder | FolderRefusal> {
+export async function openFolder(dir: string, create = true): Promise<Folder | FolderRefusal> {
   let handle: FileHandle | undefined
   try {
-    if (create) await fs.mkdir(dir, { recursive: true })
+    if (create) {
+      const refused = await makeFolder(dir)
+      if (refused !== undefined) return { ok: false, reason: swappedReason(dir, refused), ledTo: refused }
+    }
     // Windows cannot open a folder as a file; its paths are then verified by real path alone.
     if (process.platform !== 'win32')
       handle = await fs.open(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY)
     const opened = await openedFolder(handle, dir)
     if (opened !== dir) {
       await handle?.close().catch(() => undefined)
-      return { ok: false, reason: swappedReason(dir, opened) }
+      return { ok: false, reason: swappedReason(dir, opened), ledTo: opened }
     }
   } catch (error) {
     await handle?.close().catch(() => undefined)
-    return { ok: false, reason: `could not be written (${(error as Error).message})` }
+    const code = (error as NodeJS.ErrnoException).code
+    const absent = !create && (code === 'ENOENT' || code === 'ENOTDIR')
+    return {
+      ok: false,
+      reason: `could not be written (${(error as Error).message})`,
+      ...(absent ? { absent: true as const } : {}),
+    }
   }
   if (!cleanedDirs.has(dir)) {
     cleanedDirs.add(dir)
@@ -136,6 +149,56 @@ async function openFolder(dir: string, create = true): Promise<Folder | FolderRe
       ? (entry: string) => `/proc/self/fd/${fd}/${entry}`
       : (entry: string) => join(dir, entry)
   return { dir, handle, inDir }
+}
+
+/**
+ * Makes `dir` when it is missing, one folder at a time inside the deepest one that exists, after checking that
+ * one is the folder its path names: a link in the way (a folder swapped for a link to elsewhere) must not have
+ * folders made wherever it leads. Returns where the existing folder really led when it was not that folder.
+ */
+async function makeFolder(dir: string): Promise<string | undefined> {
+  if (
+    await fs.stat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    )
+  )
+    return undefined
+  if (!THROUGH_FD) {
+    await fs.mkdir(dir, { recursive: true })
+    return undefined
+  }
+  const missing: string[] = []
+  let at = dir
+  while (
+    !(await fs.lstat(at).then(
+      () => true,
+      () => false,
+    ))
+  ) {
+    missing.unshift(basename(at))
+    at = dirname(at)
+  }
+  let handle = await fs.open(at, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY)
+  try {
+    const real = await fs.readlink(`/proc/self/fd/${handle.fd}`)
+    if (real !== at) return real
+    for (const name of missing) {
+      const entry = `/proc/self/fd/${handle.fd}/${name}`
+      await fs.mkdir(entry).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error
+      })
+      const next = await fs.open(
+        entry,
+        fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW,
+      )
+      await handle.close()
+      handle = next
+    }
+    return undefined
+  } finally {
+    await handle.close().catch(() => undefined)
+  }
 }
 
 /**

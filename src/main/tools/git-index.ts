@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
+import { findGitDir } from './git-dir'
 
 /**
  * The paths a git repository tracks, read from its index file (`.git/index`) as bytes, without running git: a
@@ -21,8 +22,9 @@ export class GitIndexError extends Error {
 }
 
 export async function trackedPaths(root: string): Promise<string[] | null> {
-  const gitDir = await gitDirOf(root)
-  if (gitDir === null) return null
+  const repo = await findGitDir(root)
+  if (repo === null) return null
+  const { gitDir } = repo
   let data: Buffer
   try {
     const info = await fs.stat(path.join(gitDir, 'index'))
@@ -33,41 +35,7 @@ export async function trackedPaths(root: string): Promise<string[] | null> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw error
   }
-  return parseIndex(data, await hashLength(gitDir))
-}
-
-/** `.git` as a folder, or as a file naming the folder (a linked worktree, a submodule); null without either. */
-async function gitDirOf(root: string): Promise<string | null> {
-  const dotGit = path.join(root, '.git')
-  let info
-  try {
-    info = await fs.lstat(dotGit)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
-    throw error
-  }
-  if (info.isDirectory()) return dotGit
-  if (!info.isFile()) throw new GitIndexError('.git is neither a folder nor a file')
-  const text = (await fs.readFile(dotGit, 'utf8')).slice(0, 4096)
-  const match = /^gitdir:\s*(.+?)\s*$/m.exec(text)
-  if (!match) throw new GitIndexError('.git is a file without a gitdir line')
-  return path.resolve(root, match[1] as string)
-}
-
-/**
- * 20 bytes (SHA-1), or 32 in a SHA-256 repository (`extensions.objectFormat = sha256` in its config, read as
- * text, never executed). For a linked worktree the setting is in the common folder, named by `commondir`.
- */
-async function hashLength(gitDir: string): Promise<number> {
-  let configDir = gitDir
-  try {
-    const common = (await fs.readFile(path.join(gitDir, 'commondir'), 'utf8')).trim()
-    if (common !== '') configDir = path.resolve(gitDir, common)
-  } catch {
-    // Not a linked worktree: its config is its own.
-  }
-  const config = await fs.readFile(path.join(configDir, 'config'), 'utf8').catch(() => '')
-  return /^\s*objectformat\s*=\s*sha256\s*$/im.test(config) ? 32 : 20
+  return parseIndex(data, repo.hashLength)
 }
 
 /** The paths of the index's entries, in its order. Throws GitIndexError on anything that does not fit. */

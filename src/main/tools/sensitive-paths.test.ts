@@ -11,6 +11,7 @@ import {
   isProtectedPath,
   isSecretPath,
   loadSensitivePathRules,
+  secretFolderContext,
   STRICT_RULES,
   type SensitivePathRules,
 } from './sensitive-paths'
@@ -47,6 +48,51 @@ describe('isSecretPath and isProtectedPath', () => {
     expect(isProtectedPath('objects', STRICT_RULES)).toBe(true)
     expect(isProtectedPath('.', STRICT_RULES)).toBe(false)
     expect(isProtectedPath('', STRICT_RULES)).toBe(false)
+  })
+
+  it('give two folders the same context only when every name below them is judged alike', () => {
+    const folders = [
+      '',
+      'a',
+      'a/b',
+      'gh',
+      '.config',
+      'x/.config',
+      '.config/gh',
+      'x/.config/gh',
+      '.config/app',
+      '.config/gh/extra',
+      '.ssh',
+      'home/.ssh/keys',
+      '.docker',
+      'y/.docker',
+      '.kube',
+      '.config/gcloud',
+      '.config/gcloud/legacy',
+      '.cargo',
+      '.gem',
+    ]
+    // Every table path, and every tail of one (`gh/hosts.yml`, `hosts.yml`), below every folder.
+    const rests = new Set(
+      SENSITIVE_PATH_TABLE.flatMap((row) => row.path.split('/').map((_, i, all) => all.slice(i).join('/'))),
+    )
+    const byContext = new Map<string, string[]>()
+    for (const folder of folders) {
+      const context = secretFolderContext(folder)
+      byContext.set(context, [...(byContext.get(context) ?? []), folder])
+    }
+    for (const group of byContext.values()) {
+      for (const rest of rests) {
+        const judged = group.map((folder) => isSecretPath(folder === '' ? rest : `${folder}/${rest}`))
+        expect({ group, rest, judged }).toEqual({ group, rest, judged: judged.map(() => judged[0]) })
+      }
+    }
+    // The contexts tell apart what must be told apart, and nothing more.
+    expect(secretFolderContext('a/b')).toBe(secretFolderContext(''))
+    expect(secretFolderContext('x/.config')).toBe(secretFolderContext('.config'))
+    expect(secretFolderContext('.config')).not.toBe(secretFolderContext(''))
+    expect(secretFolderContext('.config/gh')).not.toBe(secretFolderContext('.config'))
+    expect(secretFolderContext('home/.ssh/keys')).toBe(secretFolderContext('.config/gcloud'))
   })
 
   it('learn from the workspace whether it has a .git of its own, folder or file', async () => {

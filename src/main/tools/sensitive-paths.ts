@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { TimeSlices } from './file-io'
+import { findInHistory, type HistoryBudget, type PathJudge } from './git-history'
 import { trackedPaths } from './git-index'
 
 /**
@@ -153,9 +154,11 @@ export interface SensitivePathRules {
   /** The root has no `.git`, so the root-level names of a bare repository are protected. */
   readonly bareRepoAtRoot: boolean
   /**
-   * The repository tracks a secret file (a committed `.env`): git keeps its content in its own objects, which
-   * the sandbox cannot mask, so git commands that print file contents (`git diff`, `git show`, `git log -p`)
-   * ask first instead of running at once (validate-read-only.ts).
+   * Git's objects hold a secret file: the repository tracks one now (a committed `.env`), or one is anywhere in
+   * its history (committed and deleted later, on another branch, in a stash or a reflog, left dangling by a
+   * rewrite), or its objects could not be fully read. Git prints those objects itself, which the sandbox cannot
+   * mask, so git commands that print file contents (`git diff`, `git show`, `git log -p`) ask first instead of
+   * running at once (validate-read-only.ts).
    */
   readonly gitTracksSecrets: boolean
 }
@@ -167,30 +170,36 @@ export const STRICT_RULES: SensitivePathRules = { bareRepoAtRoot: true, gitTrack
 
 /**
  * The rules of the workspace at `root`. `.git` may be a folder or, in a linked worktree or submodule, a file
- * pointing elsewhere; either way git uses it and ignores the root's other names. Its index is read as bytes
- * (git-index.ts; git itself never runs on a folder Lanes does not know) for the files it tracks. What cannot
- * be checked gets the strict answer.
+ * pointing elsewhere; either way git uses it and ignores the root's other names. Its index (git-index.ts) and
+ * then its whole object store (git-history.ts) are read as bytes, never by running git on a folder Lanes does
+ * not know, for a secret file tracked now or ever committed. What cannot be checked gets the strict answer.
+ * `historyBudget` bounds the history check (tests make it small).
  */
-export async function loadSensitivePathRules(root: string): Promise<SensitivePathRules> {
+export async function loadSensitivePathRules(
+  root: string,
+  historyBudget?: HistoryBudget,
+): Promise<SensitivePathRules> {
   try {
     await fs.lstat(path.join(root, '.git'))
   } catch {
     return STRICT_RULES
   }
+  const tracksSecrets = { bareRepoAtRoot: false, gitTracksSecrets: true }
   let tracked: string[] | null
   try {
     tracked = await trackedPaths(root)
   } catch {
-    return { bareRepoAtRoot: false, gitTracksSecrets: true }
+    return tracksSecrets
   }
   // A large repository tracks a hundred thousand files or more (about 150 ms to judge): judged in slices, so the
   // app's main process keeps answering meanwhile.
   const slices = new TimeSlices()
   for (const [i, file] of (tracked ?? []).entries()) {
-    if (isSecretPath(file)) return { bareRepoAtRoot: false, gitTracksSecrets: true }
+    if (isSecretPath(file)) return tracksSecrets
     if (i % 1024 === 1023) await slices.tick()
   }
-  return GIT_WORKSPACE_RULES
+  const history = await findInHistory(root, SECRET_JUDGE, historyBudget)
+  return history.kind === 'clean' ? GIT_WORKSPACE_RULES : tracksSecrets
 }
 
 const lower = (names: readonly string[]): Set<string> => new Set(names.map((n) => n.toLowerCase()))
@@ -231,6 +240,31 @@ function isSecretSegments(segments: readonly string[]): boolean {
 export function isSecretPath(relative: string): boolean {
   return isSecretSegments(segmentsOf(relative))
 }
+
+/**
+ * What of a folder's path can still change `isSecretPath` for the names below it: `*` inside a secret folder
+ * (or a whole SECRET_NESTED run), otherwise its trailing segments that begin a SECRET_NESTED run (`.config`,
+ * `.config/gh`), usually none. Any `folder/rest` and `other/rest` whose folders give the same answer are judged
+ * alike, which lets the history walk (git-history.ts) skip a tree it already judged under an equal context.
+ */
+export function secretFolderContext(folder: string): string {
+  const segments = segmentsOf(folder)
+  if (
+    segments.some((s) => SECRET_DIR_SET.has(s)) ||
+    SECRET_NESTED_RUNS.some((run) => containsRun(segments, run))
+  )
+    return '*'
+  let longest = 0
+  for (const run of SECRET_NESTED_RUNS) {
+    for (let n = Math.min(run.length - 1, segments.length); n > longest; n--) {
+      if (run.slice(0, n).every((seg, j) => segments[segments.length - n + j] === seg)) longest = n
+    }
+  }
+  return segments.slice(segments.length - longest).join('/')
+}
+
+/** The history walk looks for secret files, by the one rule. */
+const SECRET_JUDGE: PathJudge = { matches: isSecretPath, folderKey: secretFolderContext }
 
 /**
  * Changing it needs the user's review whatever the settings (every secret is protected). `relative` is

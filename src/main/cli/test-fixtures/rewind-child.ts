@@ -5,7 +5,8 @@ import { withRewindSession } from '../../session/rewind-session'
 /**
  * A separate process for the rewind tests. `cli ARGS...` runs the `lanes` command line; `crash SESSIONS_DIR
  * SESSION_ID CALL_ID` starts a rewind to CALL_ID and kills itself (SIGKILL, as a crash would) right after
- * the first file is changed.
+ * the first file is changed; `apply SESSIONS_DIR SESSION_ID CALL_ID` rewinds to CALL_ID, printing "applying"
+ * once it is planned (the parent kills it at a moment of its choosing from then on) and "done" at the end.
  */
 const [mode, ...args] = process.argv.slice(2)
 if (mode === 'cli') {
@@ -25,4 +26,16 @@ if (mode === 'cli') {
     })
   })
   process.exitCode = 3
+} else if (mode === 'apply') {
+  const [sessionsDir, sessionId, callId] = args as [string, string, string]
+  const outcome = await withRewindSession(sessionsDir, sessionId, async (session) => {
+    const plan = await planRewind(session.events, session.store, session.workspace, {
+      mode: 'rewind',
+      callId,
+    })
+    if (!plan.ok) return plan
+    process.stdout.write('applying\n')
+    return applyRewind(plan, session.store, session.log)
+  })
+  process.stdout.write(outcome.ok ? 'done\n' : `refused: ${outcome.reason}\n`)
 }

@@ -185,10 +185,12 @@ const GREP_VALUE_LETTERS = 'efmABCdD'
 const GIT_READ_ONLY = new Set(['status', 'diff', 'log', 'show', 'rev-parse', 'branch', 'ls-files', 'blame'])
 
 /**
- * What prints the content of any tracked file (patches): in a repository that tracks a secret file, git's own
- * objects hold the secret, which no sandbox mask hides, so these ask first there. `git log` prints content only
- * with a patch (or line-range) option; `-S`/`-G` search the contents, which tells what is in them too. `git
- * blame` prints only the file it names, which the path check already judges.
+ * What prints the content of files from git's objects (patches): in a repository whose objects hold a secret
+ * file (tracked now, or anywhere in its history), no sandbox mask hides it, so these ask first there. `git diff
+ * <rev>` and `git show <rev>[:<path>]` print any of them; `git log` prints content only with a patch (or
+ * line-range) option, or `--check` (the offending lines) and `--binary` (implies a patch); `-S`/`-G` search the
+ * contents, which tells what is in them too; `git status -v` prints the staged patch. `git blame` prints only
+ * the file it names (in any revision), which the path check already judges.
  */
 const GIT_PRINTS_CONTENT = new Set(['diff', 'show'])
 const GIT_LOG_CONTENT_LONG = [
@@ -200,6 +202,7 @@ const GIT_LOG_CONTENT_LONG = [
   '--word-diff-regex',
   '--color-words',
   '--cc',
+  '--dd',
   '--diff-merges',
   '--remerge-diff',
   '--full-diff',
@@ -207,11 +210,15 @@ const GIT_LOG_CONTENT_LONG = [
   '--pickaxe-regex',
   '--pickaxe-all',
   '--find-object',
+  '--check',
+  '--binary',
 ]
 const GIT_LOG_CONTENT_SHORT = 'puUcmLSG'
 
 function gitPrintsContent(subcommand: string, args: readonly string[]): boolean {
   if (GIT_PRINTS_CONTENT.has(subcommand)) return true
+  if (subcommand === 'status')
+    return args.some((arg) => matchesLong(arg, ['--verbose']) !== null || clusterHas(arg, 'v'))
   if (subcommand !== 'log') return false
   return args.some(
     (arg) =>

@@ -1,0 +1,129 @@
+import { closeSync, constants, fstatSync, lstatSync, openSync, read, readFileSync } from 'node:fs'
+import type { Stats } from 'node:fs'
+import { basename, dirname } from 'node:path'
+import { promisify } from 'node:util'
+import { openFolder, type Folder, type FolderRefusal } from './atomic-write'
+import { BLOCKING_MAX_BYTES } from './file-io'
+
+/**
+ * Reading files by the paths a session's log names (a rewind planning what to put back), as writes go: through
+ * the folder that was checked, never through whatever a name leads to now. A folder swapped for a symbolic link
+ * (to a folder outside the workspace, to the home folder) is reported, not followed; the file itself is opened
+ * without following a link, and without blocking, so a FIFO put in its place cannot hang the reader; anything
+ * that is not a regular file, or is larger than the caller takes, is reported without being read.
+ *
+ * One reader per batch of work: each folder is opened and checked once; `close()` releases them.
+ */
+
+export type CheckedFile =
+  | { kind: 'absent' }
+  | { kind: 'file'; content: Buffer; stat: Stats }
+  /** There, but not to be read: `reason` follows the file's name ("<file> is a symbolic link"). */
+  | { kind: 'odd'; reason: string; stat?: Stats }
+
+const readFd = promisify(read)
+
+// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+
+export class FolderReader {
+  private readonly folders = new Map<string, Promise<Folder | FolderRefusal>>()
+  /** Large files are read one at a time, so memory stays bounded by the largest one, not by a batch of them. */
+  private large: Promise<unknown> = Promise.resolve()
+
+  private folder(dir: string): Promise<Folder | FolderRefusal> {
+    let folder = this.folders.get(dir)
+    if (!folder) {
+      folder = openFolder(dir, false)
+      this.folders.set(dir, folder)
+    }
+    return folder
+  }
+
+  /** Where `path`'s entry is, through its checked folder; or what the file is instead. */
+  private async entry(path: string): Promise<string | CheckedFile> {
+    const folder = await this.folder(dirname(path))
+    if ('inDir' in folder) return folder.inDir(basename(path))
+    if (folder.absent) return { kind: 'absent' }
+    const why = folder.ledTo
+      ? `now leads to ${folder.ledTo}`
+      : folder.reason.replace(/^could not be written/, 'could not be opened')
+    return { kind: 'odd', reason: `was left alone: its folder ${dirname(path)} ${why}` }
+  }
+
+  /** The entry's lstat through its checked folder (a cheap look, without reading); null when absent. */
+  async look(path: string): Promise<Stats | null | CheckedFile> {
+    const at = await this.entry(path)
+    if (typeof at !== 'string') return at.kind === 'absent' ? null : at
+    try {
+      return lstatSync(at)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw error
+    }
+  }
+
+  /** The file's content, read through its checked folder; `maxBytes`: larger files are reported, not read. */
+  async read(path: string, maxBytes: number): Promise<CheckedFile> {
+    const at = await this.entry(path)
+    if (typeof at !== 'string') return at
+    let fd: number
+    try {
+      fd = openSync(at, OPEN_FLAGS)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT') return { kind: 'absent' }
+      if (code === 'ELOOP') return { kind: 'odd', reason: 'is a symbolic link, not a regular file' }
+      // A socket cannot be opened (ENXIO); a file without read permission says so.
+      if (code === 'ENXIO') return { kind: 'odd', reason: 'is no longer a regular file' }
+      throw error
+    }
+    let closed = false
+    try {
+      const stat = fstatSync(fd)
+      if (!stat.isFile()) return { kind: 'odd', reason: 'is no longer a regular file', stat }
+      if (stat.size > maxBytes)
+        return {
+          kind: 'odd',
+          reason: `is ${(stat.size / 2 ** 20).toFixed(1)} MiB, larger than Lanes keeps (${maxBytes / 2 ** 20} MiB)`,
+          stat,
+        }
+      if (stat.size <= BLOCKING_MAX_BYTES) return { kind: 'file', content: readFileSync(fd), stat }
+      const whole = this.large.then(() => readLarge(fd, stat.size, maxBytes))
+      this.large = whole.catch(() => undefined)
+      closed = true // readLarge closes it, when its turn has come
+      const content = await whole
+      if (content === null)
+        return { kind: 'odd', reason: `grew past ${maxBytes / 2 ** 20} MiB while it was being read`, stat }
+      return { kind: 'file', content, stat }
+    } finally {
+      if (!closed) closeSync(fd)
+    }
+  }
+
+  async close(): Promise<void> {
+    const folders = await Promise.all(this.folders.values())
+    this.folders.clear()
+    for (const folder of folders) if ('inDir' in folder) await folder.handle?.close().catch(() => undefined)
+  }
+}
+
+/** Reads an open file through the thread pool to its end (null past `maxBytes`), then closes it. */
+async function readLarge(fd: number, size: number, maxBytes: number): Promise<Buffer | null> {
+  try {
+    const chunks: Buffer[] = []
+    let total = 0
+    for (let chunk = Buffer.allocUnsafe(Math.max(size, 64 * 1024)); ;) {
+      const { bytesRead } = await readFd(fd, chunk, 0, chunk.length, total)
+      if (bytesRead === 0) break
+      chunks.push(chunk.subarray(0, bytesRead))
+      total += bytesRead
+      if (total > maxBytes) return null
+      if (bytesRead === chunk.length) chunk = Buffer.allocUnsafe(64 * 1024)
+      else chunk = chunk.subarray(bytesRead)
+    }
+    return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)
+  } finally {
+    closeSync(fd)
+  }
+}
