@@ -121,6 +121,27 @@ describe('findInHistory', () => {
     expect(await verdict(clone)).toEqual({ kind: 'found', path: '.env' })
   })
 
+  it('judges a partial clone by what it holds: blobless is read, treeless is unknown', async () => {
+    const upstream = await repo()
+    await commitAndDelete(upstream, '.env')
+    git(upstream, 'config', 'uploadpack.allowFilter', 'true')
+    const base = await makeWorkspace('lanes-git-partial-')
+    const blobless = path.join(base, 'blobless')
+    git(base, 'clone', '-q', '--filter=blob:none', `file://${upstream}`, blobless)
+    const packDir = path.join(blobless, '.git', 'objects', 'pack')
+    expect(await fs.readdir(packDir)).toContainEqual(expect.stringMatching(/\.promisor$/))
+    // The deleted file's blob never came, but its name is in the trees, and fetching it needs the network that
+    // auto-run commands do not have.
+    expect(await verdict(blobless)).toEqual({ kind: 'found', path: '.env' })
+
+    const treeless = path.join(base, 'treeless')
+    git(base, 'clone', '-q', '--filter=tree:0', `file://${upstream}`, treeless)
+    expect(await verdict(treeless)).toMatchObject({
+      kind: 'unknown',
+      reason: expect.stringMatching(/is missing$/),
+    })
+  })
+
   it('finds a secret only on another branch, only in a stash, only in a reflog after git reset --hard', async () => {
     const branch = await repo()
     git(branch, 'checkout', '-q', '-b', 'leak')
