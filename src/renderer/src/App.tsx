@@ -238,29 +238,44 @@ function ActionError() {
 }
 
 const MIN_PANE = 90
+/** The timeline's height until the user drags the divider: this, or half the room in a small window. */
+const DEFAULT_TIMELINE = 240
+const TIMELINE_HEIGHT_KEY = 'lanes.timelineHeight'
 
 /** Timeline above, transcript below, with a draggable divider (also moved with the arrow keys). */
 function Workbench() {
-  const [timelineHeight, setTimelineHeight] = useState(
-    () => Number(localStorage.getItem('lanes.timelineHeight')) || 240,
+  // The height the user chose by dragging (kept across sessions); null until they do.
+  const [chosen, setChosen] = useState<number | null>(
+    () => Number(localStorage.getItem(TIMELINE_HEIGHT_KEY)) || null,
   )
+  const [total, setTotal] = useState<number | null>(null)
   const containerRef = useRef<HTMLDivElement>(null)
   const drag = useRef<{ startY: number; startH: number } | null>(null)
-  useEffect(
-    () => localStorage.setItem('lanes.timelineHeight', String(Math.round(timelineHeight))),
-    [timelineHeight],
-  )
+  useEffect(() => {
+    if (chosen !== null) localStorage.setItem(TIMELINE_HEIGHT_KEY, String(Math.round(chosen)))
+  }, [chosen])
+  useEffect(() => {
+    const el = containerRef.current
+    if (!el) return
+    const observer = new ResizeObserver(() => setTotal(el.clientHeight))
+    observer.observe(el)
+    return () => observer.disconnect()
+  }, [])
 
   const clamp = (h: number): number => {
-    const total = containerRef.current?.clientHeight ?? 800
-    return Math.max(MIN_PANE, Math.min(total - MIN_PANE, h))
+    const room = total ?? 800
+    return Math.max(MIN_PANE, Math.min(room - MIN_PANE, h))
   }
+  // In a small window (banners above, the replay bar and the composer below) a fixed 240 px would leave the
+  // transcript a slit of two lines: by default the two panes share the room.
+  const timelineHeight = clamp(chosen ?? Math.min(DEFAULT_TIMELINE, (total ?? 800) / 2))
+  const setTimelineHeight = (h: number): void => setChosen(clamp(h))
   const onPointerDown = (e: PointerEvent<HTMLDivElement>): void => {
     drag.current = { startY: e.clientY, startH: timelineHeight }
     e.currentTarget.setPointerCapture(e.pointerId)
   }
   const onPointerMove = (e: PointerEvent<HTMLDivElement>): void => {
-    if (drag.current) setTimelineHeight(clamp(drag.current.startH + e.clientY - drag.current.startY))
+    if (drag.current) setTimelineHeight(drag.current.startH + e.clientY - drag.current.startY)
   }
   return (
     <div className="workbench" ref={containerRef}>
@@ -278,8 +293,8 @@ function Workbench() {
         onPointerMove={onPointerMove}
         onPointerUp={() => (drag.current = null)}
         onKeyDown={(e) => {
-          if (e.key === 'ArrowUp') setTimelineHeight((h) => clamp(h - 24))
-          else if (e.key === 'ArrowDown') setTimelineHeight((h) => clamp(h + 24))
+          if (e.key === 'ArrowUp') setTimelineHeight(timelineHeight - 24)
+          else if (e.key === 'ArrowDown') setTimelineHeight(timelineHeight + 24)
         }}
       />
       <div className="transcript-pane">

@@ -183,153 +183,156 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
           </button>
         </div>
       </header>
-      <ol className="approval-list">
-        {pending.map((call, i) => {
-          const draft = draftOf(drafts, call.callId)
-          const decision = draft.decision ? draft : undefined
-          const preview = call.approval?.preview as ApprovalPreview
-          const skipped = skips.get(call.callId) ?? []
-          return (
-            <li
-              key={call.callId}
-              className={`approval-item ${i === focus ? 'focused' : ''} ${decision ? `staged ${decision.decision}` : ''}`}
-              data-testid="approval-item"
-              data-call-id={call.callId}
-              data-review-index={i}
-              onFocusCapture={() => setFocus(i)}
-              onClick={() => setFocus(i)}
-            >
-              <div className="approval-item-head">
-                <span className="approval-kind">{kindLabel(call, preview)}</span>
-                <span className="approval-title">{callTitle(call)}</span>
-                {preview.kind === 'write' && preview.protected && (
-                  <span className="badge danger" data-testid="protected-badge">
-                    protected path
-                  </span>
-                )}
-              </div>
-              <PreviewBody preview={preview} choices={draft.hunks} />
-              {preview.kind === 'write' && !decision && (
-                <HunkReview
-                  preview={preview}
-                  value={draft.hunks ?? {}}
-                  onChange={(next) => update([call.callId], (d) => ({ ...d, hunks: next }))}
-                />
-              )}
-              {buildsOnPartial(pending, i, drafts) && (
-                <p className="sibling-skip-note" data-testid="builds-on-partial">
-                  This change was made on top of the change to the same file above, which you are leaving out
-                  in whole or in part: as shown here it will not apply. Approve that one whole, or reject this
-                  one.
-                </p>
-              )}
-              {skipped.length > 0 && (
-                <p className="sibling-skip-note" data-testid="sibling-skip-note">
-                  If this fails,{' '}
-                  {skipped.length === 1 ? 'the change after it is' : 'the changes after it are'} skipped:{' '}
-                  {skipped.map((t) => `'${t}'`).join(', ')}.
-                </p>
-              )}
-              {decision ? (
-                <div className="approval-staged" role="status">
-                  {decision.decision === 'rejected'
-                    ? 'Will reject'
-                    : rejectsEveryHunk(preview, hunkDecisions(call, decision))
-                      ? 'Will reject: every part is left out'
-                      : 'Will approve'}
-                  {decision.decision === 'approved' && decision.sandbox?.outsideSandbox
-                    ? ' (outside the sandbox)'
-                    : decision.decision === 'approved' && decision.sandbox?.network
-                      ? ' (with the internet)'
-                      : ''}
-                  {decision.decision === 'approved' &&
-                  hunkDecisions(call, decision).length > 0 &&
-                  !rejectsEveryHunk(preview, hunkDecisions(call, decision))
-                    ? ' the parts you kept'
-                    : ''}
-                  {decision.note ? ` with note “${decision.note}”` : ''}
-                  {remaining > 0
-                    ? ` once the other ${remaining === 1 ? 'call is' : `${remaining} calls are`} decided`
-                    : '…'}
-                  <button
-                    type="button"
-                    className="link-button"
-                    onClick={() => undo(call.callId)}
-                    disabled={busy}
-                  >
-                    Undo
-                  </button>
+      {/* The calls scroll under the header, not behind it: a call scrolled into view shows its name and buttons. */}
+      <div className="approval-body">
+        <ol className="approval-list">
+          {pending.map((call, i) => {
+            const draft = draftOf(drafts, call.callId)
+            const decision = draft.decision ? draft : undefined
+            const preview = call.approval?.preview as ApprovalPreview
+            const skipped = skips.get(call.callId) ?? []
+            return (
+              <li
+                key={call.callId}
+                className={`approval-item ${i === focus ? 'focused' : ''} ${decision ? `staged ${decision.decision}` : ''}`}
+                data-testid="approval-item"
+                data-call-id={call.callId}
+                data-review-index={i}
+                onFocusCapture={() => setFocus(i)}
+                onClick={() => setFocus(i)}
+              >
+                <div className="approval-item-head">
+                  <span className="approval-kind">{kindLabel(call, preview)}</span>
+                  <span className="approval-title">{callTitle(call)}</span>
+                  {preview.kind === 'write' && preview.protected && (
+                    <span className="badge danger" data-testid="protected-badge">
+                      protected path
+                    </span>
+                  )}
                 </div>
-              ) : (
-                <div className="approval-controls">
-                  <textarea
-                    className="text-input note-input"
-                    data-testid="approval-note"
-                    rows={1}
-                    placeholder="Optional note for the agent, sent with your decision (e.g. why you reject it)"
-                    aria-label={`Note for the agent about: ${callTitle(call)}`}
-                    value={draft.note}
-                    onChange={(e) => {
-                      const note = e.target.value
-                      update([call.callId], (d) => ({ ...d, note }))
-                    }}
-                    onKeyDown={(e) => {
-                      if (e.key === 'Escape') (e.target as HTMLTextAreaElement).blur()
-                    }}
+                <PreviewBody preview={preview} choices={draft.hunks} />
+                {preview.kind === 'write' && !decision && (
+                  <HunkReview
+                    preview={preview}
+                    value={draft.hunks ?? {}}
+                    onChange={(next) => update([call.callId], (d) => ({ ...d, hunks: next }))}
                   />
-                  {preview.kind === 'bash' && (
-                    <label className="checkbox">
-                      <input
-                        type="checkbox"
-                        data-testid="approval-always"
-                        checked={draft.always}
-                        onChange={(e) => {
-                          const checked = e.target.checked
-                          update([call.callId], (d) => ({ ...d, always: checked }))
-                        }}
-                      />
-                      Always allow this command in this folder
-                    </label>
-                  )}
-                  {preview.kind === 'bash' && (
-                    <SandboxSwitches
-                      sandbox={sandbox}
-                      value={draft.sandbox ?? SANDBOX_DEFAULT}
-                      onChange={(next) => update([call.callId], (d) => ({ ...d, sandbox: next }))}
-                    />
-                  )}
-                  <div className="row">
+                )}
+                {buildsOnPartial(pending, i, drafts) && (
+                  <p className="sibling-skip-note" data-testid="builds-on-partial">
+                    This change was made on top of the change to the same file above, which you are leaving
+                    out in whole or in part: as shown here it will not apply. Approve that one whole, or
+                    reject this one.
+                  </p>
+                )}
+                {skipped.length > 0 && (
+                  <p className="sibling-skip-note" data-testid="sibling-skip-note">
+                    If this fails,{' '}
+                    {skipped.length === 1 ? 'the change after it is' : 'the changes after it are'} skipped:{' '}
+                    {skipped.map((t) => `'${t}'`).join(', ')}.
+                  </p>
+                )}
+                {decision ? (
+                  <div className="approval-staged" role="status">
+                    {decision.decision === 'rejected'
+                      ? 'Will reject'
+                      : rejectsEveryHunk(preview, hunkDecisions(call, decision))
+                        ? 'Will reject: every part is left out'
+                        : 'Will approve'}
+                    {decision.decision === 'approved' && decision.sandbox?.outsideSandbox
+                      ? ' (outside the sandbox)'
+                      : decision.decision === 'approved' && decision.sandbox?.network
+                        ? ' (with the internet)'
+                        : ''}
+                    {decision.decision === 'approved' &&
+                    hunkDecisions(call, decision).length > 0 &&
+                    !rejectsEveryHunk(preview, hunkDecisions(call, decision))
+                      ? ' the parts you kept'
+                      : ''}
+                    {decision.note ? ` with note “${decision.note}”` : ''}
+                    {remaining > 0
+                      ? ` once the other ${remaining === 1 ? 'call is' : `${remaining} calls are`} decided`
+                      : '…'}
                     <button
                       type="button"
-                      className="button danger-outline"
-                      data-testid="approval-reject"
+                      className="link-button"
+                      onClick={() => undo(call.callId)}
                       disabled={busy}
-                      onClick={() => decide([call.callId], 'rejected')}
                     >
-                      Reject <kbd>R</kbd>
-                    </button>
-                    <button
-                      type="button"
-                      className="button primary"
-                      data-testid="approval-approve"
-                      disabled={busy}
-                      onClick={() => decide([call.callId], 'approved')}
-                    >
-                      Approve <kbd>A</kbd>
+                      Undo
                     </button>
                   </div>
-                </div>
-              )}
-            </li>
-          )
-        })}
-      </ol>
-      <footer className="approval-footer muted small">
-        Keys: <kbd>A</kbd> approve · <kbd>R</kbd> reject · <kbd>⇧A</kbd> approve all · <kbd>⇧R</kbd> reject
-        all · <kbd>J</kbd>/<kbd>K</kbd> next/previous · <kbd>H</kbd> choose parts of a change · in a text
-        field add <kbd>Alt</kbd>, or <kbd>Esc</kbd> to leave it · a note is sent to the agent with your
-        decision
-      </footer>
+                ) : (
+                  <div className="approval-controls">
+                    <textarea
+                      className="text-input note-input"
+                      data-testid="approval-note"
+                      rows={1}
+                      placeholder="Optional note for the agent, sent with your decision (e.g. why you reject it)"
+                      aria-label={`Note for the agent about: ${callTitle(call)}`}
+                      value={draft.note}
+                      onChange={(e) => {
+                        const note = e.target.value
+                        update([call.callId], (d) => ({ ...d, note }))
+                      }}
+                      onKeyDown={(e) => {
+                        if (e.key === 'Escape') (e.target as HTMLTextAreaElement).blur()
+                      }}
+                    />
+                    {preview.kind === 'bash' && (
+                      <label className="checkbox">
+                        <input
+                          type="checkbox"
+                          data-testid="approval-always"
+                          checked={draft.always}
+                          onChange={(e) => {
+                            const checked = e.target.checked
+                            update([call.callId], (d) => ({ ...d, always: checked }))
+                          }}
+                        />
+                        Always allow this command in this folder
+                      </label>
+                    )}
+                    {preview.kind === 'bash' && (
+                      <SandboxSwitches
+                        sandbox={sandbox}
+                        value={draft.sandbox ?? SANDBOX_DEFAULT}
+                        onChange={(next) => update([call.callId], (d) => ({ ...d, sandbox: next }))}
+                      />
+                    )}
+                    <div className="row">
+                      <button
+                        type="button"
+                        className="button danger-outline"
+                        data-testid="approval-reject"
+                        disabled={busy}
+                        onClick={() => decide([call.callId], 'rejected')}
+                      >
+                        Reject <kbd>R</kbd>
+                      </button>
+                      <button
+                        type="button"
+                        className="button primary"
+                        data-testid="approval-approve"
+                        disabled={busy}
+                        onClick={() => decide([call.callId], 'approved')}
+                      >
+                        Approve <kbd>A</kbd>
+                      </button>
+                    </div>
+                  </div>
+                )}
+              </li>
+            )
+          })}
+        </ol>
+        <footer className="approval-footer muted small">
+          Keys: <kbd>A</kbd> approve · <kbd>R</kbd> reject · <kbd>⇧A</kbd> approve all · <kbd>⇧R</kbd> reject
+          all · <kbd>J</kbd>/<kbd>K</kbd> next/previous · <kbd>H</kbd> choose parts of a change · in a text
+          field add <kbd>Alt</kbd>, or <kbd>Esc</kbd> to leave it · a note is sent to the agent with your
+          decision
+        </footer>
+      </div>
     </section>
   )
 }

@@ -88,7 +88,8 @@ export const DiffView = memo(function DiffView({
             : 'No changes to the file’s content.'}
         </div>
       ) : (
-        <div className="diff-scroll">
+        // Reachable by Tab, so a long diff scrolls from the keyboard too.
+        <div className="diff-scroll" tabIndex={0} role="region" aria-label={`Changes to ${preview.path}`}>
           <table className={`diff-table ${layout}`}>
             {/* Fixed layout takes column widths from the first row, a hunk header spanning all: set them here. */}
             <colgroup>

@@ -116,10 +116,8 @@ function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
       {preview && (
         <>
           <p className="muted small">
-            {preview.files.length === 0
-              ? 'No file needs to change.'
-              : `${preview.files.length} ${preview.files.length === 1 ? 'file goes' : 'files go'} back as shown (red: what is there now; green: what it was).`}{' '}
-            Changes made by commands (bash) are not tracked and are not undone.
+            {goingBack(preview.files, rewindAnyway)} Changes made by commands (bash) are not tracked and are
+            not undone.
           </p>
           <ul className="rewind-files">
             {preview.files.map((file) => (
@@ -167,7 +165,15 @@ function FileItem({
   anyway: boolean
   setAnyway(value: boolean): void
 }) {
-  const verb = file.action === 'remove' ? 'removed' : file.action === 'create' ? 'created again' : 'restored'
+  // A file changed since stays as it is unless the user chooses otherwise: its badge says what will happen.
+  const verb =
+    file.conflict && (file.blocked || !anyway)
+      ? 'kept as it is now'
+      : file.action === 'remove'
+        ? 'removed'
+        : file.action === 'create'
+          ? 'created again'
+          : 'restored'
   return (
     <li
       className={`rewind-file ${file.conflict ? 'conflict' : ''}`}
@@ -214,6 +220,17 @@ function FileItem({
       <DiffView preview={file.diff} />
     </li>
   )
+}
+
+/** How many files the rewind will change as the choices stand (a file changed since counts only if chosen). */
+function goingBack(files: readonly RewindFileView[], anyway: Record<string, boolean>): string {
+  if (files.length === 0) return 'No file needs to change.'
+  const going = files.filter((f) => !f.conflict || (!f.blocked && anyway[f.relPath] === true)).length
+  const count =
+    going === files.length
+      ? `${going} ${going === 1 ? 'file goes' : 'files go'}`
+      : `${going} of ${files.length} files ${going === 1 ? 'goes' : 'go'}`
+  return `${count} back as shown (red: what is there now; green: what it was).`
 }
 
 function Versions({ file }: { file: RewindFileView }) {

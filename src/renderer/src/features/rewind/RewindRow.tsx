@@ -1,11 +1,13 @@
 import { useShallow } from 'zustand/react/shallow'
 import type { RewindState } from '../../../../shared/reducer'
+import type { ToolCallState } from '../../../../shared/tool-call'
 import { formatClock } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import './rewind-history.css'
 import {
   changeText,
   findRewind,
+  keptReason,
   rewindHeadline,
   rewindKind,
   rewindReference,
@@ -165,15 +167,27 @@ export function TurnHeader({
   )
 }
 
-/** The note on a change an undo or rewind took back, with a link to it. */
-export function RewoundNote({ rewindId }: { rewindId: string }) {
+/** Why the undo or rewind that names this call left its file as it was, if it did (see keptReason). */
+export function useKeptReason(call: ToolCallState): string | undefined {
+  return useAppStore((s) =>
+    call.rewoundBy === undefined ? undefined : keptReason(findRewind(s.transcriptView, call.rewoundBy), call),
+  )
+}
+
+/**
+ * The note on a change an undo or rewind took back, with a link to it; or, where it left the file as it was (changed
+ * since, and kept), a note that says so.
+ */
+export function RewoundNote({ rewindId, kept }: { rewindId: string; kept?: string }) {
   const { rewind, selectRewind } = useAppStore(
     useShallow((s) => ({ rewind: findRewind(s.transcriptView, rewindId), selectRewind: s.selectRewind })),
   )
+  const by = rewind ? rewindReference(rewind) : 'a rewind'
   return (
     <p className="decision-note rewound" data-testid="rewound-note">
-      {rewind ? `Taken back by ${rewindReference(rewind)}` : 'Taken back by a rewind'}: this change is no
-      longer in the files.{' '}
+      {kept === undefined
+        ? `Taken back by ${by}: this change is no longer in the files.`
+        : `Not taken back by ${by}: the file ${kept}.`}{' '}
       {rewind && (
         <button
           type="button"

@@ -104,6 +104,20 @@ export function changeText(change: RewindChange): string {
   return 'put back as it was at that point'
 }
 
+/**
+ * Why the rewind left this call's file as it was (changed since by someone else, and kept), if it did: then it
+ * took nothing back from the file, and the change must not read as undone.
+ */
+export function keptReason(rewind: RewindState | undefined, call: ToolCallState): string | undefined {
+  if (!rewind || rewind.skipped.length === 0) return undefined
+  const preview = call.approval?.preview
+  const input = call.input as { path?: unknown } | undefined
+  const path = preview?.kind === 'write' ? preview.path : input?.path
+  if (typeof path !== 'string') return undefined
+  const relPath = path.replace(/^\.\//, '')
+  return rewind.skipped.find((s) => s.relPath === relPath)?.reason
+}
+
 /** "the undo at 14:03": how a change it took back refers to it. */
 export const rewindReference = (rewind: RewindState): string =>
   `the ${rewind.mode === 'undo' ? 'undo' : 'rewind'} at ${formatClock(rewind.startedAt)}`

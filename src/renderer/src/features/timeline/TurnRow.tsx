@@ -1,7 +1,7 @@
 import { memo, useState } from 'react'
 import type { RewindState } from '../../../../shared/reducer'
 import { callTitle, formatDuration, sandboxFlag, skipReason, statusLabel, waitLabel } from '../../lib/format'
-import { findRewindIn, rewindReference } from '../rewind/rewind-summary'
+import { findRewindIn, keptReason, rewindReference } from '../rewind/rewind-summary'
 import { canUndo, RewindToHereButton, UndoButton } from '../rewind/UndoButton'
 import {
   labelWidth,
@@ -34,7 +34,8 @@ export interface TurnRowProps {
   onSelect(callId: string, from: 'timeline'): void
   onSelectRewind(rewindId: string, from: 'timeline'): void
   onHover(callId: string | null, rect?: DOMRect): void
-  registerGrowing(el: HTMLElement | null, from: number | undefined, growth: Growth): void
+  /** `inset`: pixels a growing wait stops short of "now" (the name of its bar, drawn on the bar's left). */
+  registerGrowing(el: HTMLElement | null, from: number | undefined, growth: Growth, inset?: number): void
 }
 
 export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
@@ -138,16 +139,19 @@ function Bar({
   // A call still waiting has no run yet: its bar stands at "now", at the end of its wait.
   const x = waiting ? Math.max(g.waitX, nowX) : g.x
   const width = running ? Math.max(MIN_BAR, nowX - g.x) : g.width
-  const waitEnd = waiting ? x : g.x
-  const waitWidth = waitEnd - g.waitX
   const title = callTitle(call)
   const flag = sandboxFlag(call)
   const top = g.row * ROW_HEIGHT + 3
   // A label beside a bar near the right edge goes on its left, so it is never cut off; where the left has no
-  // room either (another bar), only the tooltip names the call.
+  // room either (another bar), only the tooltip names the call. A waiting bar has moved on to "now" since its
+  // room was measured: its wait is room too.
   const needed = labelWidth(title)
-  const labelLeft = g.label === 'beside' && x + width + needed > contentWidth
-  const label = labelLeft && g.roomLeft < needed ? 'none' : g.label
+  const roomLeft = g.roomLeft + (x - g.x)
+  const labelLeft = g.label === 'beside' && x + width + needed > contentWidth && roomLeft >= needed
+  const label = g.label === 'beside' && x + width + needed > contentWidth && !labelLeft ? 'none' : g.label
+  // The wait ends where the bar begins, or where the bar's name on its left begins: never under text.
+  const waitInset = labelLeft ? needed : 0
+  const waitWidth = x - waitInset - g.waitX
   const selected = selectedCallId === call.callId
   const rewind = findRewindIn(rewinds, call.rewoundBy)
   // Beside the selected, hovered or focused bar: Undo for a write or edit that can be undone, a link to the undo
@@ -157,11 +161,13 @@ function Bar({
   const actionPx = action === null ? 0 : ACTION_PX[action]
   const besideRight = label === 'beside' && !labelLeft ? Math.min(needed, g.labelRoom) : 0
   const roomRight = Math.min(g.labelRoom - besideRight, contentWidth - (x + width + besideRight) - 4)
-  const actionOnLeft = roomRight < actionPx + 2 && g.roomLeft - (labelLeft ? needed : 0) >= actionPx + 2
+  const actionOnLeft = roomRight < actionPx + 2 && roomLeft - (labelLeft ? needed : 0) >= actionPx + 2
   const actionLeft = actionOnLeft
     ? x - (labelLeft ? needed : 0) - actionPx - 2
     : Math.max(x, Math.min(x + width + besideRight + 2, contentWidth - actionPx - 4))
-  const undone = rewind ? `, taken back by ${rewindReference(rewind)}` : ''
+  // A rewind that left this call's file as it was (changed since, and kept) took nothing back from it.
+  const struck = rewind !== undefined && keptReason(rewind, call) === undefined
+  const undone = struck ? `, taken back by ${rewindReference(rewind)}` : ''
   return (
     <span
       className="bar-group"
@@ -179,13 +185,13 @@ function Bar({
           data-testid="tool-wait"
           data-call-id={call.callId}
           style={{ left: g.waitX, top: top + 6, width: waitWidth }}
-          ref={(el) => registerGrowing(el, live && waiting ? bar.waitStart : undefined, 'wait')}
+          ref={(el) => registerGrowing(el, live && waiting ? bar.waitStart : undefined, 'wait', waitInset)}
           aria-hidden="true"
         />
       )}
       <button
         type="button"
-        className={`tool-bar status-${call.status} label-${label} ${labelLeft ? 'label-left' : ''} ${selected ? 'selected' : ''} ${call.rewoundBy ? 'rewound' : ''}`}
+        className={`tool-bar status-${call.status} label-${label} ${labelLeft ? 'label-left' : ''} ${selected ? 'selected' : ''} ${struck ? 'rewound' : ''}`}
         data-testid="tool-bar"
         data-status={call.status}
         data-call-id={call.callId}
@@ -213,8 +219,12 @@ function Bar({
         {label !== 'none' && (
           <span
             className="bar-label"
+            // Never wider than the room it was given (the widths are estimates): a long name is cut, not drawn
+            // over the next bar or over the wait before this one.
             style={
-              g.label === 'beside' && Number.isFinite(g.labelRoom) ? { maxWidth: g.labelRoom } : undefined
+              label === 'beside'
+                ? { maxWidth: labelLeft ? needed : Math.min(needed, g.labelRoom) }
+                : undefined
             }
           >
             {title}

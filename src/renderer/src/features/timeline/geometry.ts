@@ -30,11 +30,16 @@ export interface BarGeometry {
   x: number
   /** Width of a finished run (at least MIN_BAR); a run still going is widened to "now" by the view. */
   width: number
+  /**
+   * Left of the part of its wait that is drawn: where it was queued, or past whatever its row shows before it (the
+   * previous bar and a label beside it), so a wait never covers another call's bar or name. A serial call queued
+   * with the turn waits behind the calls before it; those bars already show that time.
+   */
   waitX: number
   label: LabelPlace
   /** Room for a label beside the bar, up to the next bar of its row. */
   labelRoom: number
-  /** Room on its left, back to the previous bar of its row (or the lane label). */
+  /** Room on its left, back to what its row shows before it (the previous bar and its label beside, or the lane label). */
   roomLeft: number
 }
 
@@ -92,20 +97,29 @@ function placeLane(bars: BarLayout[], scale: Scale): BarGeometry[] {
   // still going reaches "now", past anything that can start after it.
   const rowEnds: number[] = []
   const lastInRow: (BarGeometry | undefined)[] = []
-  for (const g of [...placed].sort((a, b) => a.x - b.x || a.bar.call.index - b.bar.call.index)) {
+  const inOrder = [...placed].sort((a, b) => a.x - b.x || a.bar.call.index - b.bar.call.index)
+  for (const g of inOrder) {
     let row = rowEnds.findIndex((e) => e <= g.x)
     if (row < 0) row = rowEnds.length
     const previous = lastInRow[row]
     if (previous) previous.labelRoom = g.x - (previous.x + previous.width) - 6
-    g.roomLeft = previous ? g.x - (previous.x + previous.width) - 6 : g.x - LABEL_WIDTH
     rowEnds[row] = g.bar.end === undefined ? Number.POSITIVE_INFINITY : g.x + g.width
     lastInRow[row] = g
     g.row = row
     g.labelRoom = Number.POSITIVE_INFINITY
   }
-  for (const g of placed) {
-    const needed = labelWidth(callTitle(g.bar.call))
-    g.label = g.width >= needed ? 'inside' : g.labelRoom >= MIN_LABEL_ROOM ? 'beside' : 'none'
+  for (const g of placed)
+    g.label = g.width >= labelOf(g) ? 'inside' : g.labelRoom >= MIN_LABEL_ROOM ? 'beside' : 'none'
+  // What the previous bar of the row shows ends at its label beside it (cut to the room it has), else at the bar.
+  const drawnUntil: number[] = []
+  for (const g of inOrder) {
+    const after = drawnUntil[g.row]
+    g.roomLeft = after === undefined ? g.x - LABEL_WIDTH : g.x - after - 6
+    if (after !== undefined) g.waitX = Math.min(g.x, Math.max(g.waitX, after + 2))
+    drawnUntil[g.row] =
+      g.x + g.width + (g.label === 'beside' ? Math.min(labelOf(g), Math.max(0, g.labelRoom)) : 0)
   }
   return placed
 }
+
+const labelOf = (g: BarGeometry): number => labelWidth(callTitle(g.bar.call))

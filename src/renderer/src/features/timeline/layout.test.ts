@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { SessionState, TurnState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
-import { placeTurn } from './geometry'
+import { callTitle } from '../../lib/format'
+import { labelWidth, placeTurn } from './geometry'
 import { layoutTurn } from './layout'
 import { buildTimeAxis, MIN_BAR, xOf, type Scale } from './scale'
 
@@ -75,6 +76,26 @@ describe('layoutTurn and placeTurn', () => {
     const g = placeTurn(layoutTurn(t), linear(t))
     expect(g.serial.map((b) => b.row)).toEqual([0, 0])
     expect(g.serial[1]!.x).toBeGreaterThanOrEqual(g.serial[0]!.x + g.serial[0]!.width)
+  })
+
+  it('draws a queued call’s wait only past the previous bar of its row and that bar’s name', () => {
+    const serial = { safe: false, lane: { kind: 'serial' as const } }
+    const t = turn(
+      [
+        // Queued together; the edit waited 400 ms behind the write, whose name goes beside it (room to the edit).
+        call('w', { ...serial, name: 'write_file', input: { path: 'a.txt' }, queuedAt: 0, startedAt: 10 }),
+        call('e', { ...serial, name: 'edit_file', input: { path: 'b.txt' }, queuedAt: 0, startedAt: 400 }),
+      ].map((c, i) => ({ ...c, index: i, finishedAt: i === 0 ? 20 : 410 })),
+    )
+    const [w, e] = placeTurn(layoutTurn(t), linear(t)).serial
+    expect([w!.row, e!.row]).toEqual([0, 0])
+    expect(w!.label).toBe('beside')
+    const writeDrawnUntil = w!.x + w!.width + Math.min(labelWidth(callTitle(w!.bar.call)), w!.labelRoom)
+    expect(e!.waitX).toBeGreaterThanOrEqual(writeDrawnUntil)
+    expect(e!.waitX).toBeLessThanOrEqual(e!.x)
+    // The write itself had nothing before it: its whole wait is drawn.
+    expect(w!.waitX).toBe(xOf(linear(t), 0))
+    expect(e!.roomLeft).toBe(e!.x - writeDrawnUntil - 6)
   })
 
   it('gives a rejected call a short bar at the decision, after its wait', () => {

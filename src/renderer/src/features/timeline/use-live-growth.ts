@@ -14,8 +14,8 @@ export function useLiveGrowth(
   fitEndDisplay: number,
   nowLine: RefObject<HTMLDivElement | null>,
   onOutgrown: (t: number) => void,
-): (el: HTMLElement | null, from: number | undefined, growth: Growth) => void {
-  const growing = useRef(new Map<HTMLElement, { from: number; growth: Growth }>())
+): (el: HTMLElement | null, from: number | undefined, growth: Growth, inset?: number) => void {
+  const growing = useRef(new Map<HTMLElement, { from: number; growth: Growth; inset: number }>())
   const scaleRef = useRef(scale)
   scaleRef.current = scale
   const fitEndRef = useRef(fitEndDisplay)
@@ -29,7 +29,7 @@ export function useLiveGrowth(
       const t = Date.now()
       const s = scaleRef.current
       const nowX = xOf(s, t)
-      for (const [el, { from, growth }] of growing.current) {
+      for (const [el, { from, growth, inset }] of growing.current) {
         if (!el.isConnected) {
           growing.current.delete(el)
           continue
@@ -43,7 +43,7 @@ export function useLiveGrowth(
             el.style.left = `${Math.max(fromX, nowX)}px`
             break
           case 'wait':
-            el.style.width = `${Math.max(0, nowX - fromX)}px`
+            el.style.width = `${Math.max(0, nowX - inset - fromX)}px`
             break
         }
       }
@@ -54,9 +54,9 @@ export function useLiveGrowth(
     return () => cancelAnimationFrame(id)
   }, [active, nowLine])
 
-  return useCallback((el: HTMLElement | null, from: number | undefined, growth: Growth) => {
+  return useCallback((el: HTMLElement | null, from: number | undefined, growth: Growth, inset = 0) => {
     if (!el) return
     if (from === undefined) growing.current.delete(el)
-    else growing.current.set(el, { from, growth })
+    else growing.current.set(el, { from, growth, inset })
   }, [])
 }

@@ -6,7 +6,7 @@ import { failureLine } from '../../lib/failure'
 import { callTitle, formatDuration, skipReason, statusLabel } from '../../lib/format'
 import { DiffView } from '../approval/DiffView'
 import { HunkOutcome } from '../rewind/HunkOutcome'
-import { RewoundNote } from '../rewind/RewindRow'
+import { RewoundNote, useKeptReason } from '../rewind/RewindRow'
 import { UndoButton } from '../rewind/UndoButton'
 
 /** Output longer than this is cut in the card until the user asks for all of it (rendering 1 MB of text stalls). */
@@ -44,9 +44,10 @@ export const ToolCard = memo(function ToolCard({
   const preview = call.approval?.preview
   const liveTail = liveTailOf(call)
   const failure = failureLine(call)
+  const kept = useKeptReason(call)
   return (
     <article
-      className={`tool-card status-${call.status} ${selected ? 'selected' : ''} ${call.rewoundBy ? 'rewound' : ''}`}
+      className={`tool-card status-${call.status} ${selected ? 'selected' : ''} ${call.rewoundBy && kept === undefined ? 'rewound' : ''}`}
       data-testid="tool-card"
       data-call-id={call.callId}
       data-status={call.status}
@@ -122,7 +123,7 @@ export const ToolCard = memo(function ToolCard({
         </p>
       )}
       <HunkOutcome call={call} />
-      {call.rewoundBy !== undefined && <RewoundNote rewindId={call.rewoundBy} />}
+      {call.rewoundBy !== undefined && <RewoundNote rewindId={call.rewoundBy} kept={kept} />}
       <UndoButton call={call} />
       {liveTail !== undefined && (
         <pre className="output live" data-testid="live-output" aria-live="off">
