@@ -187,6 +187,20 @@ test('at 800x600 and 1280x800, light and dark: names on the lanes stay clear, th
         })
         expect(whole, `${part} whole at ${at}`).toBe(true)
       }
+      // The lanes' names fit their column.
+      for (const label of await page.locator('.tl-lane-label').all()) {
+        expect(await label.evaluate((el) => el.scrollWidth <= el.clientWidth), `lane name at ${at}`).toBe(
+          true,
+        )
+      }
+      // A bar's details say which lane it ran in, in words, and stay inside the window.
+      await page.locator('[data-testid=lane-parallel] [data-testid=tool-bar]').last().hover()
+      const tooltip = page.getByTestId('timeline-tooltip')
+      await expect(tooltip).toContainText('Parallel: ran beside the others of group')
+      const tip = (await tooltip.boundingBox())!
+      expect(tip.x + tip.width, `tooltip at ${at}`).toBeLessThanOrEqual(size.width)
+      expect(tip.y + tip.height, `tooltip at ${at}`).toBeLessThanOrEqual(size.height)
+      await page.mouse.move(2, 2)
       await noHorizontalScroll(page, `finished session at ${at}`)
     }
   } finally {
@@ -264,6 +278,29 @@ test('at 800x600: the rewind dialog keeps its buttons below its content and says
     await expect(edit).toHaveClass(/rewound/)
 
     await noHorizontalScroll(page, 'after the rewind')
+  } finally {
+    await stop()
+  }
+})
+
+test('at 800x600: the folder browser reads its path plainly, in light and dark', async ({ page }) => {
+  const { app, stop } = await startWebApp({ 'README.md': '# Demo\n' }, {}, { openWorkspace: false })
+  try {
+    await page.setViewportSize(SMALL)
+    await page.goto(app.url)
+    const browser = page.getByTestId('folder-browser')
+    await browser.getByTestId('folder-home').click()
+    // "/ tmp / lanes-e2e-…", not "/ / tmp / …": the root's own "/" is its separator.
+    const crumbs = browser.getByTestId('folder-crumb')
+    await expect(crumbs.first()).toHaveText('/')
+    expect(await browser.locator('.folder-crumb-sep').count()).toBe((await crumbs.count()) - 2)
+    await inEachScheme(page, async (scheme) => {
+      await expect.poll(() => reachable(browser.getByTestId('folder-open-current')), scheme).toBe(true)
+      expect(
+        await axeViolations(page, ['[data-testid=folder-browser]']),
+        `folder browser, ${scheme}`,
+      ).toEqual([])
+    })
   } finally {
     await stop()
   }
