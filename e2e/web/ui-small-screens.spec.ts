@@ -251,6 +251,14 @@ test('at 800x600: the rewind dialog keeps its buttons below its content and says
     await expect(dialog.getByTestId('rewind-skipped')).toContainText('f.txt')
     await dialog.getByTestId('rewind-cancel').click()
 
+    // A short title keeps its status beside it, with no blank stretch between.
+    const blank = await page.locator('.session-heading').evaluate((el) => {
+      const text = document.createRange()
+      text.selectNodeContents(el)
+      return el.getBoundingClientRect().width - text.getBoundingClientRect().width
+    })
+    expect(blank, 'room left empty beside a short title').toBeLessThanOrEqual(2)
+
     // With the "rewound" banner above and the replay bar and composer below, the transcript keeps half the room.
     await expect(page.getByTestId('session-paused-banner')).toBeVisible()
     const panes = () =>
