@@ -216,7 +216,7 @@ test('at 800x600: the rewind dialog keeps its buttons below its content and says
   try {
     await page.setViewportSize(SMALL)
     await page.goto(app.url)
-    await sendTask(page, 'Change the lines')
+    await sendTask(page, 'Fix lines')
     const panel = page.getByTestId('approval-panel')
     await expect(panel.getByTestId('approval-item')).toHaveCount(2, { timeout: 30_000 })
     await panel.getByTestId('approval-approve-all').click()
