@@ -310,3 +310,52 @@ describe('the user edits a file between the preview and the apply', { timeout: 6
     expect(await fileText(s, 'sub/c.txt')).toBe('made again by a command\n')
   })
 })
+
+describe('a write reviewed before an undo, approved after it', () => {
+  it(
+    'is not written over the file the undo put back: the review no longer matches it',
+    { timeout: 60_000 },
+    async () => {
+      const scenario: Scenario = {
+        turns: [
+          { blocks: [{ tool: 'read_file', input: { path: 'a.txt' } }] },
+          { blocks: [{ tool: 'write_file', input: { path: 'a.txt', content: 'v1\n' } }] },
+          { blocks: [{ tool: 'write_file', input: { path: 'a.txt', content: 'v2\n' } }] },
+          { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
+        ],
+      }
+      const run = await scriptedRun(scenario, {
+        files: { 'a.txt': 'the user wrote this\n' },
+        approvals: 'pause',
+        strict: true,
+        prefix: 'lanes-rewind-attack-',
+      })
+      const first = await AgentSession.create(run.options)
+      expect(await first.run('change a.txt')).toMatchObject({ status: 'paused' })
+      await first.close()
+      const writes = () => byType(run.events, 'tool.queued').filter((e) => e.name === 'write_file')
+      const v1 = writes()[0]?.callId as string
+      const second = (await AgentSession.open(first.sessionId, run.options)).session
+      expect(await second.continue([{ callId: v1, decision: 'approved' }])).toMatchObject({
+        status: 'paused',
+      })
+      await second.close()
+      expect(await readFile(join(run.workspace, 'a.txt'), 'utf8')).toBe('v1\n')
+      // The v1 -> v2 write waits for review; the user undoes v1 first.
+      const undo = await applyRewindFromApp(run.sessionsDir, {
+        sessionId: first.sessionId,
+        mode: 'undo',
+        callId: v1,
+      })
+      expect(undo).toMatchObject({ changed: [{ relPath: 'a.txt', action: 'restore' }] })
+      const v2 = writes()[1]?.callId as string
+      const third = (await AgentSession.open(first.sessionId, run.options)).session
+      await third.continue([{ callId: v2, decision: 'approved' }])
+      await third.close()
+      // The approval was given for a diff from v1; the file is no longer v1, so it is not overwritten.
+      expect(await readFile(join(run.workspace, 'a.txt'), 'utf8')).toBe('the user wrote this\n')
+      const result = byType(run.events, 'tool.finished').find((f) => f.callId === v2)
+      expect(result?.isError).toBe(true)
+    },
+  )
+})

@@ -278,6 +278,12 @@ export class PreimageStore {
         )
       }
       links.push(entry)
+      // Lanes never writes a longer chain; a damaged or forged pack could hold one that loops on itself.
+      if (links.length > MAX_DEPTH + 1)
+        throw new PreimageError(
+          'corrupt',
+          `The stored content ${hash.slice(0, 12)} is a chain of changes that never ends.`,
+        )
       h = entry.base
     }
     let content: Buffer | undefined

@@ -1,4 +1,15 @@
-import { mkdtemp, readFile, realpath, rename, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises'
+import {
+  appendFile,
+  mkdtemp,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  stat,
+  symlink,
+  truncate,
+  writeFile,
+} from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -211,6 +222,29 @@ describe('a session log edited by hand', { timeout: 60_000 }, () => {
     expect(await rewind(s, { mode: 'rewind', callId: 'c2' })).toMatchObject({
       ok: false,
       reason: expect.stringContaining('cannot be restored'),
+    })
+    await untouched(s)
+  })
+
+  it('a store whose record is a change of itself (a loop): refused, not followed forever', async () => {
+    const s = await threeTurns()
+    const pack = join(s.sessionsDir, s.sessionId, 'preimages', 'preimages.pack')
+    const looped = 'e'.repeat(64)
+    const header = { hash: looped, len: 1, base: looped, prefix: 0, suffix: 0, depth: 1 }
+    await appendFile(pack, `${JSON.stringify(header)}\nx\n`)
+    await appendToLog(s, [
+      queued('c4', 4, 'write_file'),
+      {
+        type: 'file.preimage',
+        callId: 'c4',
+        path: join(s.workspace, 'a.txt'),
+        relPath: 'a.txt',
+        hash: looped,
+      },
+    ])
+    expect(await rewind(s, { mode: 'undo', callId: 'c4' })).toEqual({
+      ok: false,
+      reason: `The content of a.txt before that call cannot be restored: The stored content ${looped.slice(0, 12)} is a chain of changes that never ends.`,
     })
     await untouched(s)
   })

@@ -37,7 +37,54 @@ export async function findGitDir(root: string): Promise<GitDir | null> {
   } catch {
     // Not a linked worktree: it shares nothing.
   }
-  return { gitDir, commonDir, hashLength: await hashLength(commonDir) }
+  return { gitDir, commonDir, hashLength: await objectHashLength(commonDir) }
+}
+
+/** A repository kept inside another's folder: a submodule's, at `<common folder>/modules/<name>`. */
+export interface SubmoduleRepo {
+  /** Its name (which may hold `/`); a nested submodule's is prefixed with its parent's. */
+  readonly name: string
+  readonly gitDir: string
+  readonly hashLength: 20 | 32
+}
+
+/** Git nests submodules' repositories this deep and this many at most, as far as Lanes follows them. */
+const MAX_SUBMODULE_DEPTH = 8
+const MAX_SUBMODULES = 64
+
+/**
+ * The submodules' repositories a repository keeps in its common folder (`modules/<name>`, and theirs in
+ * `modules/<name>/modules/`): git commands run in the workspace print their objects too (`git diff
+ * --submodule=diff`). More than MAX_SUBMODULES, or nested deeper than MAX_SUBMODULE_DEPTH, throws GitDirError.
+ */
+export async function submoduleRepos(commonDir: string): Promise<SubmoduleRepo[]> {
+  const found: SubmoduleRepo[] = []
+  const visit = async (dir: string, prefix: string, depth: number): Promise<void> => {
+    let entries
+    try {
+      entries = await fs.readdir(dir, { withFileTypes: true })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw error
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue
+      if (depth >= MAX_SUBMODULE_DEPTH || found.length >= MAX_SUBMODULES)
+        throw new GitDirError('more submodules than Lanes reads')
+      const sub = path.join(dir, entry.name)
+      const name = `${prefix}${entry.name}`
+      const inside = await fs.readdir(sub).catch(() => [] as string[])
+      if (inside.includes('HEAD') && inside.includes('objects')) {
+        found.push({ name, gitDir: sub, hashLength: await objectHashLength(sub) })
+        await visit(path.join(sub, 'modules'), `${name}/`, depth + 1)
+      } else {
+        // A name with `/` in it: `modules/lib/json` for the submodule `lib/json`.
+        await visit(sub, `${name}/`, depth + 1)
+      }
+    }
+  }
+  await visit(path.join(commonDir, 'modules'), '', 0)
+  return found
 }
 
 /** `.git` as a folder, or as a file naming the folder (a linked worktree, a submodule); null without either. */
@@ -62,7 +109,7 @@ async function gitDirOf(root: string): Promise<string | null> {
  * 20 bytes (SHA-1), or 32 in a SHA-256 repository: `extensions.objectFormat = sha256` in the shared config.
  * Only that key is looked for, in the text; the config is never given to git.
  */
-async function hashLength(commonDir: string): Promise<20 | 32> {
+async function objectHashLength(commonDir: string): Promise<20 | 32> {
   const config = await fs.readFile(path.join(commonDir, 'config'), 'utf8').catch(() => '')
   return /^\s*objectformat\s*=\s*sha256\s*$/im.test(config) ? 32 : 20
 }

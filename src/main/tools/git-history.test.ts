@@ -260,6 +260,21 @@ describe('findInHistory', () => {
     expect(await verdict(shared)).toEqual({ kind: 'found', path: '.env' })
   })
 
+  it("reads the submodules' repositories kept in the repository's folder", async () => {
+    const library = await repo()
+    await commitAndDelete(library, 'config/.env')
+    const top = await repo()
+    expect(await verdict(top)).toEqual({ kind: 'clean' })
+    git(top, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', library, 'vendor/lib')
+    commitAll(top, 'vendor lib')
+    expect(await fs.readdir(path.join(top, '.git', 'modules', 'vendor'))).toEqual(['lib'])
+    // The top repository's own history is clean; git prints the submodule's files too (`git diff
+    // --submodule=diff`), so its history counts.
+    expect(await verdict(top)).toEqual({ kind: 'found', path: 'vendor/lib/config/.env' })
+    // Opened as a workspace of its own, the submodule's `.git` file names that same repository.
+    expect(await verdict(path.join(top, 'vendor', 'lib'))).toEqual({ kind: 'found', path: 'config/.env' })
+  })
+
   it('reads a pack whose idx is in the version 1 format', async () => {
     const root = await repo()
     await commitAndDelete(root, '.env')

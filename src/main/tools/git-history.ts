@@ -1,4 +1,4 @@
-import { findGitDir } from './git-dir'
+import { findGitDir, submoduleRepos } from './git-dir'
 import { objectDirs, ObjectStore, storeSignature } from './git-objects'
 import { GitObjectsError, OBJ_COMMIT, OBJ_TAG, OBJ_TREE, WorkBudget } from './git-objects-base'
 
@@ -15,9 +15,12 @@ import { GitObjectsError, OBJ_COMMIT, OBJ_TAG, OBJ_TREE, WorkBudget } from './gi
  * caller then assumes the worst (fail closed). A partial clone is judged by what it holds: its missing blobs
  * cannot be printed (auto-run commands have no network to fetch them), and a missing tree is unknown.
  *
+ * The submodules' repositories kept in the repository's folder are read too (`git diff --submodule=diff`
+ * prints their files), their paths judged as they stand in the submodule.
+ *
  * Not seen: a tree no commit or tag names (a ref pointing straight at a tree, the tree of an aborted commit),
- * a blob no tree names (nothing gives it a path to judge), submodules' own object stores, and objects added
- * after the workspace was opened (the rules are computed once per session).
+ * a blob no tree names (nothing gives it a path to judge), and objects added after the workspace was opened
+ * (the rules are computed once per session).
  */
 
 /** What is looked for, and what of a folder's path still matters to it. */
@@ -54,46 +57,64 @@ export const DEFAULT_HISTORY_BUDGET: HistoryBudget = { timeMs: 2000, maxObjects:
  */
 const answers = new WeakMap<PathJudge, Map<string, { signature: string; verdict: HistoryVerdict }>>()
 
-/** Whether any commit in the object store of the repository at `root` holds a file `judge` matches. */
+/** One object store to read: a repository's, or one of its submodules' (whose paths are reported under `prefix`). */
+interface StoreToRead {
+  readonly prefix: string
+  readonly dirs: readonly string[]
+  readonly hashLength: number
+}
+
+/**
+ * Whether any commit in the object store of the repository at `root`, or of the submodules it keeps, holds a
+ * file `judge` matches.
+ */
 export async function findInHistory(
   root: string,
   judge: PathJudge,
   budget: HistoryBudget = DEFAULT_HISTORY_BUDGET,
 ): Promise<HistoryVerdict> {
-  let store: { commonDir: string; hashLength: number; dirs: string[]; signature: string } | null
+  let commonDir: string
+  let stores: StoreToRead[]
+  let signature: string
   try {
     const repo = await findGitDir(root)
     if (repo === null) return { kind: 'clean' }
-    const dirs = objectDirs(repo.commonDir)
-    store = { ...repo, dirs, signature: storeSignature(dirs) }
+    commonDir = repo.commonDir
+    stores = [{ prefix: '', dirs: objectDirs(commonDir), hashLength: repo.hashLength }]
+    for (const sub of await submoduleRepos(commonDir))
+      stores.push({ prefix: `${sub.name}/`, dirs: objectDirs(sub.gitDir), hashLength: sub.hashLength })
+    signature = stores.map((store) => `${store.prefix}\n${storeSignature(store.dirs)}`).join('\n')
   } catch (error) {
     return unknown(error)
   }
   const known = answers.get(judge) ?? new Map<string, { signature: string; verdict: HistoryVerdict }>()
   answers.set(judge, known)
-  const key = `${store.commonDir}\0${budget.timeMs}\0${budget.maxObjects}`
+  const key = `${commonDir}\0${budget.timeMs}\0${budget.maxObjects}`
   const earlier = known.get(key)
-  if (earlier?.signature === store.signature) return earlier.verdict
-  const verdict = await readHistory(store.dirs, store.hashLength, judge, budget)
-  known.set(key, { signature: store.signature, verdict })
+  if (earlier?.signature === signature) return earlier.verdict
+  const verdict = await readHistory(stores, judge, budget)
+  known.set(key, { signature, verdict })
   return verdict
 }
 
+/** The stores read one after the other, within one budget. */
 async function readHistory(
-  dirs: readonly string[],
-  hashLength: number,
+  stores: readonly StoreToRead[],
   judge: PathJudge,
   budget: HistoryBudget,
 ): Promise<HistoryVerdict> {
   try {
     const work = new WorkBudget(budget.timeMs, budget.maxObjects)
-    const store = await ObjectStore.open(dirs, hashLength, work)
-    try {
-      const found = await walkHistory(store, hashLength, judge, work)
-      return found === null ? { kind: 'clean' } : { kind: 'found', path: found }
-    } finally {
-      store.close()
+    for (const { prefix, dirs, hashLength } of stores) {
+      const store = await ObjectStore.open(dirs, hashLength, work)
+      try {
+        const found = await walkHistory(store, hashLength, judge, work)
+        if (found !== null) return { kind: 'found', path: prefix + found }
+      } finally {
+        store.close()
+      }
     }
+    return { kind: 'clean' }
   } catch (error) {
     return unknown(error)
   }

@@ -141,13 +141,13 @@ export class ObjectStore {
    */
   async find(types: ReadonlySet<number>): Promise<Array<() => GitObject>> {
     const found: Array<() => GitObject> = []
-    const typeOf = (oid: Buffer): number => this.read(oid).type
+    const scratch = Buffer.allocUnsafe(LOOSE_HEAD_BYTES)
+    const typeOf = (oid: Buffer): number => this.typeOf(oid, scratch)
     for (const pack of this.packs) {
       for (const offset of await pack.offsetsOf(types, this.budget, typeOf))
         found.push(() => pack.read(offset, this.budget, this.lookup))
     }
     let i = 0
-    const scratch = Buffer.allocUnsafe(LOOSE_HEAD_BYTES)
     for (const [hex, file] of this.loose) {
       this.budget.spend()
       if (++i % 256 === 0) await this.budget.tick()
@@ -169,6 +169,21 @@ export class ObjectStore {
         found.push(typeof head === 'number' ? () => readLoose(file) : () => head)
     }
     return found
+  }
+
+  /** The type of object `oid`, from headers only; throws GitObjectsError when it is missing. */
+  private typeOf(oid: Buffer, scratch: Buffer, depth = 0): number {
+    // A REF_DELTA's base in another pack may be a REF_DELTA again: bounded, as a loop of them is corrupt.
+    if (depth > this.packs.length) throw new GitObjectsError('deltas whose bases form a loop')
+    for (const pack of this.packs) {
+      const offset = pack.find(oid)
+      if (offset >= 0) return pack.typeAt(offset, (base) => this.typeOf(base, scratch, depth + 1))
+    }
+    const file = this.loose.get(oid.toString('hex'))
+    if (file === undefined) throw new GitObjectsError(`object ${oid.toString('hex')} is missing`)
+    if (typeof file !== 'string') return file.type
+    const head = looseHead(file, scratch)
+    return typeof head === 'number' ? head : head.type
   }
 
   /** The object `oid` (raw bytes), from a pack or a loose file; throws GitObjectsError when it is missing. */

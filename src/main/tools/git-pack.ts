@@ -224,6 +224,24 @@ export class PackFile {
     return offsets
   }
 
+  /** The type of the entry at `offset`, from headers only (a delta's base may be a large blob). */
+  typeAt(offset: number, typeOf: (oid: Buffer) => number): number {
+    let at = offset
+    for (let depth = 0; depth <= MAX_DELTA_DEPTH; depth++) {
+      const entry = this.header(at)
+      if (entry.type === OFS_DELTA) {
+        at = entry.baseOffset as number
+      } else if (entry.type === REF_DELTA) {
+        const here = this.find(entry.baseOid as Buffer)
+        if (here < 0) return typeOf(entry.baseOid as Buffer)
+        at = here
+      } else {
+        return entry.type
+      }
+    }
+    throw new GitObjectsError(`${this.name}: a delta chain without end`)
+  }
+
   /** The object at `offset`, its deltas applied. */
   read(offset: number, budget: WorkBudget, lookup: ObjectLookup): GitObject {
     const key = (at: number): number => this.cacheBase + at
