@@ -269,9 +269,12 @@ test('at 800x600: the rewind dialog keeps its buttons below its content and says
     await expect.poll(panes).toMatch(/shared$/)
 
     // The write of f.txt was not taken back (the file was kept): its card says so and is not struck through.
-    // (The rewind's row links to both; the transcript only draws what is near the view.)
-    const row = page.getByTestId('rewind-row')
-    await row.getByTestId('rewind-row-call').filter({ hasText: 'Write f.txt' }).click()
+    // The rewind's row lists only the change it took back.
+    const taken = page.getByTestId('rewind-row').getByTestId('rewind-row-call')
+    await expect(taken).toHaveCount(1)
+    await expect(taken).toContainText('Edit g.txt')
+    // (Cards are reached from their bars: the transcript only draws what is near the view.)
+    await page.locator('[data-testid=lane-serial] [data-testid=tool-bar]:not(.rewound)').click()
     const write = page.getByTestId('tool-card').filter({ hasText: 'Write f.txt' })
     await expect(write.getByTestId('rewound-note')).toContainText('Not taken back by the rewind at')
     await expect(write).not.toHaveClass(/rewound/)
