@@ -187,6 +187,20 @@ test('at 800x600 and 1280x800, light and dark: names on the lanes stay clear, th
         })
         expect(whole, `${part} whole at ${at}`).toBe(true)
       }
+      // The lanes' names fit their column.
+      for (const label of await page.locator('.tl-lane-label').all()) {
+        expect(await label.evaluate((el) => el.scrollWidth <= el.clientWidth), `lane name at ${at}`).toBe(
+          true,
+        )
+      }
+      // A bar's details say which lane it ran in, in words, and stay inside the window.
+      await page.locator('[data-testid=lane-parallel] [data-testid=tool-bar]').last().hover()
+      const tooltip = page.getByTestId('timeline-tooltip')
+      await expect(tooltip).toContainText('Parallel: ran beside the others of group')
+      const tip = (await tooltip.boundingBox())!
+      expect(tip.x + tip.width, `tooltip at ${at}`).toBeLessThanOrEqual(size.width)
+      expect(tip.y + tip.height, `tooltip at ${at}`).toBeLessThanOrEqual(size.height)
+      await page.mouse.move(2, 2)
       await noHorizontalScroll(page, `finished session at ${at}`)
     }
   } finally {
@@ -202,7 +216,7 @@ test('at 800x600: the rewind dialog keeps its buttons below its content and says
   try {
     await page.setViewportSize(SMALL)
     await page.goto(app.url)
-    await sendTask(page, 'Change the lines')
+    await sendTask(page, 'Fix lines')
     const panel = page.getByTestId('approval-panel')
     await expect(panel.getByTestId('approval-item')).toHaveCount(2, { timeout: 30_000 })
     await panel.getByTestId('approval-approve-all').click()
@@ -237,6 +251,14 @@ test('at 800x600: the rewind dialog keeps its buttons below its content and says
     await expect(dialog.getByTestId('rewind-skipped')).toContainText('f.txt')
     await dialog.getByTestId('rewind-cancel').click()
 
+    // A short title keeps its status beside it, with no blank stretch between.
+    const blank = await page.locator('.session-heading').evaluate((el) => {
+      const text = document.createRange()
+      text.selectNodeContents(el)
+      return el.getBoundingClientRect().width - text.getBoundingClientRect().width
+    })
+    expect(blank, 'room left empty beside a short title').toBeLessThanOrEqual(2)
+
     // With the "rewound" banner above and the replay bar and composer below, the transcript keeps half the room.
     await expect(page.getByTestId('session-paused-banner')).toBeVisible()
     const panes = () =>
@@ -247,9 +269,12 @@ test('at 800x600: the rewind dialog keeps its buttons below its content and says
     await expect.poll(panes).toMatch(/shared$/)
 
     // The write of f.txt was not taken back (the file was kept): its card says so and is not struck through.
-    // (The rewind's row links to both; the transcript only draws what is near the view.)
-    const row = page.getByTestId('rewind-row')
-    await row.getByTestId('rewind-row-call').filter({ hasText: 'Write f.txt' }).click()
+    // The rewind's row lists only the change it took back.
+    const taken = page.getByTestId('rewind-row').getByTestId('rewind-row-call')
+    await expect(taken).toHaveCount(1)
+    await expect(taken).toContainText('Edit g.txt')
+    // (Cards are reached from their bars: the transcript only draws what is near the view.)
+    await page.locator('[data-testid=lane-serial] [data-testid=tool-bar]:not(.rewound)').click()
     const write = page.getByTestId('tool-card').filter({ hasText: 'Write f.txt' })
     await expect(write.getByTestId('rewound-note')).toContainText('Not taken back by the rewind at')
     await expect(write).not.toHaveClass(/rewound/)
@@ -264,6 +289,29 @@ test('at 800x600: the rewind dialog keeps its buttons below its content and says
     await expect(edit).toHaveClass(/rewound/)
 
     await noHorizontalScroll(page, 'after the rewind')
+  } finally {
+    await stop()
+  }
+})
+
+test('at 800x600: the folder browser reads its path plainly, in light and dark', async ({ page }) => {
+  const { app, stop } = await startWebApp({ 'README.md': '# Demo\n' }, {}, { openWorkspace: false })
+  try {
+    await page.setViewportSize(SMALL)
+    await page.goto(app.url)
+    const browser = page.getByTestId('folder-browser')
+    await browser.getByTestId('folder-home').click()
+    // "/ tmp / lanes-e2e-…", not "/ / tmp / …": the root's own "/" is its separator.
+    const crumbs = browser.getByTestId('folder-crumb')
+    await expect(crumbs.first()).toHaveText('/')
+    expect(await browser.locator('.folder-crumb-sep').count()).toBe((await crumbs.count()) - 2)
+    await inEachScheme(page, async (scheme) => {
+      await expect.poll(() => reachable(browser.getByTestId('folder-open-current')), scheme).toBe(true)
+      expect(
+        await axeViolations(page, ['[data-testid=folder-browser]']),
+        `folder browser, ${scheme}`,
+      ).toEqual([])
+    })
   } finally {
     await stop()
   }

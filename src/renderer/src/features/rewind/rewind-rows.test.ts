@@ -5,7 +5,14 @@ import { queuedCall, sessionStart } from '../../../../shared/reducer-test-events
 import { transcriptRows, type TranscriptRow } from '../transcript/rows'
 import { buildTimeAxis, LABEL_WIDTH, PAD_RIGHT, displayTime, fitPxPerMs, type Scale } from '../timeline/scale'
 import { rewindMarkX } from '../timeline/RewindMarks'
-import { changeText, rewindHeadline, rewindMarkLabel, rewoundToTurn } from './rewind-summary'
+import {
+  changeText,
+  keptReason,
+  rewindHeadline,
+  rewindMarkLabel,
+  rewoundToTurn,
+  undoneCalls,
+} from './rewind-summary'
 
 // Undos and rewinds after they happened (issue 14): where their rows go in the transcript, what they say, the
 // turns they took back, and where their marks stand on the timeline.
@@ -179,6 +186,25 @@ describe('the words for a rewind', () => {
     expect(rewindHeadline(undo.rewinds[0]!, undo)).toBe('Could not undo write_file c3.txt')
     expect(rewindMarkLabel(undo.rewinds[0]!)).toBe('Undo failed')
     expect(undo.rewinds[0]).toMatchObject({ status: 'rolled-back', error: 'c3.txt is read-only' })
+  })
+
+  it('names only the changes it took back: a file changed since and kept took nothing back', () => {
+    // c3.txt was changed by someone else and kept; c2.txt went back.
+    const kept = stateWith([
+      rewindStarted({
+        changes: [{ path: '/w/c2.txt', relPath: 'c2.txt', from: hash('a'), to: null }],
+        skipped: [{ relPath: 'c3.txt', reason: 'changed since Lanes last wrote it; left as it is' }],
+      }),
+      rewindFinished,
+    ])
+    const rewind = kept.rewinds[0]!
+    expect(undoneCalls(rewind, kept).map((c) => c.callId)).toEqual(['c2'])
+    const call = (id: string) => kept.turns[1]!.calls[id]!
+    expect(keptReason(rewind, call('c3'))).toBe('changed since Lanes last wrote it; left as it is')
+    expect(keptReason(rewind, call('c2'))).toBeUndefined()
+    // A skipped file that is not this call's own takes nothing from it.
+    const other = stateWith([rewindStarted(), rewindFinished])
+    expect(undoneCalls(other.rewinds[0]!, other).map((c) => c.callId)).toEqual(['c2', 'c3'])
   })
 
   it('says what happens to each file', () => {

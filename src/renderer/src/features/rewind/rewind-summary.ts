@@ -135,9 +135,16 @@ export const findRewind = (
   rewindId: string | undefined,
 ): RewindState | undefined => (state ? findRewindIn(state.rewinds, rewindId) : undefined)
 
-/** The calls whose changes it took back, with their titles, for links to them. */
+/**
+ * The calls whose changes it took back, with their titles, for links to them: not those whose file it left as it was
+ * (changed since, and kept), which it took nothing back from.
+ */
 export function undoneCalls(rewind: RewindState, state: SessionState): { callId: string; title: string }[] {
-  return rewind.callIds.map((callId) => ({ callId, title: titleOf(state, callId) }))
+  return rewind.callIds.flatMap((callId) => {
+    const found = findCallTurn(state, callId)
+    if (found && keptReason(rewind, found.call) !== undefined) return []
+    return [{ callId, title: found ? callTitle(found.call) : `call ${callId}` }]
+  })
 }
 
 /**

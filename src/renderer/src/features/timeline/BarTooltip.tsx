@@ -36,10 +36,14 @@ export function BarTooltip({
           <span className={`status-dot status-${call.status}`} aria-hidden="true" />{' '}
           {statusLabel(call.status)}
         </dd>
-        <dt>Tool</dt>
+        <dt>Lane</dt>
         <dd>
-          {call.name} · {call.lane.kind === 'parallel' ? `parallel group ${call.lane.group + 1}` : 'serial'}
+          {call.lane.kind === 'parallel'
+            ? `Parallel: ran beside the others of group ${call.lane.group + 1}`
+            : 'Serial: one at a time, in order'}
         </dd>
+        <dt>Tool</dt>
+        <dd className="mono">{call.name}</dd>
         <dt>Queued</dt>
         <dd>+{formatOffset(call.queuedAt - origin)}</dd>
         {call.startedAt !== undefined && (

@@ -157,7 +157,9 @@ function Bar({
   // Beside the selected, hovered or focused bar: Undo for a write or edit that can be undone, a link to the undo
   // or rewind for one taken back. Right of the bar (past a label drawn beside it) where that covers no other
   // bar, else left of it where there is room, else right anyway (it goes when the pointer or focus does).
-  const action = !(selected || near) ? null : canUndo(call) ? 'undo' : rewind ? 'rewound' : null
+  // A rewind that left this call's file as it was (changed since, and kept) took nothing back from it.
+  const struck = rewind !== undefined && keptReason(rewind, call) === undefined
+  const action = !(selected || near) ? null : canUndo(call) ? 'undo' : struck ? 'rewound' : null
   const actionPx = action === null ? 0 : ACTION_PX[action]
   const besideRight = label === 'beside' && !labelLeft ? Math.min(needed, g.labelRoom) : 0
   const roomRight = Math.min(g.labelRoom - besideRight, contentWidth - (x + width + besideRight) - 4)
@@ -165,8 +167,6 @@ function Bar({
   const actionLeft = actionOnLeft
     ? x - (labelLeft ? needed : 0) - actionPx - 2
     : Math.max(x, Math.min(x + width + besideRight + 2, contentWidth - actionPx - 4))
-  // A rewind that left this call's file as it was (changed since, and kept) took nothing back from it.
-  const struck = rewind !== undefined && keptReason(rewind, call) === undefined
   const undone = struck ? `, taken back by ${rewindReference(rewind)}` : ''
   return (
     <span

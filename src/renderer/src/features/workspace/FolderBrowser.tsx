@@ -100,7 +100,10 @@ export function FolderBrowser({
           <nav className="folder-crumbs" aria-label="Folder path">
             {listing.crumbs.map((crumb, i) => (
               <span key={crumb.path}>
-                {i > 0 && <span className="folder-crumb-sep">/</span>}
+                {/* The root names itself with a separator ("/", "C:\\"): none more after it ("/ / home"). */}
+                {i > 0 && !(i === 1 && /[\\/]$/.test(listing.crumbs[0]?.path ?? '')) && (
+                  <span className="folder-crumb-sep">/</span>
+                )}
                 <button
                   type="button"
                   className="folder-crumb"
