@@ -340,3 +340,34 @@ test('at 800x600: Settings keeps Save on screen while its options scroll, in lig
     await stop()
   }
 })
+
+test('at 800x600: a refused key says so and opens Settings in one click, in light and dark', async ({
+  page,
+}) => {
+  const { app, stop } = await startAppWithModel(
+    { 'a.txt': 'a\n' },
+    {
+      turns: [
+        { blocks: [{ text: 'Reading.' }, { tool: 'read_file', input: { path: 'a.txt' } }], stop: 'tool_use' },
+        { blocks: [{ text: 'x' }], http: { status: 401, times: 9 }, errorMessage: 'invalid x-api-key' },
+      ],
+    },
+  )
+  try {
+    await page.setViewportSize(SMALL)
+    await page.goto(app.url)
+    await sendTask(page, 'Read a.txt')
+    const end = page.getByTestId('run-end')
+    await expect(end).toHaveAttribute('data-status', 'failed', { timeout: 30_000 })
+    await expect(end).toContainText('The API key was refused')
+    await inEachScheme(page, async (scheme) => {
+      await expect.poll(() => reachable(end.getByTestId('run-end-settings')), scheme).toBe(true)
+      expect(await axeViolations(page, ['[data-testid=run-end]']), `failed run, ${scheme}`).toEqual([])
+    })
+    await end.getByTestId('run-end-settings').click()
+    await expect(page.getByTestId('settings-dialog')).toBeVisible()
+    await expect(page.getByTestId('settings-api-key')).toBeVisible()
+  } finally {
+    await stop()
+  }
+})
