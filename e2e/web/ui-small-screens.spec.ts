@@ -201,6 +201,15 @@ test('at 800x600 and 1280x800, light and dark: names on the lanes stay clear, th
       expect(tip.x + tip.width, `tooltip at ${at}`).toBeLessThanOrEqual(size.width)
       expect(tip.y + tip.height, `tooltip at ${at}`).toBeLessThanOrEqual(size.height)
       await page.mouse.move(2, 2)
+      // The controls under the transcript say they are a replay, and all fit the window.
+      const replay = page.getByTestId('replay-bar')
+      await expect(replay.getByText('Replay', { exact: true })).toBeVisible()
+      const overflow = await replay.evaluate((bar) =>
+        [...bar.children]
+          .filter((c) => c.getBoundingClientRect().right > bar.getBoundingClientRect().right + 1)
+          .map((c) => c.textContent),
+      )
+      expect(overflow, `replay controls at ${at}`).toHaveLength(0)
       await noHorizontalScroll(page, `finished session at ${at}`)
     }
   } finally {
