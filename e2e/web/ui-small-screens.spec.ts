@@ -201,6 +201,15 @@ test('at 800x600 and 1280x800, light and dark: names on the lanes stay clear, th
       expect(tip.x + tip.width, `tooltip at ${at}`).toBeLessThanOrEqual(size.width)
       expect(tip.y + tip.height, `tooltip at ${at}`).toBeLessThanOrEqual(size.height)
       await page.mouse.move(2, 2)
+      // The controls under the transcript say they are a replay, and all fit the window.
+      const replay = page.getByTestId('replay-bar')
+      await expect(replay.getByText('Replay', { exact: true })).toBeVisible()
+      const overflow = await replay.evaluate((bar) =>
+        [...bar.children]
+          .filter((c) => c.getBoundingClientRect().right > bar.getBoundingClientRect().right + 1)
+          .map((c) => c.textContent),
+      )
+      expect(overflow, `replay controls at ${at}`).toHaveLength(0)
       await noHorizontalScroll(page, `finished session at ${at}`)
     }
   } finally {
@@ -336,6 +345,37 @@ test('at 800x600: Settings keeps Save on screen while its options scroll, in lig
     await expect.poll(() => reachable(dialog.getByTestId('settings-bash-timeout'))).toBe(true)
     await expect.poll(() => reachable(dialog.getByTestId('settings-save'))).toBe(true)
     await noHorizontalScroll(page, 'settings')
+  } finally {
+    await stop()
+  }
+})
+
+test('at 800x600: a refused key says so and opens Settings in one click, in light and dark', async ({
+  page,
+}) => {
+  const { app, stop } = await startAppWithModel(
+    { 'a.txt': 'a\n' },
+    {
+      turns: [
+        { blocks: [{ text: 'Reading.' }, { tool: 'read_file', input: { path: 'a.txt' } }], stop: 'tool_use' },
+        { blocks: [{ text: 'x' }], http: { status: 401, times: 9 }, errorMessage: 'invalid x-api-key' },
+      ],
+    },
+  )
+  try {
+    await page.setViewportSize(SMALL)
+    await page.goto(app.url)
+    await sendTask(page, 'Read a.txt')
+    const end = page.getByTestId('run-end')
+    await expect(end).toHaveAttribute('data-status', 'failed', { timeout: 30_000 })
+    await expect(end).toContainText('The API key was refused')
+    await inEachScheme(page, async (scheme) => {
+      await expect.poll(() => reachable(end.getByTestId('run-end-settings')), scheme).toBe(true)
+      expect(await axeViolations(page, ['[data-testid=run-end]']), `failed run, ${scheme}`).toEqual([])
+    })
+    await end.getByTestId('run-end-settings').click()
+    await expect(page.getByTestId('settings-dialog')).toBeVisible()
+    await expect(page.getByTestId('settings-api-key')).toBeVisible()
   } finally {
     await stop()
   }

@@ -81,6 +81,12 @@ export function ReplayBar() {
       role="group"
       aria-label="Replay"
     >
+      {/* Says what these controls are, beside a live run too; in a replay, "Exit replay" says it. */}
+      {!replay.active && (
+        <span className="panel-title" aria-hidden="true">
+          Replay
+        </span>
+      )}
       <button
         type="button"
         className="icon-button play"

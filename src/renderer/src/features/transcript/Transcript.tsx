@@ -332,6 +332,7 @@ function RunEnd({ run, failedCalls, usage }: { run: RunState; failedCalls: numbe
         <div className="run-end failed" data-testid="run-end" data-status="failed" role="alert">
           ✕ The run failed: {plainRunError(run.error)} {took}
           <RunEndExplanation run={run} />
+          {run.errorKind === 'auth' && <OpenSettingsButton />}
           {canRetry(run) && <ContinueButton runId={run.runId} />}
         </div>
       )
@@ -345,6 +346,21 @@ function RunEnd({ run, failedCalls, usage }: { run: RunState; failedCalls: numbe
     case 'paused':
       return null
   }
+}
+
+/** A refused key is fixed in Settings: one click there, rather than a hunt for the gear. */
+function OpenSettingsButton() {
+  const setSettingsOpen = useAppStore((s) => s.setSettingsOpen)
+  return (
+    <button
+      type="button"
+      className="button small"
+      data-testid="run-end-settings"
+      onClick={() => setSettingsOpen(true)}
+    >
+      Open Settings
+    </button>
+  )
 }
 
 /** Continue for the session's last run, when it failed in a way a new attempt can get past. */
