@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { constants as fsConstants, existsSync, promises as fs } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
-import { basename, dirname, join } from 'node:path'
+import { basename, dirname, join, relative, resolve } from 'node:path'
 
 /**
  * Folders opened after checking they are the folders their paths name (atomic-write.ts writes through them,
@@ -60,6 +60,9 @@ export async function openFolder(dir: string, create = true): Promise<Folder | F
     await handle?.close().catch(() => undefined)
     const code = (error as NodeJS.ErrnoException).code
     const absent = !create && (code === 'ENOENT' || code === 'ENOTDIR')
+    // Missing behind a link to elsewhere: writing there would make it elsewhere; said so, not "absent".
+    const ledTo = absent ? await missingElsewhere(dir).catch(() => undefined) : undefined
+    if (ledTo !== undefined) return { ok: false, reason: swappedReason(dir, ledTo), ledTo }
     return {
       ok: false,
       reason: `could not be written (${(error as Error).message})`,
@@ -77,6 +80,25 @@ export async function openFolder(dir: string, create = true): Promise<Folder | F
       ? (entry: string) => `/proc/self/fd/${fd}/${entry}`
       : (entry: string) => join(dir, entry)
   return { dir, handle, inDir }
+}
+
+/**
+ * For a missing `dir`: where it would be made when the deepest folder above it that exists is not the folder
+ * its path names (a link to elsewhere, even one that leads nowhere); undefined when it would be made in place.
+ */
+async function missingElsewhere(dir: string): Promise<string | undefined> {
+  let at = dirname(dir)
+  for (;;) {
+    const info = await fs.lstat(at).catch(() => undefined)
+    if (info !== undefined) {
+      const real = info.isSymbolicLink()
+        ? await fs.realpath(at).catch(async () => resolve(dirname(at), await fs.readlink(at)))
+        : await fs.realpath(at)
+      return real === at ? undefined : join(real, relative(at, dir))
+    }
+    if (dirname(at) === at) return undefined
+    at = dirname(at)
+  }
 }
 
 /**
