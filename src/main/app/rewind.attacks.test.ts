@@ -18,6 +18,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { AgentSession } from '../agent/loop'
 import type { Scenario } from '../agent/scenario'
 import { byType, cleanUpScriptedRuns, scriptedRun } from '../agent/test-fixtures/scripted-run'
+import { writeFileAtomic } from '../tools/atomic-write'
 import { applyRewindFromApp, planRewindView } from './rewind-view'
 import { removedAfterEach } from '../test-fixtures/temp-dir'
 import { sessionPaths } from '../session/log'
@@ -142,13 +143,15 @@ describe('a folder to make again, behind a link to outside the workspace', () =>
     await rm(join(s.workspace, 'sub'), { recursive: true })
     await symlink(outside, join(s.workspace, 'sub'))
     const target = { sessionId: s.sessionId, mode: 'undo' as const, callId: 'c2' }
+    const view = await planRewindView(s.sessionsDir, target)
+    if ('ok' in view) throw new Error(view.reason)
+    const blocked = `sub/deep/a.txt was left alone: its folder ${join(s.workspace, 'sub/deep')} now leads to ${join(outside, 'deep')}`
+    expect(view.files).toMatchObject([{ relPath: 'sub/deep/a.txt', blocked }])
     const done = await applyRewindFromApp(s.sessionsDir, { ...target, rewindConflicts: ['sub/deep/a.txt'] })
-    expect(done).toMatchObject({
-      ok: false,
-      reason: expect.stringContaining(
-        `sub/deep/a.txt was not written: its folder ${join(s.workspace, 'sub/deep')}`,
-      ),
-    })
+    expect(done).toEqual({ ok: false, reason: `Nothing was rewound: ${blocked}.` })
+    expect(await readdir(outside)).toEqual([])
+    // Even past the plan (the link made after it), a write makes no folder there.
+    expect(await writeFileAtomic(join(s.workspace, 'sub/deep/a.txt'), 'x\n')).toMatchObject({ ok: false })
     expect(await readdir(outside)).toEqual([])
   })
 })

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { AgentSession } from '../agent/loop'
@@ -6,7 +6,7 @@ import type { Scenario } from '../agent/scenario'
 import { cleanUpScriptedRuns, scriptedRun } from '../agent/test-fixtures/scripted-run'
 import { applyRewindFromApp, planRewindView } from '../app/rewind-view'
 import { readSession, sessionPaths } from '../session/log'
-import { sessionEvents } from '../session/test-fixtures/recorded-session'
+import { recordSession, sessionEvents, type RecordedSession } from '../session/test-fixtures/recorded-session'
 import { removedAfterEach } from '../test-fixtures/temp-dir'
 import { child, manyFiles, standing } from './test-fixtures/rewind-processes'
 
@@ -86,5 +86,44 @@ describe('a rewind while a run holds the session', { timeout: 120_000 }, () => {
     expect(await again.continue([{ callId, decision: 'approved' }])).toMatchObject({ status: 'paused' })
     await again.close()
     expect(await readFile(join(run.workspace, 'a.txt'), 'utf8')).toBe('first\n')
+  })
+})
+
+describe('a rewind of files in many folders, with few files allowed open', { timeout: 120_000 }, () => {
+  const FOLDERS = 400
+  const LIMIT = { openFiles: 300 }
+  async function inManyFolders(): Promise<RecordedSession> {
+    const s = await recordSession()
+    cleanup.push(s.sessionsDir, s.workspace)
+    for (let i = 0; i < FOLDERS; i++)
+      await s.call(1, `c${i}`, 'write_file', { path: `d${i}/f.txt`, content: `file ${i}\n` })
+    await s.close()
+    return s
+  }
+  const allRemoved = async (s: RecordedSession) => {
+    for (let i = 0; i < FOLDERS; i++) expect(await readdir(join(s.workspace, `d${i}`))).toEqual([])
+  }
+
+  it('rewinds them all: the folders it checks are not all held open at once', async () => {
+    const s = await inManyFolders()
+    const cli = ['cli', 'rewind', s.sessionId, '--to', 'c0', '--files-only', '--sessions-dir', s.sessionsDir]
+    const out = await child(cli, undefined, LIMIT)
+    expect(out.stderr).toBe('')
+    expect(out.code).toBe(0)
+    await allRemoved(s)
+  })
+
+  it('finishes one a crash cut short half way, under the same limit', async () => {
+    const s = await inManyFolders()
+    const crashed = await child(
+      ['crash', s.sessionsDir, s.sessionId, 'c0', String(FOLDERS / 2)],
+      undefined,
+      LIMIT,
+    )
+    expect(crashed.signal).toBe('SIGKILL')
+    const recovered = await child(['recover', s.sessionsDir, s.sessionId], undefined, LIMIT)
+    expect(recovered.stderr).toBe('')
+    expect(recovered.stdout).toContain('"outcome":"done"')
+    await allRemoved(s)
   })
 })

@@ -447,9 +447,11 @@ export async function recoverRewind(
     }
   }
   const reader = new FolderReader()
-  const state = await Promise.all(
-    open.changes.map(async (c) => ({ change: c, now: await onDisk(c.path, reader) })),
-  ).finally(() => reader.close())
+  // A few at a time, as planning reads: a rewind of files in many folders does not open them all at once.
+  const state = await mapLimit(open.changes, READ_CONCURRENCY, async (c) => ({
+    change: c,
+    now: await onDisk(c.path, reader),
+  })).finally(() => reader.close())
   const applied = state.filter((s) => s.now.hash === s.change.to).map((s) => s.change)
   const strange = state.filter((s) => s.now.hash !== s.change.to && s.now.hash !== s.change.from)
   let error: string | undefined

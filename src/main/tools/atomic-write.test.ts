@@ -11,6 +11,7 @@ import { cleanStrayTempFiles, removeFile, WriteBatch, writeFileAtomic, writeJson
 const TEMP = /\.lanes-[0-9a-f]{12}\.tmp$/
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
 const atomicWriteModule = fileURLToPath(new URL('./atomic-write.ts', import.meta.url))
+const checkedFolderModule = fileURLToPath(new URL('./checked-folder.ts', import.meta.url))
 
 let dir: string
 
@@ -307,18 +308,24 @@ describe('writeFileAtomic under SIGKILL', () => {
     }
     const script = path.join(dir, 'child.mjs')
     await fs.writeFile(script, CHILD_SCRIPT)
-    const compiled = ts.transpileModule(await fs.readFile(atomicWriteModule, 'utf8'), {
-      compilerOptions: {
-        module: ts.ModuleKind.ESNext,
-        target: ts.ScriptTarget.ES2022,
-        verbatimModuleSyntax: true,
-      },
-      fileName: atomicWriteModule,
-    }).outputText
-    // Only node: built-ins may be imported, or the compiled copy would not run on its own.
-    expect([...compiled.matchAll(/from '([^']+)'/g)].every((m) => m[1]?.startsWith('node:'))).toBe(true)
+    // The module and the one it checks its folders with, compiled side by side (imported as .mjs).
     const compiledModule = path.join(dir, 'atomic-write.mjs')
-    await fs.writeFile(compiledModule, compiled)
+    for (const module of [atomicWriteModule, checkedFolderModule]) {
+      const compiled = ts
+        .transpileModule(await fs.readFile(module, 'utf8'), {
+          compilerOptions: {
+            module: ts.ModuleKind.ESNext,
+            target: ts.ScriptTarget.ES2022,
+            verbatimModuleSyntax: true,
+          },
+          fileName: module,
+        })
+        .outputText.replaceAll("from './checked-folder'", "from './checked-folder.mjs'")
+      // Only node: built-ins (and each other) may be imported, or the compiled copies would not run on their own.
+      const imports = [...compiled.matchAll(/from '([^']+)'/g)].map((m) => m[1] as string)
+      expect(imports.every((m) => m.startsWith('node:') || m === './checked-folder.mjs')).toBe(true)
+      await fs.writeFile(path.join(dir, `${path.basename(module, '.ts')}.mjs`), compiled)
+    }
 
     const lanes: string[] = []
     for (let l = 0; l < LANES; l++) {

@@ -1,8 +1,10 @@
-import { randomBytes } from 'node:crypto'
-import { constants as fsConstants, existsSync, promises as fs } from 'node:fs'
+import { existsSync, promises as fs } from 'node:fs'
 import type { Stats } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
+import { FolderPool, openFolder, tempNameFor, THROUGH_FD, type Folder } from './checked-folder'
+
+export { cleanStrayTempFiles } from './checked-folder'
 
 /**
  * Crash-safe file replacement: whoever looks at the target (or a crash at any instant) sees either the whole
@@ -40,14 +42,8 @@ export interface AtomicWriteOptions {
   seen?: { mode: number; uid: number; gid: number }
 }
 
-// `.<base>.lanes-<12 hex>.tmp`; the base is shortened so the temp name stays under NAME_MAX (255 bytes).
-const TEMP_NAME = /^\..*\.lanes-[0-9a-f]{12}\.tmp$/
-const MAX_BASE_IN_TEMP = 100
-const STALE_AFTER_MS = 60_000
 /** Files a batch keeps open until its `sync()`; the rest are closed and reopened then. */
 const BATCH_MAX_OPEN = 256
-
-const cleanedDirs = new Set<string>()
 
 export async function writeFileAtomic(
   path: string,
@@ -58,10 +54,11 @@ export async function writeFileAtomic(
   } = {},
 ): Promise<AtomicWriteResult> {
   const dir = dirname(path)
-  if (opts.batch) {
-    const folder = await opts.batch.folder(dir)
-    return 'reason' in folder ? folder : writeInFolder(folder, basename(path), data, opts, opts.batch)
-  }
+  const batch = opts.batch
+  if (batch)
+    return batch.folders.use(dir, (folder) =>
+      'reason' in folder ? folder : writeInFolder(folder, basename(path), data, opts, batch),
+    )
   const folder = await openFolder(dir)
   if ('reason' in folder) return folder
   try {
@@ -83,121 +80,24 @@ export async function removeFile(
   const dir = dirname(path)
   // A folder that is gone holds no file to remove; it is not made again to find that out.
   if (!existsSync(dir)) return { ok: true }
-  const folder = await (opts.batch ? opts.batch.folder(dir) : openFolder(dir, false))
+  const remove = async (folder: Folder): Promise<{ ok: true } | { ok: false; reason: string }> => {
+    try {
+      await fs.unlink(folder.inDir(basename(path)))
+      if (!opts.batch) await folder.handle?.sync().catch(() => undefined)
+      return { ok: true }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true }
+      return { ok: false, reason: `could not be removed (${(error as Error).message})` }
+    }
+  }
+  if (opts.batch)
+    return opts.batch.folders.use(dir, (folder) => ('reason' in folder ? folder : remove(folder)))
+  const folder = await openFolder(dir, false)
   if ('reason' in folder) return folder
   try {
-    await fs.unlink(folder.inDir(basename(path)))
-    if (!opts.batch) await folder.handle?.sync().catch(() => undefined)
-    return { ok: true }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true }
-    return { ok: false, reason: `could not be removed (${(error as Error).message})` }
+    return await remove(folder)
   } finally {
-    if (!opts.batch) await folder.handle?.close().catch(() => undefined)
-  }
-}
-
-/** A folder opened for writes into it, after checking it is the folder its path names. */
-export interface Folder {
-  dir: string
-  /** Absent on Windows, which cannot open a folder as a file. */
-  handle: FileHandle | undefined
-  /** The path of an entry, through the open folder where the platform allows. */
-  inDir(entry: string): string
-}
-
-/**
- * `absent`: the folder (or one above it) does not exist, when it was not to be created; `ledTo`: the name leads
- * to another folder (the real path it led to).
- */
-export type FolderRefusal = { ok: false; reason: string; absent?: true; ledTo?: string }
-
-/** Opens and checks `dir`; `create`: make it first when missing (a write), else a missing folder is a refusal. */
-export async function openFolder(dir: string, create = true): Promise<Folder | FolderRefusal> {
-  let handle: FileHandle | undefined
-  try {
-    if (create) {
-      const refused = await makeFolder(dir)
-      if (refused !== undefined) return { ok: false, reason: swappedReason(dir, refused), ledTo: refused }
-    }
-    // Windows cannot open a folder as a file; its paths are then verified by real path alone.
-    if (process.platform !== 'win32')
-      handle = await fs.open(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY)
-    const opened = await openedFolder(handle, dir)
-    if (opened !== dir) {
-      await handle?.close().catch(() => undefined)
-      return { ok: false, reason: swappedReason(dir, opened), ledTo: opened }
-    }
-  } catch (error) {
-    await handle?.close().catch(() => undefined)
-    const code = (error as NodeJS.ErrnoException).code
-    const absent = !create && (code === 'ENOENT' || code === 'ENOTDIR')
-    return {
-      ok: false,
-      reason: `could not be written (${(error as Error).message})`,
-      ...(absent ? { absent: true as const } : {}),
-    }
-  }
-  if (!cleanedDirs.has(dir)) {
-    cleanedDirs.add(dir)
-    // Leftovers of a crashed earlier process; never awaited, never fatal: it only tidies up.
-    void cleanStrayTempFiles(dir)
-  }
-  const fd = handle?.fd
-  const inDir =
-    THROUGH_FD && fd !== undefined
-      ? (entry: string) => `/proc/self/fd/${fd}/${entry}`
-      : (entry: string) => join(dir, entry)
-  return { dir, handle, inDir }
-}
-
-/**
- * Makes `dir` when it is missing, one folder at a time inside the deepest one that exists, after checking that
- * one is the folder its path names: a link in the way (a folder swapped for a link to elsewhere) must not have
- * folders made wherever it leads. Returns where the existing folder really led when it was not that folder.
- */
-async function makeFolder(dir: string): Promise<string | undefined> {
-  if (
-    await fs.stat(dir).then(
-      (s) => s.isDirectory(),
-      () => false,
-    )
-  )
-    return undefined
-  if (!THROUGH_FD) {
-    await fs.mkdir(dir, { recursive: true })
-    return undefined
-  }
-  const missing: string[] = []
-  let at = dir
-  while (
-    !(await fs.lstat(at).then(
-      () => true,
-      () => false,
-    ))
-  ) {
-    missing.unshift(basename(at))
-    at = dirname(at)
-  }
-  let handle = await fs.open(at, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY)
-  try {
-    const real = await fs.readlink(`/proc/self/fd/${handle.fd}`)
-    if (real !== at) return real
-    for (const name of missing) {
-      const entry = `/proc/self/fd/${handle.fd}/${name}`
-      await fs.mkdir(entry).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw error
-      })
-      const next = await fs.open(
-        entry,
-        fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW,
-      )
-      await handle.close()
-      handle = next
-    }
-    return undefined
-  } finally {
-    await handle.close().catch(() => undefined)
+    await folder.handle?.close().catch(() => undefined)
   }
 }
 
@@ -211,20 +111,14 @@ async function makeFolder(dir: string): Promise<string | undefined> {
  * `close()` (always, after `sync()` or on failure) releases what is still open.
  */
 export class WriteBatch {
-  private readonly folders = new Map<string, Promise<Folder | FolderRefusal>>()
+  /** Folders written into, closed early beyond the pool's bound: made durable by path by `sync()`. */
+  private readonly closedFolders: string[] = []
+  /** The folders written into (made when missing), checked once each. */
+  readonly folders = new FolderPool(true, (dir) => this.closedFolders.push(dir))
   /** Written files still open, to be flushed by `sync()`. */
   private readonly open: FileHandle[] = []
   /** Written files beyond BATCH_MAX_OPEN, closed already: reopened by `sync()`. */
   private readonly closed: string[] = []
-
-  folder(dir: string): Promise<Folder | FolderRefusal> {
-    let folder = this.folders.get(dir)
-    if (!folder) {
-      folder = openFolder(dir)
-      this.folders.set(dir, folder)
-    }
-    return folder
-  }
 
   /** Takes a written file (still open) whose fsync is deferred; closes it at once when enough are open. */
   async keep(file: FileHandle, path: string): Promise<void> {
@@ -251,21 +145,22 @@ export class WriteBatch {
       }),
     ])
     // Some platforms and file systems (Windows, some network mounts) cannot fsync a folder; the renames have
-    // still happened, only their durability across a power loss is weaker there.
-    await Promise.all(
-      (await Promise.all(this.folders.values())).map((folder) =>
-        'handle' in folder ? folder.handle?.sync().catch(() => undefined) : undefined,
-      ),
-    )
+    // still happened, only their durability across a power loss is weaker there. A folder closed early is
+    // reopened by its path: only the durability of its names would be at stake if it was swapped since.
+    await Promise.all([
+      this.folders.each((folder) => folder.handle?.sync().catch(() => undefined) ?? Promise.resolve()),
+      ...this.closedFolders.map(async (dir) => {
+        const folder = await fs.open(dir, 'r').catch(() => undefined)
+        await folder?.sync().catch(() => undefined)
+        await folder?.close().catch(() => undefined)
+      }),
+    ])
   }
 
   async close(): Promise<void> {
     const files = this.open.splice(0)
-    const folders = [...this.folders.values()]
-    this.folders.clear()
     await Promise.all(files.map((file) => file.close().catch(() => undefined)))
-    for (const folder of await Promise.all(folders))
-      if ('handle' in folder) await folder.handle?.close().catch(() => undefined)
+    await this.folders.close()
   }
 }
 
@@ -277,7 +172,7 @@ async function writeInFolder(
   batch?: WriteBatch,
 ): Promise<AtomicWriteResult> {
   const { dir, handle: dirHandle, inDir } = folder
-  const tmpName = `.${name.slice(0, MAX_BASE_IN_TEMP)}.lanes-${randomBytes(6).toString('hex')}.tmp`
+  const tmpName = tempNameFor(name)
   let fh: FileHandle | undefined
   let tmpCreated = false
   try {
@@ -366,24 +261,6 @@ async function writeInFolder(
   }
 }
 
-/** Linux names an open folder's entries through its descriptor; checked once. */
-const THROUGH_FD = process.platform === 'linux' && existsSync('/proc/self/fd')
-
-/**
- * The real path of the folder that was opened: on Linux the kernel's own answer for the descriptor; elsewhere
- * the path's real path, trusted only when it is the very folder that is open (same device and inode).
- */
-async function openedFolder(handle: FileHandle | undefined, dir: string): Promise<string> {
-  if (handle === undefined) return fs.realpath(dir)
-  if (THROUGH_FD) return fs.readlink(`/proc/self/fd/${handle.fd}`)
-  const [real, byPath, open] = await Promise.all([fs.realpath(dir), fs.stat(dir), handle.stat()])
-  return byPath.dev === open.dev && byPath.ino === open.ino ? real : `${real} (another folder)`
-}
-
-function swappedReason(dir: string, opened: string): string {
-  return `was not written: its folder ${dir} was replaced while the write was under way (it led to ${opened}), so nothing was written there`
-}
-
 /**
  * After a rename by path (not Linux): the new file must be in the folder that was checked. If the folder was
  * swapped in between, the file is removed from wherever it landed, and the write reported as not done.
@@ -430,33 +307,4 @@ export async function writeJsonAtomic(
     .catch(() => path)
   const written = await writeFileAtomic(real, JSON.stringify(value, null, 2), opts)
   if (!written.ok) throw new Error(`${path} ${written.reason}`)
-}
-
-/**
- * Removes our own temp files (`.<name>.lanes-<hex>.tmp`) left in `dir` by a process that died mid-write.
- * Only those older than `olderThanMs` (a minute): a younger one may belong to a write still under way in
- * another Lanes process. Returns how many were removed; never throws.
- */
-export async function cleanStrayTempFiles(dir: string, opts: { olderThanMs?: number } = {}): Promise<number> {
-  const olderThanMs = opts.olderThanMs ?? STALE_AFTER_MS
-  let removed = 0
-  try {
-    const names = await fs.readdir(dir)
-    const now = Date.now()
-    for (const name of names) {
-      if (!TEMP_NAME.test(name)) continue
-      const full = join(dir, name)
-      try {
-        const st = await fs.lstat(full)
-        if (!st.isFile() || now - st.mtimeMs < olderThanMs) continue
-        await fs.unlink(full)
-        removed++
-      } catch {
-        // Gone already (another cleaner) or not ours to remove: leave it.
-      }
-    }
-  } catch {
-    // Unreadable directory: nothing to clean.
-  }
-  return removed
 }

@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, read, readFileSyn
 import type { Stats } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { promisify } from 'node:util'
-import { openFolder, type Folder, type FolderRefusal } from './atomic-write'
+import { FolderPool } from './checked-folder'
 import { BLOCKING_MAX_BYTES } from './file-io'
 
 /**
@@ -27,57 +27,52 @@ const readFd = promisify(read)
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 export class FolderReader {
-  private readonly folders = new Map<string, Promise<Folder | FolderRefusal>>()
+  private readonly folders = new FolderPool(false)
   /** Large files are read one at a time, so memory stays bounded by the largest one, not by a batch of them. */
   private large: Promise<unknown> = Promise.resolve()
 
-  private folder(dir: string): Promise<Folder | FolderRefusal> {
-    let folder = this.folders.get(dir)
-    if (!folder) {
-      folder = openFolder(dir, false)
-      this.folders.set(dir, folder)
-    }
-    return folder
-  }
-
-  /** Where `path`'s entry is, through its checked folder; or what the file is instead. */
-  private async entry(path: string): Promise<string | CheckedFile> {
-    const folder = await this.folder(dirname(path))
-    if ('inDir' in folder) return folder.inDir(basename(path))
-    if (folder.absent) return { kind: 'absent' }
-    const why = folder.ledTo
-      ? `now leads to ${folder.ledTo}`
-      : folder.reason.replace(/^could not be written/, 'could not be opened')
-    return { kind: 'odd', reason: `was left alone: its folder ${dirname(path)} ${why}` }
+  /** `fn` with where `path`'s entry is, through its checked folder; or what the file is instead. */
+  private at<T>(path: string, fn: (entry: string) => T | Promise<T>): Promise<T | CheckedFile> {
+    return this.folders.use(dirname(path), (folder) => {
+      if ('inDir' in folder) return fn(folder.inDir(basename(path)))
+      if (folder.absent) return { kind: 'absent' as const }
+      const why = folder.ledTo
+        ? `now leads to ${folder.ledTo}`
+        : folder.reason.replace(/^could not be written/, 'could not be opened')
+      return { kind: 'odd' as const, reason: `was left alone: its folder ${dirname(path)} ${why}` }
+    })
   }
 
   /** The entry's lstat through its checked folder (a cheap look, without reading); null when absent. */
   async look(path: string): Promise<Stats | null | CheckedFile> {
-    const at = await this.entry(path)
-    if (typeof at !== 'string') return at.kind === 'absent' ? null : at
-    try {
-      return lstatSync(at)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
-      throw error
-    }
+    const found = await this.at(path, (entry) => {
+      try {
+        return lstatSync(entry)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+        throw error
+      }
+    })
+    return found !== null && 'kind' in found && found.kind === 'absent' ? null : found
   }
 
   /** The file's content, read through its checked folder; `maxBytes`: larger files are reported, not read. */
   async read(path: string, maxBytes: number): Promise<CheckedFile> {
-    const at = await this.entry(path)
-    if (typeof at !== 'string') return at
-    let fd: number
-    try {
-      fd = openSync(at, OPEN_FLAGS)
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      if (code === 'ENOENT') return { kind: 'absent' }
-      if (code === 'ELOOP') return { kind: 'odd', reason: 'is a symbolic link, not a regular file' }
-      // A socket cannot be opened (ENXIO); a file without read permission says so.
-      if (code === 'ENXIO') return { kind: 'odd', reason: 'is no longer a regular file' }
-      throw error
-    }
+    // The folder is needed only to open the file: the read goes on from the open file.
+    const opened = await this.at(path, (entry): number | CheckedFile => {
+      try {
+        return openSync(entry, OPEN_FLAGS)
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code
+        if (code === 'ENOENT') return { kind: 'absent' }
+        if (code === 'ELOOP') return { kind: 'odd', reason: 'is a symbolic link, not a regular file' }
+        // A socket cannot be opened (ENXIO).
+        if (code === 'ENXIO') return { kind: 'odd', reason: 'is no longer a regular file' }
+        throw error
+      }
+    })
+    if (typeof opened !== 'number') return opened
+    const fd = opened
     let closed = false
     try {
       const stat = fstatSync(fd)
@@ -101,10 +96,8 @@ export class FolderReader {
     }
   }
 
-  async close(): Promise<void> {
-    const folders = await Promise.all(this.folders.values())
-    this.folders.clear()
-    for (const folder of folders) if ('inDir' in folder) await folder.handle?.close().catch(() => undefined)
+  close(): Promise<void> {
+    return this.folders.close()
   }
 }
 

@@ -18,12 +18,22 @@ export interface Child {
   stderr: string
 }
 
-/** Runs the child; `onLine` hears each line of its output (and may kill it). */
-export function child(args: string[], onLine?: (line: string, kill: () => void) => void): Promise<Child> {
+/**
+ * Runs the child; `onLine` hears each line of its output (and may kill it). `openFiles`: its limit of open
+ * files (`ulimit -n`), as low as a desktop's usual 1024 or lower.
+ */
+export function child(
+  args: string[],
+  onLine?: (line: string, kill: () => void) => void,
+  opts: { openFiles?: number } = {},
+): Promise<Child> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const node = [process.execPath, '--import', 'tsx', CHILD, ...args]
+    const [command, ...rest] =
+      opts.openFiles === undefined
+        ? node
+        : ['sh', '-c', `ulimit -n ${opts.openFiles} && exec "$@"`, 'sh', ...node]
+    const p = spawn(command as string, rest, { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     p.stdout.setEncoding('utf8').on('data', (d: string) => {
