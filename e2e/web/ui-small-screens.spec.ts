@@ -50,8 +50,11 @@ async function timelineOverlaps(page: Page): Promise<string[]> {
         if (a.kind === 'bar' && b.kind === 'bar') continue // bars share rows only where they do not meet
         if (a.callId === b.callId && (a.kind === 'bar' || b.kind === 'bar')) continue // its own bar
         if (a.box.width === 0 || b.box.width === 0) continue
+        const at = (r: DOMRect) => `[${Math.round(r.left)}..${Math.round(r.right)} @${Math.round(r.top)}]`
         if (covers(a.box, b.box))
-          out.push(`${a.kind} of ${a.text || a.callId} covers ${b.kind} of ${b.text || b.callId}`)
+          out.push(
+            `${a.kind} of ${a.text || a.callId} ${at(a.box)} covers ${b.kind} of ${b.text || b.callId} ${at(b.box)}`,
+          )
       }
     }
     return out

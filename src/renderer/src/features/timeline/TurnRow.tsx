@@ -12,6 +12,7 @@ import {
   type TurnGeometry,
 } from './geometry'
 import { callCount } from './layout'
+import { growable } from './use-live-growth'
 import { LABEL_WIDTH, MIN_BAR, xOf, type Scale } from './scale'
 
 /** One turn of the timeline: its header, the parallel lane, the serial lane and the skip markers under it. */
@@ -184,7 +185,7 @@ function Bar({
           className={`tool-wait ${call.approval?.requestedAt !== undefined ? 'status-awaiting-approval' : 'status-queued'}`}
           data-testid="tool-wait"
           data-call-id={call.callId}
-          style={{ left: g.waitX, top: top + 6, width: waitWidth }}
+          style={{ left: g.waitX, top: top + 6, width: growable('width', waitWidth) }}
           ref={(el) => registerGrowing(el, live && waiting ? bar.waitStart : undefined, 'wait', waitInset)}
           aria-hidden="true"
         />
@@ -200,7 +201,7 @@ function Bar({
         data-run-start={bar.runStart ?? ''}
         data-end={bar.end ?? ''}
         data-row={g.row}
-        style={{ left: x, top, width }}
+        style={{ left: growable('left', x), top, width: growable('width', width) }}
         ref={(el) =>
           registerGrowing(
             el,

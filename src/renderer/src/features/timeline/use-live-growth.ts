@@ -8,6 +8,21 @@ import { displayTime, MIN_BAR, xOf, type Scale } from './scale'
  * React render per frame. `onOutgrown` is called when "now" passes the display time the fitted scale left
  * room for, so the view can re-fit.
  */
+/**
+ * The growth writes custom properties, not `left`/`width` themselves: React writes a style only when its value
+ * changes, so a bar that finished as wide as React last drew it would otherwise keep the width it grew to (and
+ * cover the bars after it). The element's style reads the property with React's value as the fallback
+ * (`growable`), and dropping the property when the growth stops brings React's value back.
+ */
+const GROWN: Record<Growth, '--grow-left' | '--grow-width'> = {
+  run: '--grow-width',
+  'waiting-bar': '--grow-left',
+  wait: '--grow-width',
+}
+
+/** A `left` or `width` the live growth can take over while the element grows. */
+export const growable = (property: 'left' | 'width', px: number): string => `var(--grow-${property}, ${px}px)`
+
 export function useLiveGrowth(
   active: boolean,
   scale: Scale,
@@ -37,13 +52,13 @@ export function useLiveGrowth(
         const fromX = xOf(s, from)
         switch (growth) {
           case 'run':
-            el.style.width = `${Math.max(MIN_BAR, nowX - fromX)}px`
+            el.style.setProperty(GROWN.run, `${Math.max(MIN_BAR, nowX - fromX)}px`)
             break
           case 'waiting-bar':
-            el.style.left = `${Math.max(fromX, nowX)}px`
+            el.style.setProperty(GROWN['waiting-bar'], `${Math.max(fromX, nowX)}px`)
             break
           case 'wait':
-            el.style.width = `${Math.max(0, nowX - inset - fromX)}px`
+            el.style.setProperty(GROWN.wait, `${Math.max(0, nowX - inset - fromX)}px`)
             break
         }
       }
@@ -56,6 +71,10 @@ export function useLiveGrowth(
 
   return useCallback((el: HTMLElement | null, from: number | undefined, growth: Growth, inset = 0) => {
     if (!el) return
+    // What this growth does not (or no longer) drive goes back to React's value.
+    for (const property of ['--grow-left', '--grow-width'] as const) {
+      if (from === undefined || property !== GROWN[growth]) el.style.removeProperty(property)
+    }
     if (from === undefined) growing.current.delete(el)
     else growing.current.set(el, { from, growth, inset })
   }, [])
