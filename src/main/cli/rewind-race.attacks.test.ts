@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { AgentSession } from '../agent/loop'
@@ -178,5 +178,34 @@ describe('a rewind while a run is working', { timeout: 120_000 }, () => {
     expect(await session.rewind({ mode: 'undo', callId })).toMatchObject({ ok: true })
     await session.close()
     expect(await readdir(run.workspace)).toEqual([])
+  })
+})
+
+describe('`lanes rewind` on a session the app shows', { timeout: 120_000 }, () => {
+  it('goes through (the app holds no lock while idle); the app then applies nothing from its stale preview', async () => {
+    const s = await manyFiles(cleanup)
+    const target = { sessionId: s.sessionId, mode: 'rewind' as const, callId: 'e0' }
+    const view = await planRewindView(s.sessionsDir, target)
+    if ('ok' in view) throw new Error(view.reason)
+    expect(view.files).toHaveLength(200)
+    // Meanwhile, in a terminal: the session goes back, then the user types in one of the files.
+    const cli = await child([
+      'cli',
+      'rewind',
+      s.sessionId,
+      '--to',
+      'e0',
+      '--files-only',
+      '--sessions-dir',
+      s.sessionsDir,
+    ])
+    expect(cli.code).toBe(0)
+    await writeFile(join(s.workspace, 'f1.txt'), 'typed after the rewind\n')
+    expect(await applyRewindFromApp(s.sessionsDir, { ...target, rewindConflicts: ['f1.txt'] })).toEqual({
+      ok: false,
+      reason: 'Changed since the preview: f1.txt. Look at the rewind again; nothing was changed.',
+    })
+    expect(await readFile(join(s.workspace, 'f1.txt'), 'utf8')).toBe('typed after the rewind\n')
+    expect((await sessionEvents(s)).filter((e) => e.type === 'rewind.finished')).toHaveLength(1)
   })
 })
