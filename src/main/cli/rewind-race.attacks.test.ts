@@ -127,3 +127,56 @@ describe('a rewind of files in many folders, with few files allowed open', { tim
     await allRemoved(s)
   })
 })
+
+describe('a rewind while a run is working', { timeout: 120_000 }, () => {
+  it('is refused by the running session, the app and the command line, never interleaved with its writes', async () => {
+    const scenario: Scenario = {
+      turns: [
+        { blocks: [{ tool: 'write_file', input: { path: 'a.txt', content: 'written by the run\n' } }] },
+        // A command still running when the user asks to undo.
+        { blocks: [{ tool: 'bash', input: { command: 'sleep 3' } }] },
+        { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
+      ],
+    }
+    const run = await scriptedRun(scenario, { approvals: 'all', strict: true, prefix: 'lanes-rewind-race-' })
+    const session = await AgentSession.create(run.options)
+    const running = session.run('write, then wait')
+    await expect
+      .poll(
+        () =>
+          run.events.some(
+            (e) =>
+              e.type === 'tool.started' &&
+              run.events.some((q) => q.type === 'tool.queued' && q.callId === e.callId && q.name === 'bash'),
+          ),
+        { timeout: 30_000 },
+      )
+      .toBe(true)
+    const write = run.events.find((e) => e.type === 'tool.queued' && e.name === 'write_file')
+    const callId = write?.type === 'tool.queued' ? write.callId : ''
+    expect(await session.rewind({ mode: 'undo', callId })).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('stop the run first'),
+    })
+    const app = await planRewindView(run.sessionsDir, { sessionId: session.sessionId, mode: 'undo', callId })
+    expect(app).toMatchObject({ ok: false, reason: expect.stringMatching(/already open/) })
+    const cli = await child([
+      'cli',
+      'rewind',
+      session.sessionId,
+      '--to',
+      callId,
+      '--sessions-dir',
+      run.sessionsDir,
+    ])
+    expect(cli.code).toBe(1)
+    expect(await running).toEqual({ status: 'finished' })
+    const log = await readSession(sessionPaths(run.sessionsDir, session.sessionId).log)
+    expect(log.events.some((e) => e.type.startsWith('rewind.'))).toBe(false)
+    expect(await readFile(join(run.workspace, 'a.txt'), 'utf8')).toBe('written by the run\n')
+    // Once it has finished, the undo goes through.
+    expect(await session.rewind({ mode: 'undo', callId })).toMatchObject({ ok: true })
+    await session.close()
+    expect(await readdir(run.workspace)).toEqual([])
+  })
+})

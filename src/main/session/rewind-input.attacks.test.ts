@@ -226,6 +226,22 @@ describe('a session log edited by hand', { timeout: 60_000 }, () => {
     await untouched(s)
   })
 
+  it('a file that cannot be read (a name too long for the file system): named and left, no crash', async () => {
+    const s = await threeTurns()
+    const name = 'n'.repeat(300)
+    await appendToLog(s, [
+      queued('c4', 4, 'write_file'),
+      { type: 'file.preimage', callId: 'c4', path: join(s.workspace, name), relPath: name, hash: null },
+    ])
+    expect(await rewind(s, { mode: 'undo', callId: 'c4' }, [name])).toEqual({
+      ok: false,
+      reason: expect.stringMatching(
+        new RegExp(`^Nothing was rewound: ${name} could not be read \\(ENAMETOOLONG`),
+      ),
+    })
+    await untouched(s)
+  })
+
   it('a store whose record is a change of itself (a loop): refused, not followed forever', async () => {
     const s = await threeTurns()
     const pack = join(s.sessionsDir, s.sessionId, 'preimages', 'preimages.pack')

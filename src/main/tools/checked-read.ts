@@ -68,7 +68,8 @@ export class FolderReader {
         if (code === 'ELOOP') return { kind: 'odd', reason: 'is a symbolic link, not a regular file' }
         // A socket cannot be opened (ENXIO).
         if (code === 'ENXIO') return { kind: 'odd', reason: 'is no longer a regular file' }
-        throw error
+        // Unreadable (its permissions, an I/O error): that file is named and left, the others go on.
+        return { kind: 'odd', reason: `could not be read (${(error as Error).message})` }
       }
     })
     if (typeof opened !== 'number') return opened
