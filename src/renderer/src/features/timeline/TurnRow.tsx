@@ -155,11 +155,11 @@ function Bar({
   const waitWidth = x - waitInset - g.waitX
   const selected = selectedCallId === call.callId
   const rewind = findRewindIn(rewinds, call.rewoundBy)
+  // A rewind that left this call's file as it was (changed since, and kept) took nothing back from it.
+  const struck = rewind !== undefined && keptReason(rewind, call) === undefined
   // Beside the selected, hovered or focused bar: Undo for a write or edit that can be undone, a link to the undo
   // or rewind for one taken back. Right of the bar (past a label drawn beside it) where that covers no other
   // bar, else left of it where there is room, else right anyway (it goes when the pointer or focus does).
-  // A rewind that left this call's file as it was (changed since, and kept) took nothing back from it.
-  const struck = rewind !== undefined && keptReason(rewind, call) === undefined
   const action = !(selected || near) ? null : canUndo(call) ? 'undo' : struck ? 'rewound' : null
   const actionPx = action === null ? 0 : ACTION_PX[action]
   const besideRight = label === 'beside' && !labelLeft ? Math.min(needed, g.labelRoom) : 0
