@@ -130,6 +130,25 @@ describe('a rewind asked for with calls it cannot go to', { timeout: 60_000 }, (
   })
 })
 
+describe('large files', { timeout: 60_000 }, () => {
+  it('too large to keep in memory between the plan and the writes: read again when needed, rewound whole', async () => {
+    const big = (tag: string, i: number) => `${tag} ${i}\n${'x'.repeat(3 * 2 ** 20)}\nend\n`
+    const calls: Parameters<RecordedSession['call']>[] = []
+    for (let i = 0; i < 3; i++)
+      calls.push([1, `w${i}`, 'write_file', { path: `big${i}.txt`, content: big('first', i) }])
+    for (let i = 0; i < 3; i++)
+      calls.push([
+        2,
+        `e${i}`,
+        'edit_file',
+        { path: `big${i}.txt`, old_string: `first ${i}\n`, new_string: `second ${i}\n` },
+      ])
+    const s = await recordCalls(calls, cleanup)
+    expect(await rewind(s, { mode: 'rewind', callId: 'e0' })).toMatchObject({ ok: true })
+    for (let i = 0; i < 3; i++) expect(await fileText(s, `big${i}.txt`)).toBe(big('first', i))
+  })
+})
+
 describe('a session log edited by hand', { timeout: 60_000 }, () => {
   it('a change naming a file outside the workspace: refused, the file untouched even when chosen', async () => {
     const s = await threeTurns()

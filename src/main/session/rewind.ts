@@ -80,10 +80,10 @@ export interface PlannedFile {
   blocked?: string
   /**
    * What planning read (the file now, the content to put back), reused by applyRewind when the file has not
-   * moved since (same inode, size and mtime), so a rewind right after its plan reads nothing twice. `now` is
-   * absent when it was too large to keep.
+   * moved since (same inode, size and mtime), so a rewind right after its plan reads nothing twice. Either is
+   * absent when it was too large to keep (read again when needed).
    */
-  seen?: { now?: OnDisk; to: Buffer | null }
+  seen?: { now?: OnDisk; to?: Buffer | null }
 }
 
 export type RewindPlan = {
@@ -223,9 +223,13 @@ export async function planRewind(
     }
     const now = await onDisk(path, reader, slices)
     if (now.hash === to) return undefined
-    const size = now.content?.length ?? 0
-    const keep = size <= SEEN_KEEP_FILE_BYTES && keptBytes + size <= SEEN_KEEP_BYTES
-    if (keep) keptBytes += size
+    const keeps = (size: number) => {
+      const keep = size <= SEEN_KEEP_FILE_BYTES && keptBytes + size <= SEEN_KEEP_BYTES
+      if (keep) keptBytes += size
+      return keep
+    }
+    const keep = keeps(now.content?.length ?? 0)
+    const keepTo = keeps(toContent?.length ?? 0)
     const known = left.has(path) ? (left.get(path) as string | null) : undefined
     const file: PlannedFile = {
       path,
@@ -235,7 +239,7 @@ export async function planRewind(
       now: now.odd ? null : now.hash,
       conflict: now.hash !== known,
       ...(now.odd ? { blocked: now.odd } : {}),
-      seen: { ...(keep ? { now } : {}), to: toContent },
+      seen: { ...(keep ? { now } : {}), ...(keepTo ? { to: toContent } : {}) },
     }
     return file
   }).finally(() => reader.close())
@@ -290,14 +294,12 @@ export async function applyRewind(
       return `${file.relPath} is read-only; make it writable first. Nothing was changed.`
     // What is there now goes into the store first, so the rewind can be rolled back (and itself undone).
     if (now.content !== null) await store.put(file.path, now.content, now.hash as string)
-    const content = file.to === null ? null : (file.seen?.to ?? (await store.get(file.to)))
-    return {
-      change: { path: file.path, relPath: file.relPath, from: now.hash, to: file.to },
-      expect: now,
-      content,
-    }
+    // Only what is kept is held until the writes (undefined: read from the store as it is written).
+    const content = file.to === null ? null : file.seen?.to
+    const change = { path: file.path, relPath: file.relPath, from: now.hash, to: file.to }
+    return { change, stat: now.stat ?? null, content }
   }).finally(() => reader.close())
-  const work: { change: RewindChange; expect: OnDisk; content: Buffer | null }[] = []
+  const work: { change: RewindChange; stat: OnDisk['stat'] | null; content: Buffer | null | undefined }[] = []
   for (const item of prepared) {
     if (typeof item === 'string') return { ok: false, reason: item }
     work.push(item)
@@ -332,7 +334,11 @@ export async function applyRewind(
   const worker = async (): Promise<void> => {
     while (failure === undefined && next < work.length) {
       const w = work[next++] as (typeof work)[number]
-      const failed = await put(w.change.path, w.content, w.expect.stat ?? null, batch)
+      const failed = await (
+        w.content === undefined ? store.get(w.change.to as string) : Promise.resolve(w.content)
+      )
+        .then((content) => put(w.change.path, content, w.stat, batch))
+        .catch((error: Error) => `could not be restored (${error.message})`)
       if (failed) {
         failure ??= `${w.change.relPath} ${failed}`
         return
