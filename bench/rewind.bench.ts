@@ -175,31 +175,24 @@ async function rewind100(): Promise<BenchResult[]> {
       // cp's side of the comparison starts from the same state: the changed files, on disk (as the tools left
       // them, synced), which it puts back by copying the originals over them.
       const names = Array.from({ length: FILES }, (_, i) => `f${i}.txt`)
-      const changed = join(s.sessionsDir, 'changed')
-      await mkdir(changed)
-      await run('cp', ['-f', ...names.map((n) => join(s.workspace, n)), changed])
-      await run(
-        'sync',
-        names.map((n) => join(changed, n)),
-      )
+      /** A folder holding the changed files as the tools left them, synced. */
+      const copyOfChanged = async (name: string): Promise<string> => {
+        const dir = join(s.sessionsDir, name)
+        await mkdir(dir)
+        await run('cp', ['-f', ...names.map((n) => join(s.workspace, n)), dir])
+        await run(
+          'sync',
+          names.map((n) => join(dir, n)),
+        )
+        return dir
+      }
+      const changed = await copyOfChanged('changed')
       const fresh = join(s.sessionsDir, 'fresh')
       await mkdir(fresh)
-      // The same state once more, for the file system's own cost of replacing files the crash-safe way.
-      const replaced = join(s.sessionsDir, 'replaced')
-      await mkdir(replaced)
-      await run('cp', ['-f', ...names.map((n) => join(s.workspace, n)), replaced])
-      await run(
-        'sync',
-        names.map((n) => join(replaced, n)),
-      )
-      // And once more for that floor made durable.
-      const durable = join(s.sessionsDir, 'durable')
-      await mkdir(durable)
-      await run('cp', ['-f', ...names.map((n) => join(s.workspace, n)), durable])
-      await run(
-        'sync',
-        names.map((n) => join(durable, n)),
-      )
+      // The same state once more, for the file system's own cost of replacing files the crash-safe way, and once
+      // more for that floor made durable.
+      const replaced = await copyOfChanged('replaced')
+      const durable = await copyOfChanged('durable')
       const contents = await Promise.all(names.map((n) => readFile(join(originals, n))))
 
       const cp = async (): Promise<void> => {
