@@ -17,6 +17,8 @@ import {
 } from '../session/rewind'
 import { unfinishedRewind } from '../session/rewind-history'
 import { newSessionId } from '../session/store'
+import { RedactTextStream } from '../secrets/redactor'
+import { workspaceSecrets, type WorkspaceSecrets } from '../secrets/workspace-secrets'
 import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
 import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext } from '../tools/tool'
@@ -58,6 +60,8 @@ export class AgentSession implements TurnLoopHost {
   private preimages: Promise<PreimageStore> | undefined
   /** Decisions given with a continue (the review screen answered after a restart), used as the calls resume. */
   private readonly preDecisions = new Map<string, Decision & { always?: boolean }>()
+  /** The workspace's secrets, whose first scan starts with the session (in the background). */
+  readonly secrets: WorkspaceSecrets
 
   private constructor(
     opts: AgentOptions,
@@ -76,6 +80,11 @@ export class AgentSession implements TurnLoopHost {
         void this.emit({ type: 'file.snapshot', path: snap.path, mtimeMs: snap.mtimeMs, hash: snap.hash }),
     })
     this.snapshots.restore(snapshotsOf(state))
+    this.secrets = workspaceSecrets(opts.workspace)
+    this.secrets.addAppSecret(process.env.ANTHROPIC_API_KEY, 'the API key')
+    for (const value of opts.appSecrets ?? []) this.secrets.addAppSecret(value, 'the API key')
+    this.secrets.addOwnFolder(opts.sessionsDir)
+    void this.secrets.start()
   }
 
   get sessionId(): string {
@@ -135,6 +144,8 @@ export class AgentSession implements TurnLoopHost {
 
   /** Starts a run with a new task (a first task, or a follow-up in a session whose last run ended). */
   async run(task: string): Promise<RunOutcome> {
+    // Secret files edited since the last run are read again (incremental; the first scan may still be going).
+    void this.secrets.ready().then(() => this.secrets.refresh())
     const runId = `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`
     await this.emit({ type: 'run.started', runId, task })
     this.pushUser([{ type: 'text', text: task }])
@@ -371,13 +382,20 @@ export class AgentSession implements TurnLoopHost {
   toolContext(callId: string, signal: AbortSignal): { ctx: ToolContext; flush: () => void } {
     let buffer = ''
     let timer: NodeJS.Timeout | null = null
-    const flush = (): void => {
+    // Live chunks pass the redactor too, as a stream: a value split between two chunks is still caught.
+    const redact = new RedactTextStream(this.secrets.redactor())
+    const send = (): void => {
       if (timer) clearTimeout(timer)
       timer = null
       if (buffer.length === 0) return
       const chunk = buffer
       buffer = ''
       void this.emit({ type: 'tool.output', callId, chunk })
+    }
+    // The last chunk: what the redactor held back (a possible start of a value) is let through, redacted.
+    const flush = (): void => {
+      buffer += redact.end()
+      send()
     }
     const ctx: ToolContext = {
       workspace: this.opts.workspace,
@@ -395,9 +413,9 @@ export class AgentSession implements TurnLoopHost {
       onProgress: (chunk) => {
         // At most one output event per call every 100 ms, however chatty the command; the full output is in
         // the session folder, so what the live view drops in a flood is only the middle of a burst.
-        buffer += chunk
+        buffer += redact.push(chunk)
         if (buffer.length > OUTPUT_EVENT_MAX_CHARS) buffer = buffer.slice(-OUTPUT_EVENT_MAX_CHARS)
-        timer ??= setTimeout(flush, 100)
+        timer ??= setTimeout(send, 100)
       },
     }
     return { ctx, flush }

@@ -32,6 +32,8 @@ export interface ConnectedModel {
   baseUrl?: string
   /** The built-in offline demo is answering. */
   demo: boolean
+  /** The API key in use (the redactor hides it in every tool's output). */
+  apiKey?: string
   close(): Promise<void>
 }
 
@@ -53,6 +55,7 @@ export async function connectModel(choice: ModelChoice, workspace: string): Prom
       }),
       modelName,
       ...(baseUrl ? { baseUrl } : {}),
+      ...(apiKey ? { apiKey } : {}),
       demo: false,
       close: async () => undefined,
     }
@@ -111,6 +114,7 @@ export function agentOptions(
     modelName: base.model.modelName,
     ...(base.model.baseUrl ? { baseUrl: base.model.baseUrl } : {}),
     demo: base.model.demo,
+    ...(base.model.apiKey ? { appSecrets: [base.model.apiKey] } : {}),
     scheduler: settings.scheduler,
     siblingSkip: settings.siblingSkip,
     maxTurns: settings.maxTurns,
