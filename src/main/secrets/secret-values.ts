@@ -70,7 +70,9 @@ const PEM_END = /-----END [A-Z0-9 ]+-----/
 const URL_CREDENTIALS = /[a-z][a-z0-9+.-]*:\/\/([^\s/@:'"]+)(?::([^\s/@'"]+))?@/gi
 const JSON_STRING = /"(?:[^"\\]|\\.)*"\s*:\s*"((?:[^"\\]|\\.)*)"/g
 const NETRC_WORD = /\b(?:password|passwd|login|account)\s+(\S+)/g
-const PAIR = /^\s*(?:export\s+)?[^\s=:#;"'][^=:]*?\s*(?:=|:)\s*(.*)$/
+/** `KEY=VALUE` (dotenv, INI, `.npmrc`'s `//host/:_authToken=...`), else YAML's `key: value`. */
+const EQ_PAIR = /^\s*(?:export\s+)?[^\s=#;"'][^=]*?\s*=\s*(.*)$/
+const COLON_PAIR = /^\s*(?:- )?[^\s:#;"'][^:]*?:\s+(.*)$/
 
 /**
  * The values in one secret file's text that pass the floor, in order of appearance, each once. Binary
@@ -109,7 +111,7 @@ export function extractSecretValues(text: string): string[] {
     }
     if (jsonSeen) continue
     for (const m of line.matchAll(NETRC_WORD)) add(m[1])
-    const pair = PAIR.exec(line)
+    const pair = EQ_PAIR.exec(line) ?? COLON_PAIR.exec(line)
     if (pair) {
       const value = unquote(pair[1] ?? '')
       add(value)
