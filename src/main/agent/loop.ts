@@ -442,6 +442,14 @@ export class AgentSession implements TurnLoopHost {
     return d
   }
 
+  private readonly toldNotes = new Set<string>()
+
+  newSecretNotes(): string[] {
+    const fresh = this.secrets.notes().filter((n) => !this.toldNotes.has(n))
+    for (const n of fresh) this.toldNotes.add(n)
+    return fresh
+  }
+
   track(call: PendingCall): void {
     this.pending.set(call.callId, call)
   }

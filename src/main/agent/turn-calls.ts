@@ -21,6 +21,8 @@ export interface TurnHost extends GateHost {
   track(call: PendingCall): void
   /** The workspace's secrets: every result passes its redactor in `settled` (the one choke point). */
   readonly secrets: WorkspaceSecrets
+  /** What the secret scan could not read (a file over the cap, a binary one) not yet told in this session. */
+  newSecretNotes(): string[]
 }
 
 export interface ToolUseSeen {
@@ -270,10 +272,17 @@ export class TurnCalls {
     // The one choke point: whatever any tool returns (its output, an error, the metadata the UI shows) passes the
     // redactor here, before it is logged or sent to the model.
     const redactor = this.host.secrets.redactor()
+    // For the user, never the model: what the scan could not read (it names files, never their content).
+    const notes = outcome.kind === 'finished' ? this.host.newSecretNotes() : []
+    const metadata = outcome.result.metadata
+      ? redactDeep(redactor, outcome.result.metadata)
+      : notes.length > 0
+        ? {}
+        : undefined
     const result = {
       ...outcome.result,
       output: redactor.redactText(outcome.result.output),
-      ...(outcome.result.metadata ? { metadata: redactDeep(redactor, outcome.result.metadata) } : {}),
+      ...(metadata ? { metadata: notes.length > 0 ? { ...metadata, secretNotes: notes } : metadata } : {}),
       ...(outcome.result.title !== undefined ? { title: redactor.redactText(outcome.result.title) } : {}),
     }
     const elapsed = outcome.kind === 'finished' && name === 'bash' && outcome.ran
