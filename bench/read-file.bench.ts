@@ -34,7 +34,7 @@ const snapshotsModule = pathToFileURL(
 const repoRoot = fileURLToPath(new URL('..', import.meta.url))
 
 /** ~1 GiB of text with varied line lengths: mostly code-like, some long, a few minified-size lines. */
-async function ensureBigFile(dir: string): Promise<string> {
+export async function ensureBigFile(dir: string): Promise<string> {
   const file = join(dir, 'big.txt')
   const done = join(dir, 'big.txt.done')
   try {

@@ -333,3 +333,8 @@ export function workspaceSecrets(root: string): WorkspaceSecrets {
   }
   return found
 }
+
+/** Forgets what is known of `root`, so the next use scans it afresh (benchmarks of the first scan). */
+export function forgetWorkspaceSecrets(root: string): void {
+  registry.delete(root)
+}
