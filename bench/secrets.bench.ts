@@ -36,7 +36,8 @@ import { ensureBigFile } from './read-file.bench'
 
 const RUNS = Number(process.env.LANES_BENCH_RUNS ?? 11)
 const FLOOD_RUNS = Number(process.env.LANES_BENCH_FLOOD_RUNS ?? 2)
-const FLOOD_BYTES = 1_000_000_000
+/** 1 GB as the issue asks; `LANES_BENCH_FLOOD_BYTES` makes it smaller on a loaded machine (MB/s is the figure). */
+const FLOOD_BYTES = Number(process.env.LANES_BENCH_FLOOD_BYTES ?? 1_000_000_000)
 const FLOOD_COMMAND = `yes 'The quick brown fox jumps over the lazy dog, 0123456789 ABCDEFG' | head -c ${FLOOD_BYTES}`
 const here = fileURLToPath(new URL('.', import.meta.url))
 
@@ -206,10 +207,16 @@ export const benchmarks: Benchmark[] = [
         await fs.rm(file, { force: true })
       }
       out.push(
-        result('bash 1 GB flood, redactor (1,000 values) on vs off', median(on), median(off), 'MB/s', {
-          minValue: 25,
-          text: '>= 25 MB/s',
-        }),
+        result(
+          `bash ${FLOOD_BYTES / 1e9} GB flood, redactor (1,000 values) on vs off`,
+          median(on),
+          median(off),
+          'MB/s',
+          {
+            minValue: 25,
+            text: '>= 25 MB/s',
+          },
+        ),
       )
 
       // read_file of a 1 GiB file's range, through the choke point's redaction.

@@ -1,4 +1,13 @@
-import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, constants } from 'node:fs'
+import {
+  closeSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  statSync,
+  constants,
+} from 'node:fs'
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { MaskIndex, type MaskPath, type Masks } from '../tools/bash/sandbox/masks'
@@ -137,7 +146,8 @@ export class WorkspaceSecrets {
         for (const name of names) if (!known.has(name)) secrets.push({ path: name, kind: 'file' })
       }
     }
-    for (const folder of this.ownFolders) secrets.push({ path: folder, kind: 'dir' })
+    // Only once it exists: bubblewrap cannot mount over a path that is not there in a read-only workspace.
+    for (const folder of this.ownFolders) if (isFolder(folder)) secrets.push({ path: folder, kind: 'dir' })
     return { secrets, protected: masks.protected }
   }
 
@@ -286,6 +296,14 @@ export class WorkspaceSecrets {
     for (const { values } of this.fileValues.values()) all.push(...values)
     all.push(...this.gitValues)
     this.current = new Redactor(all)
+  }
+}
+
+function isFolder(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory()
+  } catch {
+    return false
   }
 }
 
