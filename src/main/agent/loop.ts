@@ -83,7 +83,7 @@ export class AgentSession implements TurnLoopHost {
     this.secrets = workspaceSecrets(opts.workspace)
     this.secrets.addAppSecret(process.env.ANTHROPIC_API_KEY, 'the API key')
     for (const value of opts.appSecrets ?? []) this.secrets.addAppSecret(value, 'the API key')
-    this.secrets.addOwnFolder(opts.sessionsDir)
+    for (const folder of [opts.sessionsDir, ...(opts.ownData ?? [])]) this.secrets.addOwnFolder(folder)
     void this.secrets.start()
   }
 

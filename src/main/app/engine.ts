@@ -11,6 +11,7 @@ import { loadBashGrammar } from '../tools/bash/validate'
 import { createToolRegistry } from '../tools/index'
 import type { ToolRegistry } from '../tools/registry'
 import { readSession, sessionPaths, SessionLogError } from '../session/log'
+import { defaultDataDir } from './paths'
 
 /**
  * Puts the engine together for the app, `lanes web` and `lanes run`: the model (Claude, a base URL, or the
@@ -115,6 +116,7 @@ export function agentOptions(
     ...(base.model.baseUrl ? { baseUrl: base.model.baseUrl } : {}),
     demo: base.model.demo,
     ...(base.model.apiKey ? { appSecrets: [base.model.apiKey] } : {}),
+    ownData: [defaultDataDir()],
     scheduler: settings.scheduler,
     siblingSkip: settings.siblingSkip,
     maxTurns: settings.maxTurns,
