@@ -251,6 +251,21 @@ describe.skipIf(missing !== null)(
       expect(run.results[0]).toContain(markerFor('.git/config'))
     })
 
+    it('a long command output: the live chunks and the saved full output, across chunk boundaries', async () => {
+      const base = await tempBase()
+      const ws = join(base, 'ws')
+      const secret = 'stream-Split-Secret-9Q7'
+      await writeFile(join(ws, '.env'), `LOG_TOKEN=${secret}\n`)
+      // 300 KB: the value lands at every offset of the terminal's 4 KiB reads and the live view's chunks.
+      const lines = Array.from({ length: 6000 }, (_, i) => `${'x'.repeat(i % 37)} token ${secret} line ${i}`)
+      await writeFile(join(ws, 'app.log'), `${lines.join('\n')}\n`)
+      const run = await attack(base, [{ tool: 'bash', input: { command: 'cat app.log' } }])
+      expectNowhere(secret, run)
+      expect(run.kept).toContain('"type":"tool.output"')
+      expect(run.results[0]).toContain(`token ${markerFor('.env')} line 5999`)
+      expect(run.results[0]).toMatch(/Full output: .*\.log/)
+    })
+
     it("the API key in the app's environment, printed by a file in the workspace", async () => {
       const base = await tempBase()
       const ws = join(base, 'ws')
