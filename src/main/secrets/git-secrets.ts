@@ -18,7 +18,7 @@ import { extractSecretValues } from './secret-values'
  * (`cat-file --batch`) and their values given to the redactor. A blob no tree or index names (staged, then
  * unstaged) has no path to judge: the redactor catches it when it holds a value known from elsewhere.
  *
- * Measured against the 1,200-line object reader (src/main/tools/git-*.ts) in bench/secrets.bench.ts; see the
+ * Measured against the 1,200-line object reader (src/main/git/) in bench/secrets.bench.ts; see the
  * README for the figures and why this one reads the values.
  */
 

@@ -11,7 +11,7 @@ import {
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { MaskIndex, type MaskPath, type Masks } from '../tools/bash/sandbox/masks'
-import { findGitDir, submoduleRepos } from '../tools/git-dir'
+import { findGitDir, submoduleRepos } from '../git/git-dir'
 import { gitSecretValues, type RepoRef } from './git-secrets'
 import { Redactor, type SecretValue } from './redactor'
 import { configUrlCredentials, extractSecretValues } from './secret-values'

@@ -5,9 +5,9 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Scenario } from '../agent/scenario'
 import { startScriptedModel } from '../agent/scripted-model'
-import { runLanes } from '../cli/test-fixtures/run-lanes'
+import { runLanes } from './test-fixtures/run-lanes'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
-import { markerFor } from './redactor'
+import { markerFor } from '../secrets/redactor'
 
 /**
  * Issue 20's read-side attacks, each on a real folder and a real git repository, end to end through `lanes run`
