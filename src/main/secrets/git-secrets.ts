@@ -48,18 +48,16 @@ export async function gitSecretValues(
   const where = 'worktree' in repo ? repo.worktree : repo.gitDir
   const label = path.relative(workspace, where) || '.'
   const base = 'worktree' in repo ? ['-C', repo.worktree] : ['--git-dir', repo.gitDir]
-  const run = (args: string[], input?: string): Promise<Buffer> =>
-    runGit(workspace, masks, [...base, ...args], input, deadline)
+  const git = [...GIT_OPTIONS, ...base]
   try {
-    const listed = await run(['cat-file', '--batch-all-objects', '--batch-check=%(objecttype) %(objectname)'])
-    const tips = listed
-      .toString('latin1')
-      .split('\n')
-      .filter((l) => l.startsWith('commit ') || l.startsWith('tag '))
-      .map((l) => l.slice(l.indexOf(' ') + 1))
-    const walked = await run(
-      ['rev-list', '--objects', '--indexed-objects', '--all', '--reflog', '--stdin'],
-      tips.join('\n') + '\n',
+    // One sandbox for both steps: every commit and tag of the store (reachable or not) walked with the refs,
+    // reflogs and indexes, each object with its path.
+    const walked = await runSandboxed(
+      workspace,
+      masks,
+      ['bash', '-c', WALK_SCRIPT, 'lanes-git', ...git],
+      undefined,
+      deadline,
     )
     const blobs = new Map<string, string>()
     for (const line of walked.toString('utf8').split('\n')) {
@@ -75,7 +73,13 @@ export async function gitSecretValues(
         `${label}: git holds ${blobs.size} versions of secret files; the first ${oids.length} were read.`,
       )
     // `%(objectsize)` first: each object is cut to the cap as it is parsed.
-    const contents = await run(['cat-file', '--batch'], oids.join('\n') + '\n')
+    const contents = await runSandboxed(
+      workspace,
+      masks,
+      ['git', ...git, 'cat-file', '--batch'],
+      oids.join('\n') + '\n',
+      deadline,
+    )
     let at = 0
     while (at < contents.length) {
       const nl = contents.indexOf(10, at)
@@ -105,11 +109,20 @@ export async function gitSecretValues(
 /** At most this much of git's output is kept per call. */
 const MAX_GIT_OUTPUT = 256 * 1024 * 1024
 
-/** Runs git inside the read-only sandbox (no network, config off); rejects on a non-zero exit or the deadline. */
-function runGit(
+/** git with its system and global config off (the environment), no pager, no replacements, no fsmonitor. */
+const GIT_OPTIONS = ['--no-pager', '--no-replace-objects', '-c', 'core.fsmonitor=false']
+
+/** `$@`: git's options and the repository. */
+const WALK_SCRIPT =
+  'set -o pipefail; git "$@" cat-file --batch-all-objects "--batch-check=%(objecttype) %(objectname)" | ' +
+  "sed -n -e 's/^commit //p' -e 's/^tag //p' | " +
+  'git "$@" rev-list --objects --indexed-objects --all --reflog --stdin'
+
+/** Runs `argv` inside the read-only sandbox (no network); rejects on a non-zero exit or the deadline. */
+function runSandboxed(
   workspace: string,
   masks: Masks,
-  args: string[],
+  argv: string[],
   input: string | undefined,
   deadline: number,
 ): Promise<Buffer> {
@@ -122,9 +135,8 @@ function runGit(
     { secrets: masks.secrets, protected: [] },
     { path: env.PATH ?? '', home: homedir() },
   )
-  const gitArgs = ['--no-pager', '--no-replace-objects', '-c', 'core.fsmonitor=false', ...args]
   return new Promise((resolve, reject) => {
-    const child = spawn(support.program, [...sandbox, '--', 'git', ...gitArgs], {
+    const child = spawn(support.program, [...sandbox, '--', ...argv], {
       env: { ...env, GIT_NO_REPLACE_OBJECTS: '1', GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
       // fd 3: bwrap's status report, unread.
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],

@@ -1,9 +1,11 @@
+import { execFileSync } from 'node:child_process'
 import { link, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { grepTool } from '../tools/grep'
 import { readFileTool } from '../tools/read-file'
+import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import { makeToolContext } from '../tools/test-fixtures/tool-context'
 import { markerFor } from './redactor'
 import { MAX_SECRET_FILE_BYTES, WorkspaceSecrets, workspaceSecrets } from './workspace-secrets'
@@ -101,5 +103,44 @@ describe('WorkspaceSecrets', () => {
     const found = await grepTool.execute({ pattern: 'needle' }, ctx)
     expect(found.output).toBe('src/a.ts:1:needle')
     expect(secrets.masks().secrets).toContainEqual({ path: join(root, 'lanes-data'), kind: 'dir' })
+  })
+})
+
+describe.skipIf(!sandboxSupport().available)('what git keeps of secret files', () => {
+  const git = (cwd: string, ...args: string[]): string =>
+    execFileSync(
+      'git',
+      ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args],
+      {
+        cwd,
+        encoding: 'utf8',
+        env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+      },
+    )
+
+  it('finds a secret in a commit that no ref or reflog names any more', async () => {
+    const root = await workspace({ 'README.md': 'hi\n' })
+    git(root, 'init', '-q')
+    git(root, 'add', 'README.md')
+    git(root, 'commit', '-qm', 'one')
+    await writeFile(join(root, '.env'), 'TOKEN=orphan-Commit-Value-5\n')
+    git(root, 'add', '.env')
+    git(root, 'commit', '-qm', 'oops')
+    git(root, 'reset', '-q', '--hard', 'HEAD~1')
+    git(root, 'reflog', 'expire', '--expire=now', '--all')
+    expect(git(root, 'rev-list', '--all', '--reflog', '--objects')).not.toContain('.env')
+    const secrets = new WorkspaceSecrets(root)
+    await secrets.ready()
+    expect(secrets.redactor().redactText('orphan-Commit-Value-5')).toBe(markerFor('git history of .env'))
+    expect(secrets.notes()).toEqual([])
+  })
+
+  it('an empty repository and a folder without git give no values and no notes', async () => {
+    const root = await workspace({ 'a.txt': 'x\n' })
+    git(root, 'init', '-q')
+    const secrets = new WorkspaceSecrets(root)
+    await secrets.ready()
+    expect(secrets.redactor().size).toBe(0)
+    expect(secrets.notes()).toEqual([])
   })
 })
