@@ -63,7 +63,7 @@ export const grepTool = defineTool({
   input: GrepInput,
   concurrencySafe: true,
   title: grepTitle,
-  // Runs without asking: secret files are withheld by the search itself (`isSecretPath`).
+  // Runs without asking: secret files leave no trace in the search itself (`Collector`).
   policy: () => ({ kind: 'allow' }),
   async execute(input, ctx): Promise<ToolResult> {
     const where = input.path ?? '.'
