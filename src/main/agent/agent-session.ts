@@ -62,13 +62,15 @@ export class AgentSession implements TurnLoopHost {
   private readonly preDecisions = new Map<string, Decision & { always?: boolean }>()
   /** The workspace's secrets, whose first scan starts with the session (in the background). */
   readonly secrets: WorkspaceSecrets
+  /** The workspace's sensitive-path rules (DESIGN 2.3). */
+  readonly pathRules: SensitivePathRules
 
   private constructor(
     opts: AgentOptions,
     writer: SessionWriter,
     state: SessionState,
     messages: MessageParam[],
-    readonly pathRules: SensitivePathRules,
+    pathRules: SensitivePathRules,
   ) {
     this.opts = opts
     this.writer = writer
@@ -81,6 +83,15 @@ export class AgentSession implements TurnLoopHost {
     })
     this.snapshots.restore(snapshotsOf(state))
     this.secrets = workspaceSecrets(opts.workspace)
+    const secrets = this.secrets
+    // Git's own answer joins the object reader's once the scan has it: an index or commit the reader does not
+    // see (a split index, a worktree's index) still makes git commands that print or search contents ask.
+    this.pathRules = {
+      bareRepoAtRoot: pathRules.bareRepoAtRoot,
+      get gitTracksSecrets() {
+        return pathRules.gitTracksSecrets || secrets.gitHoldsSecretFiles()
+      },
+    }
     this.secrets.addAppSecret(process.env.ANTHROPIC_API_KEY, 'the API key')
     for (const value of opts.appSecrets ?? []) this.secrets.addAppSecret(value, 'the API key')
     for (const folder of [opts.sessionsDir, ...(opts.ownData ?? [])]) this.secrets.addOwnFolder(folder)

@@ -58,11 +58,18 @@ interface Attack {
   code: number
 }
 
-/** Runs `calls` as one turn of a scripted model against `ws`, every approval refused. */
-async function attack(base: string, calls: Call[]): Promise<Attack> {
+/**
+ * Runs `calls` as one turn of a scripted model against `ws` (or several turns, one list each: a refused command
+ * skips the later commands of its turn), every approval refused.
+ */
+async function attack(base: string, calls: Call[] | Call[][]): Promise<Attack> {
+  const turns = (Array.isArray(calls[0]) ? calls : [calls]) as Call[][]
   const scenario: Scenario = {
     turns: [
-      { blocks: calls.map((c) => ({ tool: c.tool, input: c.input })), stop: 'tool_use' },
+      ...turns.map((turn) => ({
+        blocks: turn.map((c) => ({ tool: c.tool, input: c.input })),
+        stop: 'tool_use' as const,
+      })),
       { blocks: [{ text: 'done' }], stop: 'end_turn' },
     ],
   }
@@ -97,10 +104,12 @@ async function attack(base: string, calls: Call[]): Promise<Attack> {
           messages: { role: string; content: string | { type: string; content?: string }[] }[]
         },
     )
-  const last = requests.at(-1)?.messages.at(-1)?.content
-  const results = Array.isArray(last)
-    ? last.filter((b) => b.type === 'tool_result').map((b) => b.content ?? '')
-    : []
+  // Every tool result of the run, in order: the last request holds the whole conversation.
+  const results = (requests.at(-1)?.messages ?? []).flatMap((m) =>
+    Array.isArray(m.content)
+      ? m.content.filter((b) => b.type === 'tool_result').map((b) => b.content ?? '')
+      : [],
+  )
   return { sent, kept: await allText(sessions), results, code }
 }
 
@@ -210,6 +219,12 @@ describe.skipIf(missing !== null)(
       ])
       expectNowhere(split, run)
       expectNowhere(worktree, run)
+      // git holds a secret file the object reader does not see (a split index): git's own walk makes the
+      // commands that print or search contents ask (and every approval is refused here).
+      for (const result of run.results.slice(4))
+        expect(result).toMatch(
+          /^(Rejected by the user|Command not run: git holds a version of a secret file)/,
+        )
     })
 
     it('an embedded repository (its own .git, not a submodule) whose history held a secret', async () => {

@@ -30,6 +30,8 @@ const MAX_SECRET_BLOBS = 2000
 
 export interface GitSecretsResult {
   values: { value: string; path: string }[]
+  /** Git holds a version of a secret file (in a commit, a reflog or an index). */
+  holdsSecretFiles: boolean
   /** Plain sentences: what could not be read, for the user. */
   notes: string[]
 }
@@ -45,6 +47,7 @@ export async function gitSecretValues(
 ): Promise<GitSecretsResult> {
   const notes: string[] = []
   const values: GitSecretsResult['values'] = []
+  let holdsSecretFiles = false
   const where = 'worktree' in repo ? repo.worktree : repo.gitDir
   const label = path.relative(workspace, where) || '.'
   const base = 'worktree' in repo ? ['-C', repo.worktree] : ['--git-dir', repo.gitDir]
@@ -66,7 +69,8 @@ export async function gitSecretValues(
       const file = line.slice(space + 1)
       if (isSecretPath(file)) blobs.set(line.slice(0, space), file)
     }
-    if (blobs.size === 0) return { values, notes }
+    if (blobs.size === 0) return { values, notes, holdsSecretFiles: false }
+    holdsSecretFiles = true
     const oids = [...blobs.keys()].slice(0, MAX_SECRET_BLOBS)
     if (blobs.size > oids.length)
       notes.push(
@@ -103,7 +107,7 @@ export async function gitSecretValues(
       `${label}: git's history could not be read for secrets (${err instanceof Error ? err.message : String(err)}).`,
     )
   }
-  return { values, notes }
+  return { values, notes, holdsSecretFiles }
 }
 
 /** At most this much of git's output is kept per call. */

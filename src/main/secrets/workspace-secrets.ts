@@ -47,6 +47,7 @@ export class WorkspaceSecrets {
   private readonly fileValues = new Map<string, FileValues>()
   private configValues: SecretValue[] = []
   private gitValues: SecretValue[] = []
+  private gitSecretFiles = false
   private readonly appValues = new Map<string, SecretValue>()
   private current = Redactor.EMPTY
   /** `dev:ino` of every secret file (its content is a secret under any name). */
@@ -110,6 +111,14 @@ export class WorkspaceSecrets {
   /** The file with this identity is a secret file (under whatever name it is reached). */
   isSecretIdentity(st: { dev: number; ino: number }): boolean {
     return this.identities.has(`${st.dev}:${st.ino}`)
+  }
+
+  /**
+   * git itself found a version of a secret file in some repository of the workspace (a commit, a reflog, an
+   * index): git commands that print or search contents must ask (sensitive-paths.ts `gitTracksSecrets`).
+   */
+  gitHoldsSecretFiles(): boolean {
+    return this.gitSecretFiles
   }
 
   /** Whether any secret file has another name: only then must tools check files' identity. */
@@ -206,6 +215,7 @@ export class WorkspaceSecrets {
     for (const repo of await this.repositories()) {
       const result = await gitSecretValues(this.root, repo, masks, deadline)
       for (const note of result.notes) this.note(note)
+      if (result.holdsSecretFiles) this.gitSecretFiles = true
       for (const { value, path: file } of result.values)
         found.push({ value, source: `git history of ${file}` })
     }

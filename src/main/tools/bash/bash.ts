@@ -95,6 +95,18 @@ export const bashTool = defineTool({
     // a command issued before it is done waits for it.
     const secrets = workspaceSecrets(ctx.workspace)
     await secrets.ready()
+    // The policy let this run unasked when the call arrived; the scan may since have found that git holds a
+    // secret file, and then a command that prints or searches git's contents needs a person after all.
+    if (
+      !approval &&
+      ctx.pathRules.gitTracksSecrets &&
+      !isReadOnlyCommand(input.command, ctx.pathRules) &&
+      isReadOnlyCommand(input.command, { ...ctx.pathRules, gitTracksSecrets: false })
+    )
+      return fail(
+        'Command not run: git holds a version of a secret file in this workspace, so commands that print or search file contents from git need the user’s approval. Issue the call again to ask for it.',
+        { title, metadata: { denied: true, cwd: ctx.workspace, description: input.description } },
+      )
     const redact = secrets.redactor().byteStream()
     const sandbox = approval?.outsideSandbox
       ? null
