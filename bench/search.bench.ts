@@ -6,7 +6,7 @@ import { grepTool } from '../src/main/tools/grep'
 import { ripgrepArgs } from '../src/main/tools/grep/ripgrep'
 import type { ToolContext, ToolResult } from '../src/main/tools/tool'
 import { ensureTree, MODERATE_PATTERN, RARE_PATTERN } from './gen-tree'
-import { median, result, type Benchmark, type BenchResult } from './harness'
+import { median, result, sized, type Benchmark, type BenchResult } from './harness'
 import { makeToolContext } from '../src/main/tools/test-fixtures/tool-context'
 
 /**
@@ -17,8 +17,8 @@ import { makeToolContext } from '../src/main/tools/test-fixtures/tool-context'
  */
 
 // Runs per side: grep reads the whole tree (seconds on a shared machine), glob stops early (milliseconds).
-const GREP_RUNS = Number(process.env.LANES_BENCH_RUNS ?? 11)
-const GLOB_RUNS = Number(process.env.LANES_BENCH_RUNS ?? 41)
+const GREP_RUNS = Number(process.env.LANES_BENCH_RUNS ?? sized(11, 2))
+const GLOB_RUNS = Number(process.env.LANES_BENCH_RUNS ?? sized(41, 3))
 const GLOB_CAP = 1000
 
 const context = (workspace: string): ToolContext => makeToolContext(workspace, { callId: 'bench' })
