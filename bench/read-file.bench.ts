@@ -253,7 +253,12 @@ export const benchmarks: Benchmark[] = [
       )
       const rawTailMs = median(await timeRuns(RUNS, () => fsRead64k(file, 'end')))
       results.push(
-        result(`read-file: last 200 lines of ${SIZE} (vs fs.read of the last 64 KiB)`, lastMs, rawTailMs, 'ms'),
+        result(
+          `read-file: last 200 lines of ${SIZE} (vs fs.read of the last 64 KiB)`,
+          lastMs,
+          rawTailMs,
+          'ms',
+        ),
       )
 
       const shaStart = performance.now()

@@ -16,6 +16,7 @@ async function main(): Promise<number> {
     .sort()
   const all: BenchResult[] = []
   const broken: string[] = []
+  let ran = 0
   const started = performance.now()
   for (const file of files) {
     const mod = (await import(pathToFileURL(join(here, file)).href)) as { benchmarks?: Benchmark[] }
@@ -25,6 +26,7 @@ async function main(): Promise<number> {
     }
     for (const b of mod.benchmarks) {
       if (filter.length > 0 && !filter.some((f) => b.name.includes(f))) continue
+      ran += 1
       process.stderr.write(`running ${b.name}${QUICK ? ' (quick)' : ''} ...\n`)
       const t0 = performance.now()
       try {
@@ -43,6 +45,7 @@ async function main(): Promise<number> {
       process.stderr.write(`  ${b.name}: ${Math.round(performance.now() - t0)} ms\n`)
     }
   }
+  if (filter.length > 0 && ran === 0) broken.push(`no benchmark's name contains ${filter.join(' or ')}`)
   const failed = all.filter((r) => r.pass === false)
   process.stderr.write(
     `\n${all.length} figures, ${failed.length} outside their target, in ${Math.round((performance.now() - started) / 1000)} s${QUICK ? ' (quick mode: sizes too small to judge, targets not checked)' : ''}\n`,
@@ -54,7 +57,9 @@ async function main(): Promise<number> {
     )
   }
   if (broken.length > 0) {
-    process.stderr.write(`\n${broken.length} benchmark(s) broken:\n${broken.map((b) => `- ${b}`).join('\n')}\n`)
+    process.stderr.write(
+      `\n${broken.length} benchmark(s) broken:\n${broken.map((b) => `- ${b}`).join('\n')}\n`,
+    )
     return 1
   }
   return 0

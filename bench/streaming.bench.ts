@@ -43,7 +43,10 @@ const allShapes: { name: string; blocks: Block[] }[] = [
 ]
 
 // Quick mode: one shape of reads, one with a command.
-const shapes = sized(allShapes, [allShapes[0], allShapes[2]].filter((s) => s !== undefined))
+const shapes = sized(
+  allShapes,
+  [allShapes[0], allShapes[2]].filter((s) => s !== undefined),
+)
 
 /** High-resolution times, by call id: when its block closed, when its tool began and ended executing. */
 interface Clock {
