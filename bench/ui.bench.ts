@@ -25,7 +25,7 @@ import { buildRenderer, chromiumExecutable, freshAppRenderer, serveDir } from '.
  */
 
 const EVENTS = sized(10_000, 1_000)
-const THROUGHPUT_EVENTS = sized(3_000, 300)
+const THROUGHPUT_EVENTS = sized(3_000, 40)
 const FRAMES = sized(240, 24)
 const REPEATS = sized(3, 1)
 const LABEL = sized('10k', '1k')

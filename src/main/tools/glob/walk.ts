@@ -101,8 +101,8 @@ function maxDepth(tasks: fg.Task[]): number | undefined {
   return deepest
 }
 
-/** Ripgrep's arguments for a walk. */
-export function ripgrepFilesArgs(tasks: fg.Task[], ignore: readonly string[]): string[] {
+/** Ripgrep's arguments for a walk of `bases` (the tasks' base folders that are folders). */
+export function ripgrepFilesArgs(tasks: fg.Task[], ignore: readonly string[], bases: string[]): string[] {
   const args = ['--files', '--no-config', '--hidden', '--no-ignore', '--null', '--color', 'never']
   const depth = maxDepth(tasks)
   if (depth !== undefined) args.push('--max-depth', String(Math.max(1, depth)))
@@ -114,7 +114,6 @@ export function ripgrepFilesArgs(tasks: fg.Task[], ignore: readonly string[]): s
     const folder = /^\*\*\/([^/*?[\]{}()!+@,\\]+)\/\*\*$/.exec(pattern)?.[1]
     if (folder !== undefined) args.push('--glob', `!${folder}/`)
   }
-  const bases = [...new Set(tasks.map((t) => (t.base === '' ? '.' : t.base)))]
   return [...args, '--', ...bases]
 }
 
@@ -129,11 +128,46 @@ const ERRNO_NAMES = new Map(Object.entries(osConstants.errno).map(([name, n]) =>
  * The walk through `rg --files`. 'unavailable' when ripgrep could not run as planned (it did not start, or failed
  * without naming a folder it could not read): the caller walks again with fast-glob, having kept nothing.
  */
-export function walkWithRipgrep(rgPath: string, plan: WalkPlan): Promise<WalkOutcome | 'unavailable'> {
+export async function walkWithRipgrep(rgPath: string, plan: WalkPlan): Promise<WalkOutcome | 'unavailable'> {
+  // fast-glob reads each base folder (through a link, as ripgrep does with a path it is given): one that is not a
+  // folder is an error (ENOTDIR), one that is gone is nothing. ripgrep would list a file given as a path instead.
+  const bases: string[] = []
+  for (const base of new Set(plan.tasks.map((t) => (t.base === '' ? '.' : t.base)))) {
+    if (base === '.') {
+      bases.push(base)
+      continue
+    }
+    const abs = path.resolve(plan.cwd, base)
+    try {
+      if ((await fs.promises.stat(abs)).isDirectory()) bases.push(base)
+      else plan.onError(abs, 'ENOTDIR')
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+      if (code !== 'ENOENT') plan.onError(abs, code)
+    }
+  }
+  if (bases.length === 0) return 'done'
+  // ripgrep prints each file as the path it was given joined with the rest: `./a.ts` for `.`, where fast-glob says
+  // `a.ts`; `./src/a.ts` for a base `./src`, as fast-glob does. Matching is on the path without a leading `./`.
+  const fromDot = bases.length === 1 && bases[0] === '.'
+  return runRipgrepFiles(
+    rgPath,
+    plan,
+    ripgrepFilesArgs(plan.tasks, plan.options.ignore ?? [], bases),
+    fromDot,
+  )
+}
+
+function runRipgrepFiles(
+  rgPath: string,
+  plan: WalkPlan,
+  args: string[],
+  fromDot: boolean,
+): Promise<WalkOutcome | 'unavailable'> {
   return new Promise((resolve) => {
     if (plan.signal.aborted) return resolve('cancelled')
     const matches = fileMatcher(plan.tasks, plan.options)
-    const child = spawn(rgPath, ripgrepFilesArgs(plan.tasks, plan.options.ignore ?? []), {
+    const child = spawn(rgPath, args, {
       cwd: plan.cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
       windowsHide: true,
@@ -168,8 +202,9 @@ export function walkWithRipgrep(rgPath: string, plan: WalkPlan): Promise<WalkOut
       for (let nul = data.indexOf(0, start); nul !== -1 && !stopped; nul = data.indexOf(0, start)) {
         let entry = data.toString('utf8', start, nul)
         start = nul + 1
-        if (entry.startsWith('./')) entry = entry.slice(2)
-        if (!matches(entry)) continue
+        const bare = entry.startsWith('./') ? entry.slice(2) : entry
+        if (fromDot) entry = bare
+        if (!matches(bare)) continue
         if (seen !== null) {
           if (seen.has(entry)) continue
           seen.add(entry)
