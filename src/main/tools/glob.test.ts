@@ -4,6 +4,7 @@ import path from 'node:path'
 import fastGlob from 'fast-glob'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { braceExpansions, globTool, insideChecker } from './glob'
+import { ripgrepFilesArgs } from './glob/walk'
 import type { ToolResult } from './tool'
 import { makeToolContext } from './test-fixtures/tool-context'
 import { makeWorkspace, removeWorkspaces } from './test-fixtures/workspace'
@@ -440,5 +441,47 @@ describe('glob walked by ripgrep and by fast-glob', () => {
     expect(result.output).toContain(
       '[Showing the first 1000 matching files found, sorted by path; there are more.',
     )
+  })
+})
+
+describe("ripgrep's arguments for a glob walk", () => {
+  const args = (pattern: string, ignore = ['**/.git/**', '**/node_modules/**']): string[] => {
+    const tasks = fastGlob.generateTasks(pattern, { dot: true, ignore })
+    return ripgrepFilesArgs(tasks, ignore, [...new Set(tasks.map((t) => t.base))])
+  }
+  const globs = (a: string[]): string[] => a.flatMap((x, i) => (a[i - 1] === '--glob' ? [x] : []))
+
+  it('narrows the walk to the last segment when it is plain names and stars, and prunes ignored folders last', () => {
+    expect(globs(args('**/README.md'))).toEqual(['README.md', '!.git/', '!node_modules/'])
+    expect(globs(args('src/**/*.{ts,js}'))).toEqual(['*.ts', '*.js', '!.git/', '!node_modules/'])
+    expect(globs(args('.git/**', ['**/node_modules/**']))).toEqual(['!node_modules/'])
+  })
+
+  it('lists every file when a last segment could match differently in the two dialects', () => {
+    for (const pattern of [
+      'src/**',
+      '**/?.ts',
+      '**/[ab].ts',
+      '**/@(a|b).ts',
+      '**/name ',
+      '**/#x',
+      '**/!(a).ts',
+    ])
+      expect(
+        globs(args(pattern)).filter((g) => !g.startsWith('!')),
+        pattern,
+      ).toEqual([])
+  })
+
+  it('reads no deeper than a pattern without ** can match', () => {
+    const depth = (pattern: string): string | undefined => {
+      const a = args(pattern)
+      return a.includes('--max-depth') ? a[a.indexOf('--max-depth') + 1] : undefined
+    }
+    expect(depth('*')).toBe('1')
+    expect(depth('src/*.ts')).toBe('1')
+    expect(depth('*/*/x.ts')).toBe('3')
+    expect(depth('src/**/x.ts')).toBeUndefined()
+    expect(args('src/*.ts').slice(-2)).toEqual(['--', 'src'])
   })
 })
