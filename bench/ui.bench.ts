@@ -3,11 +3,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core'
 import type { SessionEvent } from '../src/shared/events'
-import { percentile, QUICK, result, sized, type Benchmark, type BenchResult } from './harness'
+import { percentile, result, sized, type Benchmark, type BenchResult } from './harness'
 import { generateSession } from './ui/generate-session'
 import { mockInitScript } from './ui/mock-api'
 import { mockData } from './ui/preview'
-import { buildRenderer, chromiumExecutable, freshAppRenderer, serveDir } from './ui/renderer-server'
+import { benchRenderer, chromiumExecutable, serveDir } from './ui/renderer-server'
 
 /**
  * The renderer on a generated 10,000-event session, in a real Chromium: the production build of the real
@@ -224,14 +224,7 @@ async function run(cacheDir: string): Promise<BenchResult[]> {
   const events = JSON.parse(json) as SessionEvent[]
   const small = JSON.stringify(generateSession({ events: 100 }))
 
-  // Built every run: the figures must be of the renderer as it is now. Quick mode takes the app's own build when it
-  // is up to date (a build takes a minute on two busy cores).
-  let outDir = QUICK ? freshAppRenderer() : null
-  if (outDir === null) {
-    outDir = join(cacheDir, 'renderer')
-    await buildRenderer(outDir)
-  }
-  const server = await serveDir(outDir)
+  const server = await serveDir(await benchRenderer(cacheDir))
   const browser: Browser = await chromium.launch({
     executablePath: chromiumExecutable(),
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
