@@ -15,7 +15,7 @@ import { readFileTool } from '../src/main/tools/read-file'
 import { isSecretPath, secretFolderContext } from '../src/main/tools/sensitive-paths'
 import { makeToolContext } from '../src/main/tools/test-fixtures/tool-context'
 import { ensureTree, MODERATE_PATTERN } from './gen-tree'
-import { median, result, type Benchmark, type BenchResult } from './harness'
+import { median, result, sized, type Benchmark, type BenchResult } from './harness'
 import { ensureBigFile } from './read-file.bench'
 
 /**
@@ -34,10 +34,12 @@ import { ensureBigFile } from './read-file.bench'
  *   object reader (findInHistory).
  */
 
-const RUNS = Number(process.env.LANES_BENCH_RUNS ?? 11)
-const FLOOD_RUNS = Number(process.env.LANES_BENCH_FLOOD_RUNS ?? 2)
+const RUNS = Number(process.env.LANES_BENCH_RUNS ?? sized(11, 2))
+const FLOOD_RUNS = Number(process.env.LANES_BENCH_FLOOD_RUNS ?? sized(2, 1))
 /** 1 GB as the issue asks; `LANES_BENCH_FLOOD_BYTES` makes it smaller on a loaded machine (MB/s is the figure). */
-const FLOOD_BYTES = Number(process.env.LANES_BENCH_FLOOD_BYTES ?? 1_000_000_000)
+const FLOOD_BYTES = Number(process.env.LANES_BENCH_FLOOD_BYTES ?? sized(1_000_000_000, 20_000_000))
+/** Folders of 50 files in the "15,000-file" workspace. */
+const WS_FOLDERS = sized(300, 20)
 const FLOOD_COMMAND = `yes 'The quick brown fox jumps over the lazy dog, 0123456789 ABCDEFG' | head -c ${FLOOD_BYTES}`
 const here = fileURLToPath(new URL('.', import.meta.url))
 
@@ -93,7 +95,7 @@ async function ensureWorkspace15k(cacheDir: string): Promise<string> {
   const root = join(cacheDir, 'ws15k')
   if (existsSync(join(cacheDir, 'ws15k.done'))) return root
   await fs.rm(root, { recursive: true, force: true })
-  for (let d = 0; d < 300; d++) {
+  for (let d = 0; d < WS_FOLDERS; d++) {
     const dir = join(root, `pkg-${Math.floor(d / 20)}`, `mod-${d}`)
     await fs.mkdir(dir, { recursive: true })
     await Promise.all(
@@ -171,7 +173,7 @@ export const benchmarks: Benchmark[] = [
 
       // In process: the redactor alone over 64 MB of text, against a plain copy of it.
       const text = Buffer.from(
-        'The quick brown fox jumps over the lazy dog, 0123456789 ABCDEFG\n'.repeat(1_000_000),
+        'The quick brown fox jumps over the lazy dog, 0123456789 ABCDEFG\n'.repeat(sized(1_000_000, 50_000)),
       )
       const [scan, copy] = await alternate(
         5,
@@ -180,7 +182,7 @@ export const benchmarks: Benchmark[] = [
       )
       out.push(
         result(
-          'redactor alone, 64 MB, 1,000 values (MB/s) vs Buffer copy',
+          `redactor alone, ${Math.round(text.length / 1e6)} MB, 1,000 values (MB/s) vs Buffer copy`,
           text.length / 1000 / scan,
           text.length / 1000 / copy,
           'MB/s',
