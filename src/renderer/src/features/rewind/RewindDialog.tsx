@@ -4,7 +4,7 @@ import type { RewindDone, RewindFileView, RewindPreview } from '../../../../shar
 import { useAppStore } from '../../store/app-store'
 import { Checkbox } from '../../components/Checkbox'
 import { Modal } from '../../components/Modal'
-import { DiffView } from '../approval/DiffView'
+import { DiffView } from '../../lazy-views'
 import { useRewindStore, type RewindAsk } from './rewind-store'
 
 /**
