@@ -132,7 +132,9 @@ const REASON =
  */
 export function plainRunError(error: string | undefined): string {
   if (!error) return 'an unknown error.'
-  return error.replace(/\s*\(request id [^)]*\)/gi, '')
+  const plain = error.replace(/\s*\(request id [^)]*\)/gi, '').trim()
+  // A sentence, so what follows it (how long the run took) never reads as part of the message.
+  return /[.!?:)”"]$/.test(plain) ? plain : `${plain}.`
 }
 
 /** Failures a new attempt can get past (the network, an overloaded or rate-limited model). */

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { trapTab } from '../../lib/focus-trap'
 import type { RewindDone, RewindFileView, RewindPreview } from '../../../../shared/ipc'
+import { shownTurn } from '../../lib/turn-numbers'
 import { useAppStore } from '../../store/app-store'
 import { Checkbox } from '../../components/Checkbox'
 import { Modal } from '../../components/Modal'
@@ -131,7 +132,8 @@ function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
           </ul>
           {ask.mode === 'rewind' && preview.turn !== undefined && (
             <Checkbox testId="rewind-conversation" checked={conversation} onChange={setConversation}>
-              Also take the conversation back: continuing starts again from turn {preview.turn}
+              Also take the conversation back: continuing starts again from turn{' '}
+              {shownTurn(useAppStore.getState().view?.turns, preview.turn)}
             </Checkbox>
           )}
         </>

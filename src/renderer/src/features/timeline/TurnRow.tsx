@@ -27,6 +27,8 @@ export interface TurnRowProps {
   now: number
   live: boolean
   contentWidth: number
+  /** The turn's number as the user sees it (lib/turn-numbers.ts). */
+  shown: number
   /** "Run 2: <task>" on the first turn of each run, when the session has more than one. */
   runLabel?: string
   selectedCallId: string | null
@@ -66,7 +68,7 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
               {runLabel} ·{' '}
             </span>
           )}
-          Turn {layout.turn}
+          Turn {props.shown}
           <span className="muted">
             {' '}
             · {calls} {calls === 1 ? 'call' : 'calls'}
@@ -78,7 +80,9 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
             </span>
           )}
         </span>
-        {firstCall && !rewound && <RewindToHereButton callId={firstCall} turn={layout.turn} />}
+        {firstCall && !rewound && (
+          <RewindToHereButton callId={firstCall} turn={layout.turn} shown={props.shown} />
+        )}
         <span className="tl-turn-tick" style={{ left: xOf(scale, layout.startedAt) }} aria-hidden="true" />
       </div>
       {geometry.parallelRows > 0 && (
