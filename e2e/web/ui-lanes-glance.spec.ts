@@ -114,6 +114,15 @@ for (const size of [
       await sendTask(page, 'Read the modules and add three files')
       const panel = page.getByTestId('approval-panel')
       await expect(panel.getByTestId('approval-item')).toHaveCount(4, { timeout: 30_000 })
+      // The review, with the pointer on Stop (issue 19: white on the hover grey read 1.23): contrast holds.
+      await page.getByTestId('run-stop').hover()
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme })
+        expect(await contrastViolations(page), `review, ${scheme}`).toEqual([])
+      }
+      await page.emulateMedia({ colorScheme: null })
+      await screenshots(page, `ui-review-stop-hover-${size.width}`)
+      await page.mouse.move(1, 1)
       // The user takes a while to decide: that wait must show on the timeline as the longest stretch.
       await page.waitForTimeout(6000)
       await panel.getByTestId('approval-approve-all').click()

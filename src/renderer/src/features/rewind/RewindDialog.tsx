@@ -327,7 +327,8 @@ function Done({ done }: { done: RewindDone }) {
           ))}
           {done.skipped.map((s) => (
             <li key={s.relPath} data-testid="rewind-skipped" data-path={s.relPath}>
-              <span className="mono">{s.relPath}</span>: left as it is ({s.reason})
+              <span className="mono">{s.relPath}</span>: {s.reason}
+              {/left as it is/i.test(s.reason) ? '' : '; left as it is'}
             </li>
           ))}
         </ul>

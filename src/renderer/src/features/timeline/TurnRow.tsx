@@ -160,7 +160,8 @@ function Bar({
   // room either (another bar), only the tooltip names the call. A waiting bar has moved on to "now" since its
   // room was measured: its wait is room too.
   const needed = labelWidth(title)
-  const roomLeft = g.roomLeft + (x - g.x)
+  // A waiting call after another waiting one has that one's bar on its left: no room for its name there.
+  const roomLeft = g.hideWait ? 0 : g.roomLeft + (x - g.x)
   const labelLeft = g.label === 'beside' && x + width + needed > contentWidth && roomLeft >= needed
   const label = g.label === 'beside' && x + width + needed > contentWidth && !labelLeft ? 'none' : g.label
   // The wait ends where the bar begins, or where the bar's name on its left begins: never under text.
