@@ -114,6 +114,8 @@ for (const size of [
       await sendTask(page, 'Read the modules and add three files')
       const panel = page.getByTestId('approval-panel')
       await expect(panel.getByTestId('approval-item')).toHaveCount(4, { timeout: 30_000 })
+      // While the writes wait for the review they stand in one row too, one after another.
+      await checkGeometry(page)
       // The review, with the pointer on Stop (issue 19: white on the hover grey read 1.23): contrast holds.
       await page.getByTestId('run-stop').hover()
       for (const scheme of ['light', 'dark'] as const) {

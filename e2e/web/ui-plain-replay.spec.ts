@@ -67,6 +67,10 @@ for (const size of [
       await expect(headers.nth(1)).toContainText('Turn 2')
       await page.locator('[data-testid=tool-bar][data-call-id=toolu_read_a]').click()
       await expect(page.locator('[data-testid=turn-header][data-turn="3"]')).toContainText('Turn 1')
+      // Markdown, loaded after the first paint, still renders the model's text.
+      await expect(
+        page.getByTestId('transcript').locator('.markdown strong', { hasText: 'two' }),
+      ).toBeVisible()
       // "Run 2" and "Turn 2" never overlap on the timeline.
       const run = timeline.getByTestId('run-marker').last()
       await expect(run).toBeVisible()
