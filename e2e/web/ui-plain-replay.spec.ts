@@ -90,6 +90,7 @@ for (const size of [
       await expect(failed).toContainText('(connection refused). · took 1 min 0 s')
       await expect(failed).not.toContainText('connection to Claude was lost')
 
+      await page.mouse.move(1, 1)
       await checkContrast(page)
       await screenshots(page, `ui-plain-words-${size.width}`)
     } finally {

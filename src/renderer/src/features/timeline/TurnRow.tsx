@@ -64,9 +64,12 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
       <div className="tl-turn-header" style={{ height: TURN_HEADER }}>
         <span className="tl-turn-title">
           {runLabel && (
-            <span className="tl-run-label" data-testid="run-marker">
-              {runLabel} ·{' '}
-            </span>
+            <>
+              <span className="tl-run-label" data-testid="run-marker" title={runLabel}>
+                {runLabel}
+              </span>{' '}
+              ·{' '}
+            </>
           )}
           Turn {props.shown}
           <span className="muted">
