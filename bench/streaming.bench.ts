@@ -52,6 +52,7 @@ interface Clock {
 function timedModel(inner: ModelClient, clock: Clock): ModelClient {
   return {
     model: inner.model,
+    context: inner.context,
     streamTurn: (req) =>
       inner.streamTurn({
         ...req,

@@ -1,10 +1,12 @@
 import type {
-  ContentBlockParam,
+  BetaContentBlockParam as ContentBlockParam,
+  BetaContextManagementConfig,
   MessageCreateParamsStreaming,
-  MessageParam,
-  ThinkingConfigParam,
-  Tool,
-} from '@anthropic-ai/sdk/resources/messages'
+  BetaAssistantMessageParam,
+  BetaUserMessageParam,
+  BetaThinkingConfigParam as ThinkingConfigParam,
+  BetaTool as Tool,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import { createHash } from 'node:crypto'
 import { thinkingSettingsFor, type ThinkingSetting } from '../../shared/models'
 import type { TurnRequest } from './model'
@@ -14,6 +16,9 @@ import type { TurnRequest } from './model'
  * the one place that makes a conversation acceptable to the API (no whitespace-only text, valid tool ids, at
  * most four cache breakpoints).
  */
+
+/** A conversation message (the beta union's user and assistant members: its blocks include `compaction`). */
+export type MessageParam = BetaUserMessageParam | BetaAssistantMessageParam
 
 const EPHEMERAL = { type: 'ephemeral' } as const
 
@@ -28,11 +33,44 @@ function thinkingParam(model: string, setting: ThinkingSetting | undefined): Thi
   return chosen === 'adaptive' ? { type: 'adaptive', display: 'summarized' } : { type: 'between_tools' }
 }
 
+/** The beta headers server-side compaction and tool-result clearing need (the compaction and context-editing pages). */
+export const COMPACTION_BETAS = ['compact-2026-01-12', 'context-management-2025-06-27'] as const
+/** The API's smallest compaction trigger ("minimum 50,000 tokens"). */
+const MIN_SERVER_TRIGGER = 50_000
+/** Tool uses kept when old results are cleared: the model's recent work stays whole. */
+const KEEP_TOOL_USES = 6
+
+/**
+ * The context-management edits for server-side compaction at `compactAt` input tokens, as documented:
+ *
+ *   "context_management": { "edits": [ { "type": "compact_20260112", "trigger": { "type": "input_tokens", "value": N } } ] }
+ *
+ * Before it, the cheaper edit: old tool results cleared (`clear_tool_uses_20250919`, "the API clears the oldest
+ * tool results in chronological order, replacing them with placeholder text") from 60 % of the threshold, so a
+ * run that only piles up large outputs never needs a summary. `clear_at_least` keeps each clearing big enough to
+ * be worth the prompt-cache write it costs.
+ */
+export function contextManagement(compactAt: number): BetaContextManagementConfig {
+  const trigger = Math.max(MIN_SERVER_TRIGGER, Math.round(compactAt))
+  return {
+    edits: [
+      {
+        type: 'clear_tool_uses_20250919',
+        trigger: { type: 'input_tokens', value: Math.max(MIN_SERVER_TRIGGER, Math.round(trigger * 0.6)) },
+        keep: { type: 'tool_uses', value: KEEP_TOOL_USES },
+        clear_at_least: { type: 'input_tokens', value: 10_000 },
+      },
+      { type: 'compact_20260112', trigger: { type: 'input_tokens', value: trigger } },
+    ],
+  }
+}
+
 export function buildParams(
   model: string,
   maxTokens: number,
   thinking: ThinkingSetting | undefined,
   req: TurnRequest,
+  serverCompactAt?: number,
 ): MessageCreateParamsStreaming {
   const thinkingConfig = thinkingParam(model, thinking)
   const tools: Tool[] = req.tools.map((tool, i) => ({
@@ -51,6 +89,9 @@ export function buildParams(
       : {}),
     ...(tools.length > 0 ? { tools } : {}),
     ...(thinkingConfig ? { thinking: thinkingConfig } : {}),
+    ...(serverCompactAt !== undefined
+      ? { betas: [...COMPACTION_BETAS], context_management: contextManagement(serverCompactAt) }
+      : {}),
     messages: withCacheBreakpoints(apiMessages(req.messages)),
   }
 }
@@ -130,6 +171,9 @@ function cacheable(block: ContentBlockParam): boolean {
       return block.text.length > 0
     case 'thinking':
     case 'redacted_thinking':
+      return false
+    case 'compaction':
+      // Sent back exactly as it came (the docs allow a breakpoint on it; our two go on user messages).
       return false
     default:
       return true
