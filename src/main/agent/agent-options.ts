@@ -2,6 +2,7 @@ import type { RunFailureKind, SessionEvent } from '../../shared/events'
 import type { ToolRegistry } from '../tools/registry'
 import type { AlwaysAllowStore } from './approvals'
 import type { ModelClient } from './model'
+import type { Redact } from './project-instructions'
 import type { SchedulerMode } from './scheduler'
 
 /**
@@ -29,6 +30,10 @@ export interface AgentOptions {
   autoApproveEdits: boolean
   approvals: ApprovalMode
   alwaysAllow?: AlwaysAllowStore
+  /** Compact at this many context tokens at the latest (Settings; it can only lower the automatic threshold). */
+  compactAtTokens?: number
+  /** The content redactor for project instructions (the seam for the workspace-secrets redactor). */
+  redactInstructions?: Redact
   /** Every event, after it is in the log. */
   onEvent?: (event: SessionEvent) => void
 }

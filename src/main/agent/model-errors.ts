@@ -1,5 +1,5 @@
 import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk'
-import type { RetryReason } from '../../shared/events'
+import type { RetryReason, RunFailureKind } from '../../shared/events'
 import type { TurnResult } from './model-stream'
 
 /**
@@ -284,4 +284,19 @@ export function midStreamError(error: ModelError, partial: TurnResult): ModelErr
   )
   out.partial = partial
   return out
+}
+
+/** How a model failure ends a run: the message for the user, its kind, and when it can be tried again. */
+export function describeModelError(e: unknown): { message: string; kind: RunFailureKind; retryAt?: number } {
+  const err = e as { kind?: string; message?: string; retryAt?: number }
+  const message = err?.message ?? String(e)
+  const retryAt = typeof err?.retryAt === 'number' ? { retryAt: err.retryAt } : {}
+  switch (err?.kind) {
+    case 'auth':
+      return { message, kind: 'auth', ...retryAt }
+    case 'network':
+      return { message, kind: 'network', ...retryAt }
+    default:
+      return { message, kind: 'model', ...retryAt }
+  }
 }

@@ -114,7 +114,8 @@ export function apiToolId(id: string): string {
  * dropped (the API refuses them), tool ids mapped with `apiToolId` on both sides. Thinking blocks pass
  * untouched: any change to them is a 400.
  */
-function apiMessages(messages: MessageParam[]): MessageParam[] {
+function apiMessages(all: MessageParam[]): MessageParam[] {
+  const messages = fromLatestCompaction(all)
   return messages.flatMap((message): MessageParam[] => {
     if (typeof message.content === 'string') {
       return message.content.trim() === '' ? [] : [message]
@@ -133,6 +134,27 @@ function apiMessages(messages: MessageParam[]): MessageParam[] {
     })
     return content.length === 0 ? [] : [{ ...message, content } as MessageParam]
   })
+}
+
+/** Stands in for the messages a compaction block covers (the request must still open with a user message). */
+export const COMPACTED_PLACEHOLDER =
+  'The earlier conversation is summarized in the compaction block that follows.'
+
+/**
+ * Server-side compaction: "On subsequent requests, append the response to your messages. The API automatically
+ * drops all message blocks prior to the compaction block". They are not sent at all: a long day's conversation
+ * would otherwise grow every request without end. One short user message stands in for them (a request opens
+ * with a user message); the assistant message holding the latest compaction block goes as it is.
+ */
+function fromLatestCompaction(messages: MessageParam[]): MessageParam[] {
+  const at = messages.findLastIndex(
+    (m) =>
+      m.role === 'assistant' &&
+      Array.isArray(m.content) &&
+      m.content.some((b) => b.type === 'compaction' && typeof b.content === 'string'),
+  )
+  if (at <= 0) return messages
+  return [{ role: 'user', content: COMPACTED_PLACEHOLDER }, ...messages.slice(at)]
 }
 
 /**
