@@ -117,7 +117,7 @@ export async function compactConversation(
       ...draft,
     } as const
     const messages = buildConversation([...events, probe]).messages as ConversationMessage[]
-    const tokensAfter = Math.round(charsOf(messages as MessageParam[]) * tokensPerChar)
+    const tokensAfter = Math.min(before, Math.round(charsOf(messages as MessageParam[]) * tokensPerChar))
     await host.emit({ type: 'context.compacted', ...draft, tokensAfter })
     host.replaceConversation(messages)
     await host.reloadInstructions()
@@ -195,7 +195,8 @@ export async function compactConversation(
       'context',
     )
   }
-  const keptFromTurn = harder ? undefined : keptFrom(turns, window * CHARS_PER_TOKEN * KEEP_SHARE)
+  // The room for kept turns in characters, at the ratio the API's count gives this conversation.
+  const keptFromTurn = harder ? undefined : keptFrom(turns, (window * KEEP_SHARE) / tokensPerChar)
   return commit({
     runId,
     turn: lastTurn,

@@ -202,11 +202,15 @@ export async function playTurn(
 
   if (signal.aborted) return host.endStopped(runId)
   if (streamError !== undefined) {
+    // A request over the window: nothing was streamed; the loop compacts and plays a new turn.
+    if ((streamError as { kind?: string }).kind === 'context_full') return 'compact'
     const { message, kind, retryAt } = describeModelError(streamError)
     return host.fail(runId, message, kind, retryAt)
   }
   // pause_turn: the content just pushed is sent back as it is and the model continues its turn.
   if (plan.kind === 'continue' || plan.kind === 'pause_turn') return 'continue'
+  // The window filled while the model answered: its complete calls ran, the cut one did not; compact.
+  if (plan.kind === 'compact') return 'compact'
   await host.emit({
     type: 'run.finished',
     runId,
