@@ -9,16 +9,17 @@ import './context.css'
  * it, and what happens when it fills: the API compacts (models that support it) or Lanes summarizes.
  */
 export function ContextMeter() {
-  const { used, model, demo } = useAppStore(
+  const { used, model, demo, compactAt } = useAppStore(
     useShallow((s) => ({
       used: s.view?.contextTokens ?? 0,
+      compactAt: s.settings?.compactAtTokens ?? undefined,
       model: s.view?.session?.settings.model,
       demo: s.view?.session?.settings.demo === true,
     })),
   )
   if (!model || demo || used === 0) return null
   const { window, serverCompaction } = modelContext(model)
-  const at = compactionThreshold(window)
+  const at = compactionThreshold(window, compactAt)
   const share = Math.min(1, used / window)
   const next = serverCompaction
     ? `At ${formatTokens(at)} tokens the API compacts the conversation (Lanes does, if the API cannot); old tool results are cleared first.`
