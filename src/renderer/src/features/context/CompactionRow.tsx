@@ -1,4 +1,5 @@
 import { useState } from 'react'
+import { createPortal } from 'react-dom'
 import type { CompactionState } from '../../../../shared/reducer'
 import { Modal } from '../../components/Modal'
 import { formatClock } from '../../lib/format'
@@ -58,24 +59,28 @@ export function CompactionRow({ compaction }: { compaction: CompactionState }) {
           Show summary
         </button>
       )}
-      {open && (
-        <Modal
-          title="What the model carries on from"
-          titleId="compaction-summary-title"
-          testId="compaction-summary"
-          onClose={() => setOpen(false)}
-        >
-          <p className="muted small">{compactionHeadline(compaction)}.</p>
-          <pre className="compaction-summary-text" data-testid="compaction-summary-text">
-            {compaction.summary}
-          </pre>
-          {compaction.readFiles && compaction.readFiles.length > 0 && (
-            <p className="small">
-              Files it was told to read again: <span className="mono">{compaction.readFiles.join(', ')}</span>
-            </p>
-          )}
-        </Modal>
-      )}
+      {open &&
+        // Rendered at the document's root: a transcript row is positioned and clipped by the virtual list.
+        createPortal(
+          <Modal
+            title="What the model carries on from"
+            titleId="compaction-summary-title"
+            testId="compaction-summary"
+            onClose={() => setOpen(false)}
+          >
+            <p className="muted small">{compactionHeadline(compaction)}.</p>
+            <pre className="compaction-summary-text" data-testid="compaction-summary-text">
+              {compaction.summary}
+            </pre>
+            {compaction.readFiles && compaction.readFiles.length > 0 && (
+              <p className="small">
+                Files it was told to read again:{' '}
+                <span className="mono">{compaction.readFiles.join(', ')}</span>
+              </p>
+            )}
+          </Modal>,
+          document.body,
+        )}
     </section>
   )
 }
