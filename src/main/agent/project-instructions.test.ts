@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -62,6 +63,13 @@ describe('readInstructions', () => {
     expect(loaded.files).toEqual([
       { path: 'AGENTS.md', bytes: 0, tokens: 0, note: expect.stringMatching(/secret/) },
     ])
+  })
+
+  it('a FIFO or a folder named AGENTS.md is passed over without blocking', async () => {
+    execFileSync('mkfifo', [join(root, 'AGENTS.md')])
+    await mkdir(join(root, 'CLAUDE.md'))
+    const loaded = await readInstructions(root, '', STRICT_RULES)
+    expect(loaded).toEqual({ files: [], text: '' })
   })
 
   it('passes every text through the redactor seam', async () => {

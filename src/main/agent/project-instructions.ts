@@ -1,3 +1,4 @@
+import { constants } from 'node:fs'
 import { open } from 'node:fs/promises'
 import type { InstructionFile } from '../../shared/events'
 import { isSecretPath, type SensitivePathRules } from '../tools/sensitive-paths'
@@ -80,7 +81,8 @@ async function readOne(
   if (isSecretPath(real)) return { bytes: 0, note: 'it leads to a secret file, so it is not read' }
   let handle
   try {
-    handle = await open(resolved.path, 'r')
+    // Non-blocking: a FIFO named AGENTS.md must not hang the session (it is then refused as not a file).
+    handle = await open(resolved.path, constants.O_RDONLY | constants.O_NONBLOCK)
   } catch {
     return null
   }
