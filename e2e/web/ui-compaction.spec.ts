@@ -40,6 +40,7 @@ test('a server-side compaction shows as a marker with its summary; the meter and
     )
     await expect(page.getByTestId('compaction-summary')).toContainText('a.txt')
     await page.getByTestId('compaction-summary').getByRole('button', { name: 'Close' }).click()
+    await expect(page.getByTestId('timeline-compaction-mark')).toHaveCount(1)
     const meter = page.getByTestId('context-meter')
     await expect(meter).toBeVisible()
     await expect(meter).toHaveAttribute('data-window', '200000')
