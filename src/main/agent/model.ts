@@ -188,6 +188,8 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
         controller.abort()
       }, idleTimeoutMs)
     }
+    // The API answered (status and headers came back): from here a network failure lost a connection.
+    let connected = false
     try {
       armIdle()
       // With betas (server-side compaction) through the beta endpoint, which sends them as `anthropic-beta`.
@@ -196,6 +198,7 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
         params.betas !== undefined
           ? await api.beta.messages.create(params, { signal: controller.signal })
           : await api.messages.create(params as unknown as PlainParams, { signal: controller.signal })
+      connected = true
       for await (const event of stream) {
         armIdle()
         turn.apply(event as RawMessageStreamEvent, req.onEvent)
@@ -204,7 +207,9 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
       if (e instanceof ListenerError) throw e
       if (req.signal.aborted) throw abortError()
       if (stalled) throw stalledError(idleTimeoutMs, e)
-      throw e instanceof ModelError ? e : classify(e, { where, model, started: turn.started })
+      throw e instanceof ModelError
+        ? e
+        : classify(e, { where, model, started: turn.started, connected: connected || turn.started })
     } finally {
       clearTimeout(idle)
       req.signal.removeEventListener('abort', onAbort)
