@@ -263,6 +263,54 @@ const samples: Record<SessionEventType, unknown[]> = {
     { type: 'run.failed', ...base, runId: 'r2', error: 'Something broke.' },
   ],
   'run.stopped': [{ type: 'run.stopped', ...base, runId: 'r1' }],
+  'context.compacted': [
+    {
+      type: 'context.compacted',
+      ...base,
+      runId: 'r1',
+      turn: 7,
+      mode: 'client',
+      strategy: 'summary',
+      reason: 'window_full',
+      tokensBefore: 180_000,
+      tokensAfter: 12_000,
+      summary: 'The task so far.',
+      keptFromTurn: 6,
+      readFiles: ['src/a.ts'],
+    },
+    {
+      type: 'context.compacted',
+      ...base,
+      turn: 3,
+      mode: 'server',
+      strategy: 'summary',
+      reason: 'threshold',
+      tokensBefore: 160_000,
+    },
+    {
+      type: 'context.compacted',
+      ...base,
+      turn: 3,
+      mode: 'client',
+      strategy: 'cleared_tool_results',
+      reason: 'threshold',
+      tokensBefore: 160_000,
+      clearedBeforeTurn: 2,
+    },
+  ],
+  'instructions.loaded': [
+    {
+      type: 'instructions.loaded',
+      ...base,
+      scope: 'root',
+      files: [
+        { path: 'AGENTS.md', bytes: 120, tokens: 30 },
+        { path: 'CLAUDE.md', bytes: 5_000_000, tokens: 8000, note: 'capped' },
+      ],
+      text: '<project-instructions>...</project-instructions>',
+    },
+    { type: 'instructions.loaded', ...base, scope: 'nested', folder: 'pkg/a', turn: 2, files: [], text: '' },
+  ],
 }
 
 describe('SessionEvent', () => {

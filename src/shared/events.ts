@@ -87,6 +87,12 @@ export const Usage = z.object({
   outputTokens: Count,
   cacheReadTokens: Count.optional(),
   cacheCreationTokens: Count.optional(),
+  /**
+   * The context size of the response's last sampling iteration (its `usage.iterations`' last `message` entry:
+   * input, cache reads and writes, output), when the API reports iterations. After a server-side compaction the
+   * top-level fields add up iterations; this is what the next request carries.
+   */
+  contextTokens: Count.optional(),
 })
 export type Usage = z.infer<typeof Usage>
 
@@ -114,7 +120,8 @@ export const RunEndReason = z.enum([
 ])
 export type RunEndReason = z.infer<typeof RunEndReason>
 
-export const RunFailureKind = z.enum(['model', 'network', 'auth', 'internal', 'workspace'])
+/** context: the conversation no longer fits the model's window even after compacting (continue compacts harder). */
+export const RunFailureKind = z.enum(['model', 'network', 'auth', 'internal', 'workspace', 'context'])
 export type RunFailureKind = z.infer<typeof RunFailureKind>
 
 /** Why the model stopped with `refusal` (the API's `stop_details`); either field may be null. */
@@ -424,6 +431,67 @@ export const RunFailedEvent = z.object({
   retryAt: EpochMs.optional(),
 })
 
+/**
+ * The conversation was made smaller so the session can go on (issue 21). `server`: the API compacted it (a
+ * `compaction` block in the turn's answer, sent back as it came); `client`: Lanes did, either by asking the model
+ * for a summary that replaces the turns before `keptFromTurn` (`summary`), or by replacing the results of the
+ * tool calls of turns before `clearedBeforeTurn` with a short note (`cleared_tool_results`). The conversation
+ * rebuilt from the log applies it the same way.
+ */
+export const ContextCompactedEvent = z.object({
+  type: z.literal('context.compacted'),
+  ...base,
+  runId: z.string().min(1).optional(),
+  /** The last turn the compaction covers (0: before the first). */
+  turn: Count,
+  mode: z.enum(['server', 'client']),
+  strategy: z.enum(['summary', 'cleared_tool_results']),
+  /** threshold: the context passed the compaction threshold; window_full: a request did not fit; continue: the user continued a run that ended on a full window. */
+  reason: z.enum(['threshold', 'window_full', 'continue']),
+  /** Context tokens before, as the API last reported them. */
+  tokensBefore: Count,
+  /** Estimated context tokens after (the next answer's usage says exactly). */
+  tokensAfter: Count.optional(),
+  /** The summary the model carries on from. */
+  summary: z.string().optional(),
+  /** summary (client): the turns from this one on are kept as they were; absent: none are. */
+  keptFromTurn: z.number().int().positive().optional(),
+  /** cleared_tool_results: the results of calls of turns before this one were replaced by a note. */
+  clearedBeforeTurn: z.number().int().positive().optional(),
+  /** Workspace files the model had read before, named to it after the compaction so it reads them again. */
+  readFiles: z.array(z.string()).optional(),
+})
+
+/** One project-instruction file in use (AGENTS.md, CLAUDE.md, .lanes/instructions.md). */
+export const InstructionFile = z.object({
+  /** Relative to the workspace root, '/'-separated. */
+  path: z.string(),
+  bytes: Count,
+  /** Estimated tokens of what is sent (after any cap). */
+  tokens: Count,
+  /** Why less than the file (or nothing) is sent: capped, binary, not UTF-8, secret path. */
+  note: z.string().optional(),
+})
+export type InstructionFile = z.infer<typeof InstructionFile>
+
+/**
+ * Project instructions were read (issue 21). `root`: the files at the workspace root, sent in a marked section
+ * of the system prompt, byte-identical until the next compaction re-reads them; `nested`: the files of a folder
+ * the agent first read or wrote in, told to the model after that turn's results.
+ */
+export const InstructionsLoadedEvent = z.object({
+  type: z.literal('instructions.loaded'),
+  ...base,
+  scope: z.enum(['root', 'nested']),
+  /** nested: the folder, relative to the root. */
+  folder: z.string().optional(),
+  /** nested: the turn after whose results they are told. */
+  turn: Count.optional(),
+  files: z.array(InstructionFile),
+  /** What the model is sent, exactly (empty: nothing). */
+  text: z.string(),
+})
+
 /** The user stopped the run. */
 export const RunStoppedEvent = z.object({ type: z.literal('run.stopped'), ...base, runId: z.string().min(1) })
 
@@ -452,6 +520,8 @@ export const SessionEvent = z.discriminatedUnion('type', [
   RunFinishedEvent,
   RunFailedEvent,
   RunStoppedEvent,
+  ContextCompactedEvent,
+  InstructionsLoadedEvent,
 ])
 export type SessionEvent = z.infer<typeof SessionEvent>
 

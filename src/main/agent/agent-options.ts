@@ -2,6 +2,7 @@ import type { RunFailureKind, SessionEvent } from '../../shared/events'
 import type { ToolRegistry } from '../tools/registry'
 import type { AlwaysAllowStore } from './always-allow-store'
 import type { ModelClient } from './model'
+import type { Redact } from './project-instructions'
 import type { SchedulerMode } from './scheduler'
 
 /**
@@ -33,6 +34,10 @@ export interface AgentOptions {
   appSecrets?: readonly string[]
   /** Lanes' own folders (its data folder) besides `sessionsDir`: no tool reads them, wherever they lie. */
   ownData?: readonly string[]
+  /** Compact at this many context tokens at the latest (Settings; it can only lower the automatic threshold). */
+  compactAtTokens?: number
+  /** Hides secret values in project instructions (default: the workspace's redactor, as for tool results). */
+  redactInstructions?: Redact
   /** Every event, after it is in the log. */
   onEvent?: (event: SessionEvent) => void
 }

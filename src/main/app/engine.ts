@@ -82,6 +82,7 @@ export interface EngineSettings {
   autoApproveEdits: boolean
   bashTimeoutSec?: number
   concurrency?: number
+  compactAtTokens?: number
 }
 
 export const DEFAULT_ENGINE_SETTINGS: Omit<EngineSettings, 'sessionsDir'> = {
@@ -123,6 +124,7 @@ export function agentOptions(
     autoApproveEdits: settings.autoApproveEdits,
     ...(settings.bashTimeoutSec !== undefined ? { bashTimeoutSec: settings.bashTimeoutSec } : {}),
     ...(settings.concurrency !== undefined ? { concurrency: settings.concurrency } : {}),
+    ...(settings.compactAtTokens !== undefined ? { compactAtTokens: settings.compactAtTokens } : {}),
     approvals: base.approvals,
     // Kept beside the sessions, so a --sessions-dir keeps its own rules too.
     alwaysAllow: new AlwaysAllowStore(join(settings.sessionsDir, 'always-allow.json')),

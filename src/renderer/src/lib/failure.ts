@@ -137,7 +137,13 @@ export function plainRunError(error: string | undefined): string {
   return /[.!?:)”"]$/.test(plain) ? plain : `${plain}.`
 }
 
-/** Failures a new attempt can get past (the network, an overloaded or rate-limited model). */
+/**
+ * Failures a new attempt can get past (the network, an overloaded or rate-limited model, a conversation that
+ * did not fit: Continue compacts it harder).
+ */
 export function canRetry(run: RunState): boolean {
-  return run.status === 'failed' && (run.errorKind === 'model' || run.errorKind === 'network')
+  return (
+    run.status === 'failed' &&
+    (run.errorKind === 'model' || run.errorKind === 'network' || run.errorKind === 'context')
+  )
 }

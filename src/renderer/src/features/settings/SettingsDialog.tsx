@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react'
 import { ThinkingField } from './ThinkingField'
 import { useShallow } from 'zustand/react/shallow'
 import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
+import { MIN_COMPACT_AT_TOKENS } from '../../../../shared/models'
 import { useAppStore } from '../../store/app-store'
 import { trapTab } from '../../lib/focus-trap'
 import { Checkbox } from '../../components/Checkbox'
@@ -84,6 +85,9 @@ function SettingsForm({
   const [autoApproveEdits, setAutoApproveEdits] = useState(settings.autoApproveEdits)
   const [timeout, setTimeoutSec] = useState(String(settings.bashTimeoutSec))
   const [thinking, setThinking] = useState(settings.thinking)
+  const [compactAt, setCompactAt] = useState(
+    settings.compactAtTokens === null ? '' : String(settings.compactAtTokens),
+  )
   const [saved, setSaved] = useState(false)
   const [problem, setProblem] = useState<string | null>(null)
 
@@ -107,6 +111,16 @@ function SettingsForm({
     }
     if (seconds !== settings.bashTimeoutSec) update.bashTimeoutSec = seconds
     if (thinking !== settings.thinking) update.thinking = thinking
+    const compactAtTokens = compactAt.trim() === '' ? null : Number(compactAt.trim())
+    if (
+      compactAtTokens !== null &&
+      (!Number.isInteger(compactAtTokens) || compactAtTokens < MIN_COMPACT_AT_TOKENS)
+    ) {
+      return setProblem(
+        `Compact at is a whole number of tokens, at least ${MIN_COMPACT_AT_TOKENS.toLocaleString()}; leave it empty for the automatic threshold.`,
+      )
+    }
+    if (compactAtTokens !== settings.compactAtTokens) update.compactAtTokens = compactAtTokens
     if (apiKey.trim() !== '') update.apiKey = apiKey.trim()
     if (update.model === '') return setProblem('Enter a model name.')
     setProblem(null)
@@ -217,7 +231,21 @@ function SettingsForm({
           />
           <span className="muted">seconds</span>
         </label>
+        <label className="field inline">
+          <span>Compact the conversation at</span>
+          <input
+            className="text-input narrow"
+            type="number"
+            min={MIN_COMPACT_AT_TOKENS}
+            data-testid="settings-compact-at"
+            placeholder="automatic"
+            value={compactAt}
+            onChange={(e) => setCompactAt(e.target.value)}
+          />
+          <span className="muted">tokens at the latest (empty: a margin below the model’s window)</span>
+        </label>
       </fieldset>
+      <InstructionFiles />
       {problem && (
         <p className="error-text" role="alert">
           {problem}
@@ -234,6 +262,35 @@ function SettingsForm({
         </button>
       </div>
     </form>
+  )
+}
+
+/** The open session's project-instruction files and what each costs (issue 21). */
+function InstructionFiles() {
+  const files = useAppStore((s) => s.view?.instructions)
+  if (!files) return null
+  return (
+    <fieldset data-testid="settings-instructions">
+      <legend>Project instructions</legend>
+      {files.length === 0 ? (
+        <p className="muted small">
+          This session uses none: AGENTS.md or CLAUDE.md at the project root (or in a folder) are sent to
+          Claude when they exist.
+        </p>
+      ) : (
+        <ul className="plain-list small">
+          {files.map((f) => (
+            <li key={f.path} data-testid="settings-instruction-file" data-path={f.path}>
+              <span className="mono">{f.path}</span>{' '}
+              <span className="muted">
+                {f.tokens.toLocaleString()} tokens{f.scope === 'nested' ? ' · for its folder' : ''}
+                {f.note ? ` · ${f.note}` : ''}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </fieldset>
   )
 }
 
