@@ -29,6 +29,11 @@ export interface AgentOptions {
   autoApproveEdits: boolean
   approvals: ApprovalMode
   alwaysAllow?: AlwaysAllowStore
+  /**
+   * A command's held protected changes land (`lanes run --land-protected`); otherwise they are discarded and
+   * reported (command.held).
+   */
+  landProtected?: boolean
   /** Every event, after it is in the log. */
   onEvent?: (event: SessionEvent) => void
 }

@@ -1,10 +1,21 @@
 import { randomBytes } from 'node:crypto'
 import { realpath, stat } from 'node:fs/promises'
 import type { RewindChange, RewindSkip, SessionEvent, SessionEventDraft } from '../../shared/events'
+import { lstat, readlink } from 'node:fs/promises'
 import { removeFile, WriteBatch, writeFileAtomic } from '../tools/atomic-write'
 import { FolderReader } from '../tools/checked-read'
 import { MAX_CHANGE_BYTES } from '../tools/file-change'
 import { TimeSlices } from '../tools/file-io'
+import {
+  contentHashOf,
+  dirToken,
+  fileToken,
+  linkToken,
+  parseToken,
+  tokenMatches,
+  type PathToken,
+} from '../tools/path-token'
+import { putPathState } from '../tools/put-path'
 import { PreimageError, sha256, type PreimageStore } from './preimages'
 import { foreignFile, lanesLeft, preimagesOf, turnRewoundAway, unfinishedRewind } from './rewind-history'
 
@@ -106,7 +117,10 @@ export interface RewindLog {
 }
 
 interface OnDisk {
+  /** What is there, as a path token (a file: its content hash and mode). */
   hash: string | null
+  /** A regular file's content hash. */
+  sha?: string
   content: Buffer | null
   stat?: { mtimeMs: number; size: number; mode: number; ino: number; uid: number; gid: number }
   /** Present and not a regular file. */
@@ -123,10 +137,18 @@ async function onDisk(path: string, reader: FolderReader, slices?: TimeSlices): 
   const found = await reader.read(path, MAX_REWIND_BYTES)
   await slices?.tick()
   if (found.kind === 'absent') return { hash: null, content: null }
-  if (found.kind === 'odd') return { hash: 'odd', content: null, odd: found.reason }
+  if (found.kind === 'odd') {
+    // A link or a folder is a state a command may have left, or be put back to (issue 20).
+    const st = await lstat(path).catch(() => null)
+    if (st?.isSymbolicLink()) return { hash: linkToken(await readlink(path)), content: null }
+    if (st?.isDirectory()) return { hash: dirToken(st.mode), content: null }
+    return { hash: 'odd', content: null, odd: found.reason }
+  }
   const { content, stat: info } = found
+  const sha = sha256(content)
   return {
-    hash: sha256(content),
+    hash: fileToken(sha, info.mode),
+    sha,
     content,
     stat: {
       mtimeMs: info.mtimeMs,
@@ -213,16 +235,17 @@ export async function planRewind(
   let keptBytes = 0
   const looked = await mapLimit([...target], READ_CONCURRENCY, async ([path, { relPath, hash: to }]) => {
     let toContent: Buffer | null = null
-    if (to !== null) {
+    const toHash = contentHashOf(to)
+    if (toHash !== null) {
       try {
-        toContent = await store.get(to)
+        toContent = await store.get(toHash)
       } catch (error) {
         const why = error instanceof PreimageError ? error.message : String(error)
         return `The content of ${relPath} before that call cannot be restored: ${why}`
       }
     }
     const now = await onDisk(path, reader, slices)
-    if (now.hash === to) return undefined
+    if (tokenMatches(now.hash, to)) return undefined
     const keeps = (size: number) => {
       const keep = size <= SEEN_KEEP_FILE_BYTES && keptBytes + size <= SEEN_KEEP_BYTES
       if (keep) keptBytes += size
@@ -237,7 +260,7 @@ export async function planRewind(
       to,
       lanesLeft: known,
       now: now.odd ? null : now.hash,
-      conflict: now.hash !== known,
+      conflict: !tokenMatches(now.hash, known),
       ...(now.odd ? { blocked: now.odd } : {}),
       seen: { ...(keep ? { now } : {}), ...(keepTo ? { to: toContent } : {}) },
     }
@@ -290,12 +313,12 @@ export async function applyRewind(
     const now = await stillAsSeen(file.path, file.seen?.now, reader, slices)
     if (now.hash !== file.now)
       return `${file.relPath} changed while the rewind was being prepared; nothing was changed.`
-    if (now.stat && (now.stat.mode & 0o222) === 0)
+    if (now.stat && (now.stat.mode & 0o222) === 0 && parseToken(file.to).kind === 'file')
       return `${file.relPath} is read-only; make it writable first. Nothing was changed.`
     // What is there now goes into the store first, so the rewind can be rolled back (and itself undone).
-    if (now.content !== null) await store.put(file.path, now.content, now.hash as string)
+    if (now.content !== null) await store.put(file.path, now.content, now.sha)
     // Only what is kept is held until the writes (undefined: read from the store as it is written).
-    const content = file.to === null ? null : file.seen?.to
+    const content = contentHashOf(file.to) === null ? null : file.seen?.to
     const change = { path: file.path, relPath: file.relPath, from: now.hash, to: file.to }
     return { change, stat: now.stat ?? null, content }
   }).finally(() => reader.close())
@@ -327,28 +350,40 @@ export async function applyRewind(
 
   // The files are written side by side as one batch (each folder opened and checked once) and made durable
   // together at the end; until rewind.finished is logged, a crash is recovered from the journal anyway.
+  // Folders (a command's changes) go in order: what leaves a folder before the folder, a folder before what
+  // goes into it.
   const done: RewindChange[] = []
   let failure: string | undefined
-  let next = 0
   const batch = new WriteBatch()
-  const worker = async (): Promise<void> => {
-    while (failure === undefined && next < work.length) {
-      const w = work[next++] as (typeof work)[number]
-      const failed = await (
-        w.content === undefined ? store.get(w.change.to as string) : Promise.resolve(w.content)
-      )
-        .then((content) => put(w.change.path, content, w.stat, batch))
-        .catch((error: Error) => `could not be restored (${error.message})`)
-      if (failed) {
-        failure ??= `${w.change.relPath} ${failed}`
-        return
+  const phase = async (items: typeof work, concurrency: number): Promise<void> => {
+    let next = 0
+    const worker = async (): Promise<void> => {
+      while (failure === undefined && next < items.length) {
+        const w = items[next++] as (typeof work)[number]
+        const failed = await putChange(
+          w.change.path,
+          w.change.from,
+          w.change.to,
+          store,
+          w.stat,
+          w.content,
+          batch,
+        )
+        if (failed) {
+          failure ??= `${w.change.relPath} ${failed}`
+          return
+        }
+        done.push(w.change)
+        await opts.onChange?.(w.change)
       }
-      done.push(w.change)
-      await opts.onChange?.(w.change)
     }
+    await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker))
   }
   try {
-    await Promise.all(Array.from({ length: Math.min(APPLY_CONCURRENCY, work.length) }, worker))
+    for (const [items, concurrency] of phases(work)) {
+      await phase(items, concurrency)
+      if (failure !== undefined) break
+    }
     if (failure === undefined) await batch.sync()
   } finally {
     await batch.close()
@@ -366,6 +401,55 @@ export async function applyRewind(
   }
   await finish(log, rewindId, { turn: plan.turn })
   return { ok: true, rewindId, changes, skipped }
+}
+
+/**
+ * The changes in the order they can be made: what is not a folder leaves first (side by side), then folders
+ * that go (deepest first), then folders that come (shallowest first), then files and links (side by side).
+ */
+function phases<T extends { change: RewindChange }>(work: readonly T[]): [T[], number][] {
+  const kind = (token: PathToken) => parseToken(token).kind
+  const depth = (w: T) => w.change.relPath.split('/').length
+  const leaving = work.filter((w) => kind(w.change.to) === 'absent' && kind(w.change.from) !== 'dir')
+  const foldersOut = work
+    .filter((w) => kind(w.change.from) === 'dir' && kind(w.change.to) !== 'dir')
+    .sort((a, b) => depth(b) - depth(a))
+  const foldersIn = work.filter((w) => kind(w.change.to) === 'dir').sort((a, b) => depth(a) - depth(b))
+  const rest = work.filter((w) => !leaving.includes(w) && !foldersOut.includes(w) && !foldersIn.includes(w))
+  // foldersOut may also need a file or link in place afterwards: that is in rest, after the folder went.
+  return [
+    [leaving, APPLY_CONCURRENCY],
+    [foldersOut, 1],
+    [foldersIn, 1],
+    [rest, APPLY_CONCURRENCY],
+  ]
+}
+
+/**
+ * Puts one path to `to`: a plain file change goes the way a write goes (atomic, through its checked folder);
+ * links, folders, modes and a folder or link in the way through putPathState.
+ */
+async function putChange(
+  path: string,
+  from: PathToken,
+  to: PathToken,
+  store: PreimageStore,
+  expect: OnDisk['stat'] | null | undefined,
+  content: Buffer | null | undefined,
+  batch?: WriteBatch,
+): Promise<string | undefined> {
+  const want = parseToken(to)
+  const was = parseToken(from)
+  const plain =
+    (want.kind === 'absent' || (want.kind === 'file' && want.mode === undefined)) &&
+    (was.kind === 'absent' || was.kind === 'file')
+  const read = async (): Promise<Buffer> => content ?? (await store.get(contentHashOf(to) as string))
+  try {
+    if (plain) return await put(path, want.kind === 'absent' ? null : await read(), expect, batch)
+    return await putPathState(path, to, read, batch ? { batch } : {})
+  } catch (error) {
+    return `could not be restored (${(error as Error).message})`
+  }
 }
 
 /** Writes (or removes) one file atomically; returns why it failed, or undefined. */
@@ -392,12 +476,8 @@ async function put(
 async function rollBack(done: readonly RewindChange[], store: PreimageStore): Promise<string> {
   const stuck: string[] = []
   for (const change of [...done].reverse()) {
-    try {
-      const content = change.from === null ? null : await store.get(change.from)
-      if (await put(change.path, content, undefined)) stuck.push(change.relPath)
-    } catch {
+    if (await putChange(change.path, change.to, change.from, store, undefined, undefined))
       stuck.push(change.relPath)
-    }
   }
   return stuck.length === 0 ? '' : ` Could not put back: ${stuck.join(', ')}.`
 }
@@ -458,24 +538,28 @@ export async function recoverRewind(
     change: c,
     now: await onDisk(c.path, reader),
   })).finally(() => reader.close())
-  const applied = state.filter((s) => s.now.hash === s.change.to).map((s) => s.change)
-  const strange = state.filter((s) => s.now.hash !== s.change.to && s.now.hash !== s.change.from)
+  const applied = state.filter((s) => tokenMatches(s.now.hash, s.change.to)).map((s) => s.change)
+  const strange = state.filter(
+    (s) => !tokenMatches(s.now.hash, s.change.to) && !tokenMatches(s.now.hash, s.change.from),
+  )
   let error: string | undefined
   if (strange.length === 0) {
-    for (const s of state) {
-      if (s.now.hash === s.change.to) continue
-      try {
-        const failed = await put(
+    const pending = state.filter((s) => !tokenMatches(s.now.hash, s.change.to))
+    for (const [items] of phases(pending)) {
+      for (const s of items) {
+        const failed = await putChange(
           s.change.path,
-          s.change.to === null ? null : await store.get(s.change.to),
+          s.change.from,
+          s.change.to,
+          store,
           s.now.stat ?? null,
+          undefined,
         )
         if (failed) error = `${s.change.relPath} ${failed}`
-      } catch (e) {
-        error = `${s.change.relPath}: ${(e as Error).message}`
+        if (error) break
+        applied.push(s.change)
       }
       if (error) break
-      applied.push(s.change)
     }
     if (!error) {
       await finish(log, open.rewindId, { turn: open.turn, recovered: true })

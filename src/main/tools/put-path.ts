@@ -1,7 +1,8 @@
-import { promises as fs } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { createReadStream, promises as fs } from 'node:fs'
 import { dirname } from 'node:path'
 import { removeFile, writeFileAtomic, type WriteBatch } from './atomic-write'
-import { parseToken, type PathToken } from './path-token'
+import { dirToken, fileToken, linkToken, parseToken, type PathToken } from './path-token'
 
 /**
  * Puts one path back to a recorded state (a path token: absent, a file with its content and mode, a symbolic
@@ -73,4 +74,25 @@ export async function putPathState(
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
+}
+
+/** What is at `path` now, as a path token (a file read whole and hashed). */
+export async function tokenAt(path: string): Promise<PathToken> {
+  let st: import('node:fs').Stats
+  try {
+    st = await fs.lstat(path)
+  } catch (error) {
+    if (
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ||
+      (error as NodeJS.ErrnoException).code === 'ENOTDIR'
+    )
+      return null
+    throw error
+  }
+  if (st.isSymbolicLink()) return linkToken(await fs.readlink(path))
+  if (st.isDirectory()) return dirToken(st.mode)
+  if (!st.isFile()) return `link:\0${st.mode}` // neither: matches no token a change records
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+  return fileToken(hash.digest('hex'), st.mode)
 }
