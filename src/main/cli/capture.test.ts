@@ -137,7 +137,8 @@ describe.skipIf(!overlay)('a command’s changes through lanes run', { timeout: 
     expect(ran.code, ran.stderr).toBe(0)
     const finished = ran.events.find((e) => e.type === 'tool.finished')
     expect(finished, JSON.stringify(finished)).toMatchObject({ isError: false })
-    const changes = (finished as { metadata: { changes: { mode: string; counts: object } } }).metadata.changes
+    const changes = (finished as unknown as { metadata: { changes: { mode: string; counts: object } } })
+      .metadata.changes
     expect(changes.mode).toBe('overlay')
     // docs/ was made again (0o755 where it was 0o750): a mode change too.
     expect(changes.counts).toEqual({ added: 7, changed: 1, removed: 4, modeChanged: 2 })

@@ -133,17 +133,22 @@ interface OnDisk {
  * elsewhere is never read through. Small files are read with direct system calls (`slices` bounds how long
  * that holds the event loop), large ones through the thread pool.
  */
-async function onDisk(path: string, reader: FolderReader, slices?: TimeSlices): Promise<OnDisk> {
+async function onDisk(
+  path: string,
+  reader: FolderReader,
+  slices?: TimeSlices,
+  /** A link or a folder is a state here: a command left one, or one is to be put back (issue 20). */
+  structural = false,
+): Promise<OnDisk> {
   const found = await reader.read(path, MAX_REWIND_BYTES)
   await slices?.tick()
   if (found.kind === 'absent') return { hash: null, content: null }
-  if (found.kind === 'odd') {
-    // A link or a folder is a state a command may have left, or be put back to (issue 20).
+  if (found.kind === 'odd' && structural) {
     const st = await lstat(path).catch(() => null)
     if (st?.isSymbolicLink()) return { hash: linkToken(await readlink(path)), content: null }
     if (st?.isDirectory()) return { hash: dirToken(st.mode), content: null }
-    return { hash: 'odd', content: null, odd: found.reason }
   }
+  if (found.kind === 'odd') return { hash: 'odd', content: null, odd: found.reason }
   const { content, stat: info } = found
   const sha = sha256(content)
   return {
@@ -161,12 +166,19 @@ async function onDisk(path: string, reader: FolderReader, slices?: TimeSlices): 
   }
 }
 
+/** Whether a path's recorded state is a link or a folder (what only a command's change records). */
+function isStructural(token: PathToken): boolean {
+  const kind = parseToken(token).kind
+  return kind === 'link' || kind === 'dir'
+}
+
 /** The file as planning saw it when it has not moved since; read again otherwise. */
 async function stillAsSeen(
   path: string,
   seen: OnDisk | undefined,
   reader: FolderReader,
   slices: TimeSlices,
+  structural: boolean,
 ): Promise<OnDisk> {
   if (seen?.stat) {
     const looked = await reader.look(path).catch(() => null)
@@ -176,7 +188,7 @@ async function stillAsSeen(
     if (info?.isFile() && info.ino === was.ino && info.size === was.size && info.mtimeMs === was.mtimeMs)
       return { ...seen, stat: { ...was, mode: info.mode, uid: info.uid, gid: info.gid } }
   }
-  return onDisk(path, reader, slices)
+  return onDisk(path, reader, slices, structural)
 }
 
 /**
@@ -244,7 +256,8 @@ export async function planRewind(
         return `The content of ${relPath} before that call cannot be restored: ${why}`
       }
     }
-    const now = await onDisk(path, reader, slices)
+    const known = left.has(path) ? (left.get(path) as string | null) : undefined
+    const now = await onDisk(path, reader, slices, isStructural(to) || isStructural(known ?? null))
     if (tokenMatches(now.hash, to)) return undefined
     const keeps = (size: number) => {
       const keep = size <= SEEN_KEEP_FILE_BYTES && keptBytes + size <= SEEN_KEEP_BYTES
@@ -253,7 +266,6 @@ export async function planRewind(
     }
     const keep = keeps(now.content?.length ?? 0)
     const keepTo = keeps(toContent?.length ?? 0)
-    const known = left.has(path) ? (left.get(path) as string | null) : undefined
     const file: PlannedFile = {
       path,
       relPath,
@@ -310,10 +322,11 @@ export async function applyRewind(
   const slices = new TimeSlices()
   const reader = new FolderReader()
   const prepared = await mapLimit(chosenFiles, READ_CONCURRENCY, async (file) => {
-    const now = await stillAsSeen(file.path, file.seen?.now, reader, slices)
+    const structural = isStructural(file.to) || isStructural(file.lanesLeft ?? null)
+    const now = await stillAsSeen(file.path, file.seen?.now, reader, slices, structural)
     if (now.hash !== file.now)
       return `${file.relPath} changed while the rewind was being prepared; nothing was changed.`
-    if (now.stat && (now.stat.mode & 0o222) === 0 && parseToken(file.to).kind === 'file')
+    if (now.stat && (now.stat.mode & 0o222) === 0)
       return `${file.relPath} is read-only; make it writable first. Nothing was changed.`
     // What is there now goes into the store first, so the rewind can be rolled back (and itself undone).
     if (now.content !== null) await store.put(file.path, now.content, now.sha)
@@ -536,7 +549,7 @@ export async function recoverRewind(
   // A few at a time, as planning reads: a rewind of files in many folders does not open them all at once.
   const state = await mapLimit(open.changes, READ_CONCURRENCY, async (c) => ({
     change: c,
-    now: await onDisk(c.path, reader),
+    now: await onDisk(c.path, reader, undefined, isStructural(c.to) || isStructural(c.from)),
   })).finally(() => reader.close())
   const applied = state.filter((s) => tokenMatches(s.now.hash, s.change.to)).map((s) => s.change)
   const strange = state.filter(

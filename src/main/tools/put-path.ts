@@ -18,6 +18,11 @@ export async function putPathState(
   opts: { batch?: WriteBatch; expect?: { mtimeMs: number; size: number } | null } = {},
 ): Promise<string | undefined> {
   const want = parseToken(token)
+  // The folder is the one recorded, not a link to elsewhere put in its place since: nothing is made,
+  // removed or re-moded through it. (A file's write checks its folder itself, through the folder.)
+  const real = await fs.realpath(dirname(path)).catch(() => null)
+  if (real !== null && real !== dirname(path))
+    return 'is in a folder that is no longer where it was; left as it is'
   let now: import('node:fs').Stats | null = null
   try {
     now = await fs.lstat(path)
