@@ -335,7 +335,7 @@ const ContentHash = z.string().regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 in he
 
 /**
  * What is at one path: a content hash (a file, mode not recorded), `<hash>:<mode>` (a file with its mode, octal),
- * `link:<target>` or `dir:<mode>` (see `src/main/tools/path-token.ts`).
+ * `link:<target>` or `dir:<mode>` (see `src/main/fs/path-token.ts`).
  */
 export const PATH_TOKEN = /^(?:[0-9a-f]{64}(?::[0-7]{1,4})?|dir:[0-7]{1,4}|link:[^\0]+)$/
 export const PathToken = z.string().regex(PATH_TOKEN, 'expected a content hash or a path token')
@@ -356,7 +356,7 @@ export const FilePreimageEvent = z.object({
   hash: ContentHash.nullable(),
   /**
    * Set for a change an approved command made (issue 20): what was at the path before and what the command left,
-   * as path tokens (a file with its mode, a symbolic link, a folder; `src/main/tools/path-token.ts`). `hash` then
+   * as path tokens (a file with its mode, a symbolic link, a folder; `src/main/fs/path-token.ts`). `hash` then
    * repeats the file's content hash (null for anything but a file).
    */
   before: PathToken.nullable().optional(),

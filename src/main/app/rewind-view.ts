@@ -4,8 +4,8 @@ import type { RewindDone, RewindFileView, RewindPreview, RewindTarget } from '..
 import { applyRewind, planRewind, type PlannedFile, type Refusal, type RewindPlan } from '../session/rewind'
 import { unfinishedRewind } from '../session/rewind-history'
 import { withRewindSession, type RewindSession } from '../session/rewind-session'
-import { FolderReader } from '../tools/checked-read'
-import { contentHashOf } from '../tools/path-token'
+import { FolderReader } from '../fs/checked-read'
+import { contentHashOf } from '../fs/path-token'
 import { fileDiff } from '../tools/file-diff'
 
 /**

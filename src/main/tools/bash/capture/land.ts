@@ -10,8 +10,15 @@ import type {
   HeldPath,
   SessionEventDraft,
 } from '../../../../shared/events'
-import { contentHashOf, dirToken, fileToken, linkToken, parseToken, type PathToken } from '../../path-token'
-import { putPathState } from '../../put-path'
+import {
+  contentHashOf,
+  dirToken,
+  fileToken,
+  linkToken,
+  parseToken,
+  type PathToken,
+} from '../../../fs/path-token'
+import { putPathState } from '../../../fs/put-path'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import { readChangeSet, type Change, type Seen } from './change-set'
 import { heldReason } from './held'

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { createReadStream, promises as fs } from 'node:fs'
+import { createReadStream, promises as fs, type Stats } from 'node:fs'
 import { dirname } from 'node:path'
 import { removeFile, writeFileAtomic, type WriteBatch } from './atomic-write'
 import { dirToken, fileToken, linkToken, parseToken, type PathToken } from './path-token'
@@ -23,7 +23,7 @@ export async function putPathState(
   const real = await fs.realpath(dirname(path)).catch(() => null)
   if (real !== null && real !== dirname(path))
     return 'is in a folder that is no longer where it was; left as it is'
-  let now: import('node:fs').Stats | null = null
+  let now: Stats | null = null
   try {
     now = await fs.lstat(path)
   } catch (error) {
@@ -83,7 +83,7 @@ function message(error: unknown): string {
 
 /** What is at `path` now, as a path token (a file read whole and hashed). */
 export async function tokenAt(path: string): Promise<PathToken> {
-  let st: import('node:fs').Stats
+  let st: Stats
   try {
     st = await fs.lstat(path)
   } catch (error) {
