@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { createReadStream, promises as fs } from 'node:fs'
 import { dirname, join, sep } from 'node:path'
 import { createInterface } from 'node:readline'
-import { promisify } from 'node:util'
 import type {
   CommandChangeCounts,
   CommandChangedPath,
@@ -28,8 +26,7 @@ import { heldReason } from './held'
  * before is kept in the session's store and logged (file.preimage with `before` and `after`) before anything
  * moves, so undo and rewind cover it. Then the journal's intent (command.landing) is synced, the changes are
  * applied in the change set's order (a file or link is *moved* out of the layer: a rename on the same file
- * system, never a copy where a rename works), the file system is synced once (syncfs), and command.landed
- * closes it. A failure half-way (a full disk making a folder, a file in the way) puts back what had landed, so
+ * system, never a copy where a rename works), and command.landed closes it. A failure half-way (a full disk making a folder, a file in the way) puts back what had landed, so
  * nothing is ever half-landed; a crash half-way is finished or rolled back on the next start (recover.ts).
  *
  * Memory stays bounded whatever the size: the change set is streamed from the layer, each landed change goes
@@ -279,14 +276,12 @@ export async function applyPlan(
     done.push(line)
   }
   if (failure === undefined) {
+    // What moved in is as durable as the command's own writes would have been without Lanes: the system writes
+    // it back as it does any file. Not fsynced one by one (20,000 files of an `npm install` would pay 20,000
+    // journal commits), nor the whole file system at once (a syncfs waits for every other program's writes).
+    // What the landing must never lose is already durable: the previous contents and the journal (synced
+    // before anything moved), so a power loss can cost the command's output, never what it replaced.
     for (const { path, mode } of modes.reverse()) await fs.chmod(path, mode).catch(() => undefined)
-    try {
-      // One syncfs for everything moved: its data and its names (the layer's files were never fsynced).
-      await promisify(execFile)('sync', ['-f', workspace])
-    } catch {
-      // No `sync -f` (an old coreutils): each folder the landing touched is synced instead.
-      for (const dir of checked) await syncFolder(dir)
-    }
     return undefined
   }
   const stuck = await rollBackLines(workspace, done, host)
@@ -357,12 +352,6 @@ async function applyOne(
       return undefined
     }
   }
-}
-
-async function syncFolder(dir: string): Promise<void> {
-  const handle = await fs.open(dir, 'r').catch(() => undefined)
-  await handle?.sync().catch(() => undefined)
-  await handle?.close()
 }
 
 function ignoreMissing(error: unknown): void {

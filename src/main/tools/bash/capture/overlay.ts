@@ -14,11 +14,12 @@ import type { SandboxLaunch } from '../sandbox/launch'
  * overlayfs (with `userxattr`: whiteouts and opaque marks are kept as `user.overlay.*` attributes of the upper
  * folder, owned by the user). So the launch becomes
  *
- *   unshare -Urm bash -c WRAPPER  WS LAYER UID GID  bwrap ...(the sandbox as before)... -- bash -c COMMAND
+ *   unshare -Urm bash -c WRAPPER  WS LAYER  bwrap ...(the sandbox as before)... -- bash -c COMMAND
  *
- * where WRAPPER, in its own user and mount namespace, binds the workspace to LAYER/lower, mounts the overlay
- * at LAYER/merged and binds that over the workspace's own path: bubblewrap then sets up exactly the sandbox it
- * always did (the same masks and pins, on top of the overlay) without knowing. `--uid/--gid` keep the command's
+ * where WRAPPER, in its own user and mount namespace, mounts the overlay over the workspace's own path (its
+ * lower layer is the workspace as it was, resolved before the mount): bubblewrap then sets up exactly the
+ * sandbox it always did (the same masks and pins, on top of the overlay) without knowing. One mount, one
+ * process more than the sandbox alone. `--uid/--gid` keep the command's
  * ids what they were (the middle namespace maps only root, to the user).
  *
  * After the command (also when it was stopped or timed out: the wrapper traps the signals, the sandbox dies
@@ -27,32 +28,30 @@ import type { SandboxLaunch } from '../sandbox/launch'
  * Node has no call to read extended attributes, so this is measured rather than read: a folder shows no entry
  * of the lower layer exactly when the merged folder holds as many entries as the upper one (whiteouts aside).
  * For a folder that is not opaque this can only be so when the lower layer has nothing the upper one does not
- * name, and then treating it as opaque removes nothing: the answer is right either way. Bash builtins only
- * (globs, tests): no process per folder.
+ * name (or has no such folder: a new one), and then treating it as opaque removes nothing: the answer is right
+ * either way. Bash builtins only (globs, tests): no process at all.
  */
 
 const WRAPPER = String.raw`
 set -u
-ws=$1 layer=$2 uid=$3 gid=$4
-shift 4
-mount --bind -- "$ws" "$layer/lower" || exit 125
-mount -t overlay overlay -o "lowerdir=$layer/lower,upperdir=$layer/upper,workdir=$layer/work,userxattr" "$layer/merged" || exit 125
-mount --bind -- "$layer/merged" "$ws" || exit 125
+ws=$1 layer=$2
+shift 2
+mount -t overlay overlay -o "lowerdir=$ws,upperdir=$layer/upper,workdir=$layer/work,userxattr" "$ws" || exit 125
 trap : TERM INT HUP
 "$@"
 rc=$?
 trap '' TERM INT HUP
-shopt -s nullglob dotglob
+shopt -s nullglob dotglob globstar
 cd "$layer/upper" || exit $rc
 {
-  while IFS= read -r -d '' d; do
-    [ -d "$layer/lower/$d" ] || continue
+  for d in **; do
+    [ -d "$d" ] && ! [ -L "$d" ] || continue
     k=0
-    for e in "$layer/merged/$d"/*; do k=$((k+1)); done
+    for e in "$ws/$d"/*; do k=$((k+1)); done
     n=0
     for e in "$d"/*; do [ -c "$e" ] && ! [ -L "$e" ] || n=$((n+1)); done
     [ "$k" -eq "$n" ] && printf '%s\0' "$d"
-  done < <(find . -mindepth 1 -type d -printf '%P\0')
+  done
   printf 'done\0'
 } > "$layer/opaque" 2>/dev/null
 exit $rc
@@ -93,7 +92,7 @@ export function probeCapture(platform: NodeJS.Platform, searchPath: string): Cap
   let dir: string | undefined
   try {
     dir = mkdtempSync(join(tmpdir(), 'lanes-capture-probe-'))
-    for (const sub of ['ws', 'lower', 'upper', 'work', 'merged']) mkdirSync(join(dir, sub))
+    for (const sub of ['ws', 'upper', 'work']) mkdirSync(join(dir, sub))
     const probe = spawnSync(
       unshare,
       [
@@ -105,8 +104,6 @@ export function probeCapture(platform: NodeJS.Platform, searchPath: string): Cap
         'lanes-capture',
         join(dir, 'ws'),
         dir,
-        '0',
-        '0',
         'touch',
         join(dir, 'ws', 'probe'),
       ],
@@ -141,7 +138,7 @@ export function probeCapture(platform: NodeJS.Platform, searchPath: string): Cap
 
 /** The folders of one command's layer. */
 export interface Layer {
-  /** The layer's own folder: upper, work, lower and merged are in it. */
+  /** The layer's own folder: upper and work are in it. */
   dir: string
   upper: string
   /** What the wrapper wrote after the command (see WRAPPER); absent when it was killed before. */
@@ -162,8 +159,7 @@ export function makeLayer(outputDir: string, callId: string): Layer | { error: s
     return { error: `the session folder’s path has a character an overlay cannot name (${dir})` }
   try {
     rmSync(dir, { recursive: true, force: true })
-    for (const sub of ['upper', 'work', 'lower', 'merged'])
-      mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 })
+    for (const sub of ['upper', 'work']) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 })
     writeFileSync(join(dir, 'opaque'), '', { mode: 0o600 })
   } catch (error) {
     return { error: `the command’s change layer could not be made: ${(error as Error).message}` }
@@ -193,7 +189,6 @@ export function overlayLaunch(
       'lanes-capture',
       workspace,
       layer.dir,
-      ...ids,
       sandbox.program,
       ...bwrap,
       '--uid',
