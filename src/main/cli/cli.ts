@@ -52,8 +52,8 @@ Usage:
       Puts every file the session's file tools changed back as it was just before CALL_ID (files created
       later are removed) and, without --files-only, the conversation too: the next --continue starts from
       the turn that held CALL_ID. A file changed since by someone else is skipped and reported. Prints
-      one JSON line per file. Exit code: 0 done, 1 refused (nothing changed). Changes made by bash
-      commands are not tracked and are not rewound.
+      one JSON line per file. Exit code: 0 done, 1 refused (nothing changed). What approved commands
+      changed is rewound too where it was captured (Linux: contents, removals, modes, links, folders).
 
   lanes --help
       Shows this help.
