@@ -65,6 +65,8 @@ export interface Landed {
 export const PATHS_SHOWN = 200
 /** A previous content larger than this is not kept (the change lands; undoing it is refused and says why). */
 const KEEP_MAX_BYTES = 64 * 1024 * 1024
+/** Plan lines are written to the plan file in batches of about this many bytes. */
+const PLAN_FLUSH_BYTES = 256 * 1024
 /** Events in flight to the log at once while logging the pre-images. */
 const LOG_WINDOW = 512
 
@@ -136,6 +138,16 @@ export async function landChangeSet(opts: {
   const heldFolders = new Set<string>()
   const holdsHeld = new Set<string>()
   const inFlight: Promise<unknown>[] = []
+  // Plan lines go to the file a batch at a time: one write per line would cost a round trip each.
+  let pending: string[] = []
+  let pendingBytes = 0
+  const flushPlan = async (): Promise<void> => {
+    if (pending.length === 0) return
+    const text = pending.join('\n') + '\n'
+    pending = []
+    pendingBytes = 0
+    await plan.write(text)
+  }
   try {
     for await (const change of readChangeSet(workspace, layer.upper, opts.opaque)) {
       const abs = join(workspace, change.rel)
@@ -162,7 +174,9 @@ export async function landChangeSet(opts: {
         after: after.token,
         ...(change.source ? { source: change.source } : {}),
       }
-      await plan.write(JSON.stringify(line) + '\n')
+      pending.push(JSON.stringify(line))
+      pendingBytes += pending[pending.length - 1]!.length + 1
+      if (pendingBytes >= PLAN_FLUSH_BYTES) await flushPlan()
       entries++
       inFlight.push(
         host.log({
@@ -178,6 +192,7 @@ export async function landChangeSet(opts: {
       if (inFlight.length >= LOG_WINDOW) await Promise.all(inFlight.splice(0))
     }
     await Promise.all(inFlight.splice(0))
+    await flushPlan()
   } catch (error) {
     await Promise.allSettled(inFlight)
     await plan.close()
@@ -253,18 +268,17 @@ async function* planLines(planFile: string): AsyncGenerator<PlanLine> {
  * Applies the plan; on failure puts back what it had applied and returns why. Folders' modes are set last,
  * deepest first (a read-only folder would refuse what goes into it).
  */
-export async function applyPlan(
+async function applyPlan(
   workspace: string,
   planFile: string,
   host: Pick<CaptureHost, 'content'>,
-  from: (line: PlanLine) => 'apply' | 'skip' = () => 'apply',
 ): Promise<string | undefined> {
-  const done: PlanLine[] = []
+  // Only how many landed is kept; a roll-back reads them back from the plan (memory stays bounded).
+  let done = 0
   const modes: { path: string; mode: number }[] = []
   const checked = new Set<string>([workspace])
   let failure: string | undefined
   for await (const line of planLines(planFile)) {
-    if (from(line) === 'skip') continue
     const path = join(workspace, line.rel)
     const failed = await applyOne(workspace, path, line, checked, modes).catch((error: unknown) =>
       message(error),
@@ -273,7 +287,7 @@ export async function applyPlan(
       failure = `${line.rel}: ${failed}`
       break
     }
-    done.push(line)
+    done++
   }
   if (failure === undefined) {
     // What moved in is as durable as the command's own writes would have been without Lanes: the system writes
@@ -284,12 +298,17 @@ export async function applyPlan(
     for (const { path, mode } of modes.reverse()) await fs.chmod(path, mode).catch(() => undefined)
     return undefined
   }
-  const stuck = await rollBackLines(workspace, done, host)
+  const landed: PlanLine[] = []
+  for await (const line of planLines(planFile)) {
+    if (landed.length >= done) break
+    landed.push(line)
+  }
+  const stuck = await rollBackLines(workspace, landed, host)
   return `the command’s changes could not be landed (${failure}); the workspace was put back as it was before the command${stuck}`
 }
 
 /** Puts the lines back to their `before`, last first. Returns a note on what could not be. */
-export async function rollBackLines(
+async function rollBackLines(
   workspace: string,
   done: readonly PlanLine[],
   host: Pick<CaptureHost, 'content'>,
@@ -361,5 +380,3 @@ function ignoreMissing(error: unknown): void {
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
-
-export type { PlanLine }
