@@ -211,6 +211,50 @@ const samples: Record<SessionEventType, unknown[]> = {
       hash: 'ab'.repeat(32),
     },
     { type: 'file.preimage', ...base, callId: 'toolu_4', path: '/w/new.ts', relPath: 'new.ts', hash: null },
+    {
+      type: 'file.preimage',
+      ...base,
+      callId: 'toolu_5',
+      path: '/w/run.sh',
+      relPath: 'run.sh',
+      hash: 'cd'.repeat(32),
+      before: `${'cd'.repeat(32)}:644`,
+      after: 'link:../bin/run',
+    },
+    {
+      type: 'file.preimage',
+      ...base,
+      callId: 'toolu_5',
+      path: '/w/d',
+      relPath: 'd',
+      hash: null,
+      before: null,
+      after: 'dir:755',
+    },
+  ],
+  'command.landing': [
+    { type: 'command.landing', ...base, callId: 'toolu_5', layer: '/s/capture/toolu_5', entries: 2 },
+  ],
+  'command.landed': [
+    { type: 'command.landed', ...base, callId: 'toolu_5', outcome: 'done' },
+    {
+      type: 'command.landed',
+      ...base,
+      callId: 'toolu_5',
+      outcome: 'rolled-back',
+      recovered: true,
+      error: 'disk full',
+    },
+  ],
+  'command.held': [
+    {
+      type: 'command.held',
+      ...base,
+      callId: 'toolu_5',
+      paths: [{ relPath: '.git/commondir', reason: 'git reads it as configuration' }],
+      count: 1,
+      landed: false,
+    },
   ],
   'rewind.started': [
     {

@@ -348,6 +348,13 @@ export const FileSnapshotEvent = z.object({
 const ContentHash = z.string().regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 in hex')
 
 /**
+ * What is at one path: a content hash (a file, mode not recorded), `<hash>:<mode>` (a file with its mode, octal),
+ * `link:<target>` or `dir:<mode>` (see `src/main/fs/path-token.ts`).
+ */
+export const PATH_TOKEN = /^(?:[0-9a-f]{64}(?::[0-7]{1,4})?|dir:[0-7]{1,4}|link:[^\0]+)$/
+export const PathToken = z.string().regex(PATH_TOKEN, 'expected a content hash or a path token')
+
+/**
  * A file tool kept the file's content just before changing it (issue 14: undo and rewind). Logged before the
  * change is written, so every change in the log can be undone.
  */
@@ -361,14 +368,82 @@ export const FilePreimageEvent = z.object({
   relPath: z.string(),
   /** The content before the change, in the session's store; null when the file did not exist. */
   hash: ContentHash.nullable(),
+  /**
+   * Set for a change an approved command made (issue 20): what was at the path before and what the command left,
+   * as path tokens (a file with its mode, a symbolic link, a folder; `src/main/fs/path-token.ts`). `hash` then
+   * repeats the file's content hash (null for anything but a file).
+   */
+  before: PathToken.nullable().optional(),
+  after: PathToken.nullable().optional(),
+})
+
+/** What an approved command changed (issue 20), counted; the card says "changed 3 files, added 1". */
+export const CommandChangeCounts = z.object({
+  added: Count,
+  changed: Count,
+  removed: Count,
+  /** Only the mode (permissions) changed. */
+  modeChanged: Count,
+})
+export type CommandChangeCounts = z.infer<typeof CommandChangeCounts>
+
+/** One path a command changed, for the card (capped: the counts say how many there were). */
+export const CommandChangedPath = z.object({
+  relPath: z.string(),
+  change: z.enum(['added', 'changed', 'removed', 'mode']),
+  kind: z.enum(['file', 'link', 'dir']),
+})
+export type CommandChangedPath = z.infer<typeof CommandChangedPath>
+
+/** A protected path a command changed, held back from the workspace (or landed with --land-protected). */
+export const HeldPath = z.object({ relPath: z.string(), reason: z.string() })
+export type HeldPath = z.infer<typeof HeldPath>
+
+/**
+ * An approved command's changes are about to land (issue 20): every one of them is logged before this as a
+ * file.preimage with `before` and `after`, the contents before are in the store and both are synced. Without
+ * a command.landed after it, a crash came in between: the next start finishes the landing or rolls it back.
+ */
+export const CommandLandingEvent = z.object({
+  type: z.literal('command.landing'),
+  ...base,
+  callId: z.string().min(1),
+  /** The command's layer, whose upper folder holds what is still to land. */
+  layer: z.string().min(1),
+  entries: Count,
+})
+
+export const CommandLandedEvent = z.object({
+  type: z.literal('command.landed'),
+  ...base,
+  callId: z.string().min(1),
+  /** done: every change landed. rolled-back: none did (the workspace is as before the command). */
+  outcome: z.enum(['done', 'rolled-back']),
+  recovered: z.boolean().optional(),
+  error: z.string().optional(),
+})
+
+/**
+ * Protected changes a command made (git's configuration, hooks, `.env*`, ...) that were not landed silently:
+ * `landed` false when they were discarded (`lanes run` without --land-protected), true when the user let them
+ * land. One JSON line in `lanes run`'s output.
+ */
+export const CommandHeldEvent = z.object({
+  type: z.literal('command.held'),
+  ...base,
+  callId: z.string().min(1),
+  paths: z.array(HeldPath),
+  /** How many there were (paths is capped). */
+  count: Count,
+  landed: z.boolean(),
 })
 
 /** One file a rewind changes: from its content now to its content at the rewind's point (null: absent). */
 export const RewindChange = z.object({
   path: z.string().min(1),
   relPath: z.string(),
-  from: ContentHash.nullable(),
-  to: ContentHash.nullable(),
+  from: PathToken.nullable(),
+  to: PathToken.nullable(),
 })
 export type RewindChange = z.infer<typeof RewindChange>
 
@@ -515,6 +590,9 @@ export const SessionEvent = z.discriminatedUnion('type', [
   ToolCancelledEvent,
   FileSnapshotEvent,
   FilePreimageEvent,
+  CommandLandingEvent,
+  CommandLandedEvent,
+  CommandHeldEvent,
   RewindStartedEvent,
   RewindFinishedEvent,
   RunFinishedEvent,

@@ -602,6 +602,22 @@ function apply(r: Reduction, event: SessionEvent): void {
       return
     }
 
+    case 'command.landing':
+      return
+
+    case 'command.landed': {
+      // Rolled back: nothing of the command is in the workspace, so there is nothing to undo.
+      const call = editCall(r, event, () => true)
+      if (call && event.outcome === 'rolled-back') call.undoable = false
+      return
+    }
+
+    case 'command.held': {
+      const call = editCall(r, event, () => true)
+      if (call) call.held = { paths: event.paths, count: event.count, landed: event.landed }
+      return
+    }
+
     case 'rewind.started': {
       const rewinds = (s.rewinds = edit(r, s.rewinds))
       rewinds.push(
@@ -843,6 +859,8 @@ function editCall(
     | 'tool.skipped'
     | 'tool.cancelled'
     | 'file.preimage'
+    | 'command.landed'
+    | 'command.held'
   >,
   fits: (call: ToolCallState) => boolean,
 ): CallDraft | undefined {

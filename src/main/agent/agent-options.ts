@@ -30,6 +30,11 @@ export interface AgentOptions {
   autoApproveEdits: boolean
   approvals: ApprovalMode
   alwaysAllow?: AlwaysAllowStore
+  /**
+   * A command's held protected changes land (`lanes run --land-protected`); otherwise they are discarded and
+   * reported (command.held).
+   */
+  landProtected?: boolean
   /** The app's own secrets (the API key in use): hidden wherever a tool's output would show them. */
   appSecrets?: readonly string[]
   /** Lanes' own folders (its data folder) besides `sessionsDir`: no tool reads them, wherever they lie. */

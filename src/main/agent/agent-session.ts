@@ -5,6 +5,7 @@ import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reduc
 import type { ToolCallState } from '../../shared/tool-call'
 import { buildConversation, snapshotsFrom, snapshotsOf } from '../session/conversation'
 import { openSessionWriter, readSession, sessionPaths, type SessionWriter } from '../session/log'
+import { recoverLanding, unfinishedLanding } from '../session/landing-recovery'
 import { changeKeeper, preimagesDir, PreimageStore } from '../session/preimages'
 import {
   applyRewind,
@@ -150,9 +151,19 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     const { events, warnings } = await readSession(sessionPaths(opts.sessionsDir, sessionId).log)
     const writer = await openSessionWriter(opts.sessionsDir, sessionId, { create: false })
     let preimages: Promise<PreimageStore> | undefined
+    if (unfinishedLanding(events)) {
+      // A command's landing a crash cut short is rolled back first: the workspace is as before that command.
+      preimages = PreimageStore.open(preimagesDir(writer.outputDir))
+      await recoverLanding(
+        events,
+        await preimages,
+        { append: async (draft) => events.push(await writer.append(draft)), sync: () => writer.sync() },
+        writer.outputDir,
+      )
+    }
     if (unfinishedRewind(events)) {
       // A rewind a crash cut short is finished (or rolled back) before anything else happens in the session.
-      preimages = PreimageStore.open(preimagesDir(writer.outputDir))
+      preimages ??= PreimageStore.open(preimagesDir(writer.outputDir))
       await recoverRewind(events, await preimages, {
         append: async (draft) => events.push(await writer.append(draft)),
         sync: () => writer.sync(),
@@ -539,6 +550,16 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
         callId,
         (draft) => this.emit(draft),
       ),
+      capture: {
+        keep: async (path, content) => (await this.preimageStore()).put(path, content),
+        content: async (hash) => (await this.preimageStore()).get(hash),
+        log: (draft) => this.emit(draft),
+        sync: async () => {
+          await (await this.preimageStore()).flush()
+          await this.writer.sync()
+        },
+        landProtected: this.opts.landProtected === true,
+      },
       onProgress: (chunk) => {
         // At most one output event per call every 100 ms, however chatty the command; the full output is in
         // the session folder, so what the live view drops in a flood is only the middle of a burst.
