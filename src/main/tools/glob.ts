@@ -197,7 +197,11 @@ export const globTool = defineTool({
       )
     const checked = checkPattern(input.pattern, resolved.path, ctx.workspace)
     if (!checked.ok) return fail(checked.reason, { title })
-    const { pattern, cwd } = checked
+    const { cwd } = checked
+    // fast-glob groups patterns by their fixed part in a plain object, so a fixed part named like a member of
+    // every object (`constructor/**`, `__proto__/*`) throws or is lost. Spelled `./constructor` it is no such
+    // name; entries then come back with `./` in front, taken off below.
+    const pattern = checked.pattern.startsWith('./') ? checked.pattern : `./${checked.pattern}`
 
     const ignore: string[] = []
     if (!namesSegment(pattern, '.git')) ignore.push('**/.git/**')
@@ -277,8 +281,9 @@ export const globTool = defineTool({
       }
       const onAbort = (): void => finish('cancelled')
       ctx.signal.addEventListener('abort', onAbort, { once: true })
-      stream.on('data', (entry: string) => {
+      stream.on('data', (dotted: string) => {
         if (truncated) return
+        const entry = dotted.startsWith('./') ? dotted.slice(2) : dotted
         // Entries are relative to cwd; anything not plainly below it is dropped (checked again by real path).
         if (entry.startsWith('/') || PARENT_IN_PATH.test(entry)) return
         if (found.length >= MAX_RESULTS) {

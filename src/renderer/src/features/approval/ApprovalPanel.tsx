@@ -4,6 +4,7 @@ import { rejectsEveryHunk } from '../../../../shared/events'
 import type { ApprovalPreview, HunkDecision, WritePreview } from '../../../../shared/events'
 import type { ApprovalReply, AppInfo } from '../../../../shared/ipc'
 import { getCall } from '../../../../shared/reducer'
+import { own, setOwn } from '../../../../shared/own'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
@@ -103,12 +104,12 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
   const decide = useCallback(
     (callIds: string[], decision: 'approved' | 'rejected') => {
       const next: Record<string, Draft> = { ...drafts }
-      for (const id of callIds) next[id] = { ...draftOf(drafts, id), decision }
+      for (const id of callIds) setOwn(next, id, { ...draftOf(drafts, id), decision })
       update(callIds, (d) => ({ ...d, decision }))
       submit(next)
       // Move on to the next call still waiting for a decision.
       const nextOpen = pending.findIndex(
-        (c, i) => i > focus && !drafts[c.callId]?.decision && !callIds.includes(c.callId),
+        (c, i) => i > focus && !draftOf(drafts, c.callId).decision && !callIds.includes(c.callId),
       )
       if (nextOpen >= 0) setFocus(nextOpen)
     },
@@ -134,7 +135,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
       ?.scrollIntoView({ block: 'nearest', behavior: 'smooth' })
   }, [focus])
 
-  const remaining = pending.filter((c) => !drafts[c.callId]?.decision).length
+  const remaining = pending.filter((c) => !draftOf(drafts, c.callId).decision).length
   return (
     <section
       className="approval-panel"
@@ -352,7 +353,7 @@ function buildsOnPartial(pending: readonly ToolCallState[], index: number, draft
   const path = writePath(pending[index])
   if (path === undefined) return false
   return pending.slice(0, index).some((earlier) => {
-    const draft = drafts[earlier.callId]
+    const draft = own(drafts, earlier.callId)
     return (
       writePath(earlier) === path &&
       draft !== undefined &&
