@@ -231,7 +231,7 @@ export class ApprovalGate {
     const reviewed = approved?.review.preview
     if (approved && reviewed?.kind === 'write' && isPartialReview(hunks)) {
       const current = await buildPreview(tool, call.input, ctx, { protected: false })
-      return withApprovalNote(await executeReviewed(reviewed, current, hunks, ctx), approved.decision.note)
+      return executeReviewed(reviewed, current, hunks, ctx)
     }
     // A person approved it (now, or earlier with "always allow"): bash runs in the writable sandbox, or as the
     // review's switches say. Without that, the read-only sandbox.
@@ -240,16 +240,19 @@ export class ApprovalGate {
         network: approved?.decision.network === true,
         outsideSandbox: approved?.decision.outsideSandbox === true,
       }
-    const result = await tool.execute(call.input, ctx, approved ? approved.review : undefined)
-    return withApprovalNote(result, approved?.decision.note)
+    return tool.execute(call.input, ctx, approved ? approved.review : undefined)
   }
-}
 
-/**
- * The note the user typed while approving a call reaches the model with the call's result, whatever it was
- * (a rejection's note is its result's text, above).
- */
-function withApprovalNote(result: ToolResult, note: string | undefined): ToolResult {
-  if (!note) return result
-  return { ...result, output: `${result.output}\n\nThe user approved this call with a note: ${note}` }
+  /**
+   * The result the model reads: with the note the user typed while approving the call, whatever became of it
+   * (run, failed, skipped after a sibling's failure, cancelled). A rejection's note is already its result's
+   * text (`verdict`), and so is that of a change whose every hunk was left out.
+   */
+  withApprovalNote(call: PendingCall, result: ToolResult): ToolResult {
+    const state = call.state
+    if (state.kind !== 'decided' || state.decision.decision !== 'approved') return result
+    const { note, hunks } = state.decision
+    if (!note || rejectsEveryHunk(state.review.preview, hunks)) return result
+    return { ...result, output: `${result.output}\n\nThe user approved this call with a note: ${note}` }
+  }
 }

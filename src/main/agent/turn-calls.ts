@@ -261,8 +261,9 @@ export class TurnCalls {
   settled(callId: string, outcome: CallOutcome): void {
     this.flushers.get(callId)?.()
     this.safeDone.find((d) => d.callId === callId)?.resolve()
-    const name = this.calls.get(callId)?.name ?? ''
-    const { result } = outcome
+    const call = this.calls.get(callId)
+    const name = call?.name ?? ''
+    const result = call ? this.gate.withApprovalNote(call, outcome.result) : outcome.result
     const elapsed = outcome.kind === 'finished' && name === 'bash' && outcome.ran
     const output = formatForModel(result, elapsed ? { elapsedMs: outcome.durationMs } : {})
     this.results.set(callId, {

@@ -77,13 +77,13 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
 
   const submit = useCallback(
     (all: Drafts) => {
-      if (pending.length === 0 || pending.some((c) => !all[c.callId]?.decision)) return
+      if (pending.length === 0 || pending.some((c) => !draftOf(all, c.callId).decision)) return
       const ids = pending.map((c) => c.callId)
       const key = ids.join(',')
       if (sentFor.current === key) return
       sentFor.current = key
       const decisions: ApprovalReply[] = pending.map((c) => {
-        const d = all[c.callId] as Draft & { decision: 'approved' | 'rejected' }
+        const d = draftOf(all, c.callId) as Draft & { decision: 'approved' | 'rejected' }
         const reply: ApprovalReply = { callId: c.callId, decision: d.decision }
         if (d.note.trim() !== '') reply.note = d.note.trim()
         if (d.always && d.decision === 'approved') reply.always = true
