@@ -13,7 +13,7 @@ export type StreamEvent =
   | { type: 'tool_start'; index: number; id: string; name: string }
   | { type: 'tool_input'; index: number; partialJson: string }
   /** For a tool block, with its id, name and the full raw argument text as received. */
-  | { type: 'block_stop'; index: number; id?: string; name?: string; rawInput?: string }
+  | { type: 'block_stop'; index: number; id?: string; name?: string; rawInput?: string; duplicateOf?: string }
   /** A thinking block closed, complete with its signature (or a redacted one with its data). */
   | { type: 'thinking'; index: number; block: ThinkingContent }
 
@@ -35,6 +35,8 @@ export interface ToolUse {
   index: number
   /** Its content_block_stop arrived. */
   closed: boolean
+  /** The id the model (or a gateway) gave it, which an earlier call already had: `id` is a fresh one. */
+  duplicateOf?: string
 }
 
 export interface TurnResult {
@@ -63,7 +65,15 @@ export class TurnAccumulator {
   private readonly blocks = new Map<
     number,
     | { kind: 'text'; text: string; closed: boolean }
-    | { kind: 'tool'; id: string; name: string; raw: string; startInput: unknown; closed: boolean }
+    | {
+        kind: 'tool'
+        id: string
+        name: string
+        raw: string
+        startInput: unknown
+        closed: boolean
+        duplicateOf?: string
+      }
     | { kind: 'thinking'; text: string; signature: string; closed: boolean }
     | { kind: 'redacted'; data: string; closed: boolean }
     | { kind: 'other' }
@@ -71,6 +81,11 @@ export class TurnAccumulator {
   private stopReason: TurnResult['stopReason'] = null
   private stopDetails: StopDetails | null = null
   private usage: Usage = { inputTokens: 0, outputTokens: 0 }
+  /** Tool ids of this answer. */
+  private readonly toolIds = new Set<string>()
+
+  /** `usedToolIds`: ids the session's earlier calls have. */
+  constructor(private readonly usedToolIds: (id: string) => boolean = () => false) {}
 
   apply(event: RawMessageStreamEvent, onEvent: (e: StreamEvent) => void): void {
     const emit = (e: StreamEvent): void => {
@@ -101,9 +116,18 @@ export class TurnAccumulator {
           this.blocks.set(index, { kind: 'redacted', data, closed: false })
         } else if (block.type === 'tool_use') {
           // Gateways that make up ids the API refuses: the conversation uses a valid one from the start.
-          const id = apiToolId(String(block.id))
+          const given = apiToolId(String(block.id))
+          const id = this.freshToolId(given)
           const name = String(block.name)
-          this.blocks.set(index, { kind: 'tool', id, name, raw: '', startInput: block.input, closed: false })
+          this.blocks.set(index, {
+            kind: 'tool',
+            id,
+            name,
+            raw: '',
+            startInput: block.input,
+            closed: false,
+            ...(id !== given ? { duplicateOf: given } : {}),
+          })
           emit({ type: 'tool_start', index, id, name })
         } else {
           // Server-tool blocks are not requested; if a proxy sends them they are left out.
@@ -160,6 +184,7 @@ export class TurnAccumulator {
             id: block.id,
             name: block.name,
             rawInput: block.raw,
+            ...(block.duplicateOf !== undefined ? { duplicateOf: block.duplicateOf } : {}),
           })
         } else {
           emit({ type: 'block_stop', index: event.index })
@@ -204,6 +229,20 @@ export class TurnAccumulator {
     if (created !== undefined) this.usage.cacheCreationTokens = created
   }
 
+  /**
+   * `id`, unless an earlier call of this answer or of the session has it (a model's or a gateway's bug): then
+   * a fresh one. The API wants every tool_use id of a conversation unique and one tool_result per id, and the
+   * log and the UI know a call by its id, so the repeat lives on under its own id: it is never run, and its
+   * result says why.
+   */
+  private freshToolId(id: string): string {
+    const taken = (candidate: string): boolean => this.toolIds.has(candidate) || this.usedToolIds(candidate)
+    let fresh = id
+    for (let n = 2; taken(fresh); n++) fresh = `${id.slice(0, 100)}_dup${n}`
+    this.toolIds.add(fresh)
+    return fresh
+  }
+
   result(): TurnResult {
     const content: ContentBlock[] = []
     const toolUses: ToolUse[] = []
@@ -224,7 +263,14 @@ export class TurnAccumulator {
         }
         case 'tool':
           content.push({ type: 'tool_use', id: block.id, name: block.name, input: parseObject(block.raw) })
-          toolUses.push({ id: block.id, name: block.name, rawInput: block.raw, index, closed: block.closed })
+          toolUses.push({
+            id: block.id,
+            name: block.name,
+            rawInput: block.raw,
+            index,
+            closed: block.closed,
+            ...(block.duplicateOf !== undefined ? { duplicateOf: block.duplicateOf } : {}),
+          })
           break
         case 'other':
           break

@@ -80,6 +80,8 @@ export interface TurnRequest {
   onEvent: (event: StreamEvent) => void
   /** Told before each retry, so the UI can say why nothing is happening. */
   onRetry?: (info: RetryInfo) => void
+  /** Tool ids the session already used: a tool_use repeating one gets a fresh id (model-stream.ts). */
+  usedToolIds?: (id: string) => boolean
 }
 
 export interface ModelClient {
@@ -189,7 +191,7 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
       if (req.signal.aborted) throw abortError()
       const params = buildParams(model, maxTokens, opts.thinking, req)
       for (let retry = 0; ; retry++) {
-        const turn = new TurnAccumulator()
+        const turn = new TurnAccumulator(req.usedToolIds)
         try {
           await attempt(params, req, turn)
           return turn.result()

@@ -27,6 +27,8 @@ export interface ToolUseSeen {
   index: number
   /** Never closed, or cut by a token limit: never executed (stop-reasons.ts `isCutCall`). */
   cut: false | 'unclosed' | 'max_tokens' | 'model_context_window_exceeded'
+  /** The id the model gave it, which an earlier call already had (model-stream.ts): `id` is a fresh one. */
+  duplicateOf?: string
 }
 
 export type ToolResultBlock = {
@@ -40,6 +42,11 @@ const ANY_OBJECT = z.looseObject({})
 
 const INTERRUPTED_TEXT =
   'Interrupted: Lanes stopped while this call was running, so whether it completed is unknown. Check the current state (read the file or list the folder) before issuing it again.'
+
+/** A call whose id an earlier call already had is answered with this and never run. */
+export function duplicateIdText(given: string, fresh: string): string {
+  return `Not executed: this call came with the id ${given}, which an earlier call already has (every tool call needs its own id), so it was not run and is answered under the id ${fresh}. Issue it again if it is still needed.`
+}
 
 export class TurnCalls {
   private readonly calls = new Map<string, PendingCall>()
@@ -116,7 +123,13 @@ export class TurnCalls {
     const tool = registry.get(use.name)
     const call = this.newCall(use.id, use.name, use.index, null, tool?.concurrencySafe ?? false)
     let rawForLog: string | undefined
-    if (use.cut) {
+    if (use.duplicateOf !== undefined) {
+      call.state = {
+        kind: 'failed',
+        result: { output: duplicateIdText(use.duplicateOf, use.id), isError: true },
+      }
+      rawForLog = use.rawInput
+    } else if (use.cut) {
       call.state = { kind: 'failed', result: { output: cutCallText(use.name, use.cut), isError: true } }
       rawForLog = use.rawInput
     } else if (!tool) {

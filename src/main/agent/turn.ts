@@ -1,4 +1,5 @@
 import type { RunFailureKind, SessionEvent, SessionEventDraft } from '../../shared/events'
+import { getCall } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { turnContent } from '../session/conversation'
 import { callLabel } from '../tools/result-format'
@@ -64,6 +65,7 @@ export async function playTurn(
       tools: host.options.registry.definitions(),
       messages: host.conversation as never,
       signal,
+      usedToolIds: (id) => getCall(host.current, id) !== undefined,
       onRetry: (info) => {
         void host.emit({
           type: 'model.retrying',
@@ -85,7 +87,8 @@ export async function playTurn(
           const use = { id: event.id, name: event.name, rawInput: event.rawInput ?? '', index: event.index }
           if (host.options.scheduler === 'streaming' && turnCtx.complete(use)) {
             dispatched.add(event.id)
-            turnCtx.dispatch(scheduler, { ...use, cut: false })
+            const duplicateOf = event.duplicateOf !== undefined ? { duplicateOf: event.duplicateOf } : {}
+            turnCtx.dispatch(scheduler, { ...use, cut: false, ...duplicateOf })
           }
         }
       },
@@ -110,6 +113,7 @@ export async function playTurn(
       rawInput: use.rawInput,
       index: use.index,
       cut,
+      ...(use.duplicateOf !== undefined ? { duplicateOf: use.duplicateOf } : {}),
     })
   }
 
