@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { AgentSession } from './loop'
+import { AgentSession } from './agent-session'
 import type { Scenario } from './scenario'
 import { byType, cleanUpScriptedRuns, recordedRequests, scriptedRun } from './test-fixtures/scripted-run'
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { AgentSession } from './loop'
+import { AgentSession } from './agent-session'
 import type { Scenario } from './scenario'
 import type { SchedulerMode } from './scheduler'
 import { byType, cleanUpScriptedRuns, recordedRequests, scriptedRun } from './test-fixtures/scripted-run'
