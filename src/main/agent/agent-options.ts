@@ -29,8 +29,8 @@ export interface AgentOptions {
   autoApproveEdits: boolean
   approvals: ApprovalMode
   alwaysAllow?: AlwaysAllowStore
-  /** Every event, after it is in the log. */
-  onEvent?: (event: SessionEvent) => void
+  /** Every event, after it is in the log, with the id of the session it belongs to. */
+  onEvent?: (event: SessionEvent, sessionId: string) => void
 }
 
 export type RunOutcome =

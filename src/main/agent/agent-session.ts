@@ -357,7 +357,7 @@ export class AgentSession implements TurnLoopHost {
     const next = this.emitChain.then(async () => {
       const event = await appended
       this.state = reduceEvent(this.state, event)
-      this.opts.onEvent?.(event)
+      this.opts.onEvent?.(event, this.sessionId)
       return event
     })
     this.emitChain = next.then(

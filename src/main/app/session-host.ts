@@ -241,7 +241,6 @@ export class SessionHost {
     this.engine ??= prepareEngine()
     const { registry } = await this.engine
     const stored = await this.readSettings()
-    let id = 'sessionId' in target ? target.sessionId : undefined
     const resume = 'sessionId' in target ? await this.sessionStart(target.sessionId) : null
     const workspace = resume ? resume.workspace : newWorkspace
     if (workspace === null) throw new RefusedError('invalid-input', 'Open a project folder first.')
@@ -264,10 +263,10 @@ export class SessionHost {
         ...(stored.bashTimeoutSec !== undefined ? { bashTimeoutSec: stored.bashTimeoutSec } : {}),
       },
       approvals: 'interactive',
-      onEvent: (event) => this.enqueue(id as string, event),
+      // The session names itself: its first event (session.created) comes before `launchSession` returns.
+      onEvent: (event, sessionId) => this.enqueue(sessionId, event),
       from: resume ? { resume: resume.start } : (target as { task: string }),
     })
-    id = session.sessionId
     const done = go(session).finally(async () => {
       this.live.delete(session.sessionId)
       await session.close().catch(() => undefined)
