@@ -1,5 +1,4 @@
 import { stat } from 'node:fs/promises'
-import { isPartialReview } from '../../shared/events'
 import type { RunFailureKind, SessionEvent, SessionEventDraft, SessionSettings } from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
@@ -21,8 +20,7 @@ import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensit
 import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext } from '../tools/tool'
 import type { AgentOptions, RunOutcome } from './agent-options'
-import { sandboxSwitches, type Decision, type PendingCall } from './approval-gate'
-import { hunkDecisionError } from '../tools/reviewed-change'
+import type { ApprovalGate, Decision, PendingCall } from './approval-gate'
 import { playTurn, resumeTurn, type ContentBlock, type MessageParam, type TurnLoopHost } from './turn'
 
 export type { AgentOptions, ApprovalMode, RunOutcome } from './agent-options'
@@ -49,7 +47,7 @@ export class AgentSession implements TurnLoopHost {
   private messages: MessageParam[]
   private turn: number
   private stopController = new AbortController()
-  private readonly pending = new Map<string, PendingCall>()
+  private readonly pending = new Map<string, { call: PendingCall; gate: ApprovalGate }>()
   private state: SessionState
   private emitChain: Promise<void> = Promise.resolve()
   /** A run is being driven in this process (it may be paused, waiting for a review). */
@@ -186,40 +184,10 @@ export class AgentSession implements TurnLoopHost {
     callId: string,
     decision: Decision & { always?: boolean },
   ): Promise<{ ok: true } | { ok: false; error: string }> {
-    const call = this.pending.get(callId)
-    const asking = call?.state.kind === 'asking' ? call.state : undefined
-    if (!call || !asking) return { ok: false, error: 'That call is not waiting for a decision.' }
-    const partial = decision.decision === 'approved' && isPartialReview(decision.hunks)
-    const refused = partial ? hunkDecisionError(asking.review.preview, decision.hunks ?? []) : undefined
-    if (refused) return { ok: false, error: refused }
-    const given: Decision = {
-      decision: decision.decision,
-      ...(decision.note?.trim() ? { note: decision.note.trim() } : {}),
-      ...sandboxSwitches(call.name, decision),
-      // Per-hunk decisions only mean something for an approved write or edit.
-      ...(partial ? { hunks: [...(decision.hunks ?? [])] } : {}),
-    }
-    if (
-      decision.always &&
-      decision.decision === 'approved' &&
-      call.name === 'bash' &&
-      this.opts.alwaysAllow
-    ) {
-      const command = (call.input as { command: string }).command
-      await this.opts.alwaysAllow.add(this.opts.workspace, { tool: 'bash', command })
-    }
-    call.state = { kind: 'decided', review: asking.review, decision: given }
-    await this.emit({
-      type: 'approval.decided',
-      callId,
-      decision: given.decision,
-      by: 'user',
-      ...(given.note ? { note: given.note } : {}),
-      ...(decision.always ? { always: true } : {}),
-      ...sandboxSwitches(call.name, given),
-      ...(given.hunks ? { hunks: given.hunks } : {}),
-    })
-    asking.waiter?.(given)
+    const waiting = this.pending.get(callId)
+    if (!waiting) return { ok: false, error: 'That call is not waiting for a decision.' }
+    const answered = await waiting.gate.answer(waiting.call, decision)
+    if (!answered.ok) return answered
     const runId = this.state.currentRunId
     if (this.state.status === 'paused' && runId && this.state.pendingApprovals.length === 0) {
       await this.emit({ type: 'run.resumed', runId })
@@ -424,8 +392,8 @@ export class AgentSession implements TurnLoopHost {
     return d
   }
 
-  track(call: PendingCall): void {
-    this.pending.set(call.callId, call)
+  track(call: PendingCall, gate: ApprovalGate): void {
+    this.pending.set(call.callId, { call, gate })
   }
 
   logged(): Promise<void> {

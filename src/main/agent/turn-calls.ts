@@ -4,7 +4,7 @@ import type { ToolCallState } from '../../shared/tool-call'
 import { z } from 'zod'
 import { parseToolArgs, type ParsedArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
-import { ApprovalGate, sandboxSwitches, type GateHost, type PendingCall } from './approval-gate'
+import { ApprovalGate, type GateHost, type PendingCall } from './approval-gate'
 import type { CallOutcome, CallSpec, TurnScheduler } from './scheduler'
 import { cutCallText } from './stop-reasons'
 
@@ -16,8 +16,8 @@ import { cutCallText } from './stop-reasons'
 
 export interface TurnHost extends GateHost {
   readonly current: SessionState
-  /** Makes a call reachable by `decide()` while it waits for the user. */
-  track(call: PendingCall): void
+  /** Makes a call reachable by the user's decision (through its gate) while it waits for one. */
+  track(call: PendingCall, gate: ApprovalGate): void
 }
 
 export interface ToolUseSeen {
@@ -39,9 +39,6 @@ export type ToolResultBlock = {
 }
 
 const ANY_OBJECT = z.looseObject({})
-
-const INTERRUPTED_TEXT =
-  'Interrupted: Lanes stopped while this call was running, so whether it completed is unknown. Check the current state (read the file or list the folder) before issuing it again.'
 
 /** A call whose id an earlier call already had is answered with this and never run. */
 export function duplicateIdText(given: string, fresh: string): string {
@@ -124,21 +121,20 @@ export class TurnCalls {
     const call = this.newCall(use.id, use.name, use.index, null, tool?.concurrencySafe ?? false)
     let rawForLog: string | undefined
     if (use.duplicateOf !== undefined) {
-      call.state = {
-        kind: 'failed',
-        result: { output: duplicateIdText(use.duplicateOf, use.id), isError: true },
-      }
+      this.gate.fail(call, duplicateIdText(use.duplicateOf, use.id))
       rawForLog = use.rawInput
     } else if (use.cut) {
-      call.state = { kind: 'failed', result: { output: cutCallText(use.name, use.cut), isError: true } }
+      this.gate.fail(call, cutCallText(use.name, use.cut))
       rawForLog = use.rawInput
     } else if (!tool) {
-      const output = `Unknown tool "${use.name}". The available tools are: ${registry.names().join(', ')}.`
-      call.state = { kind: 'failed', result: { output, isError: true } }
+      this.gate.fail(
+        call,
+        `Unknown tool "${use.name}". The available tools are: ${registry.names().join(', ')}.`,
+      )
     } else {
       const parsed = this.parse(use)
       if (!parsed.ok) {
-        call.state = { kind: 'failed', result: { output: parsed.error, isError: true } }
+        this.gate.fail(call, parsed.error)
         rawForLog = use.rawInput
       } else {
         call.input = parsed.value
@@ -152,44 +148,12 @@ export class TurnCalls {
   /** A call of the last turn that the log shows without a result. */
   resume(scheduler: TurnScheduler, state: ToolCallState): void {
     const call = this.newCall(state.callId, state.name, state.index, state.input, state.safe)
-    call.resumed = true
-    const approval = state.approval
-    if (state.status === 'running') {
-      call.state = { kind: 'failed', result: { output: INTERRUPTED_TEXT, isError: true } }
-    } else if (state.input === null) {
-      const output = 'Not executed: its arguments could not be parsed.'
-      call.state = { kind: 'failed', result: { output, isError: true } }
-    } else if (approval?.preview) {
-      const review = { preview: approval.preview }
-      call.state = approval.decision
-        ? {
-            kind: 'decided',
-            review,
-            decision: {
-              decision: approval.decision,
-              ...(approval.note ? { note: approval.note } : {}),
-              ...sandboxSwitches(call.name, { ...approval, decision: approval.decision }),
-              ...(approval.hunks ? { hunks: approval.hunks } : {}),
-            },
-          }
-        : { kind: 'asking', review }
-    }
-    this.add(scheduler, call, undefined, approval?.preview !== undefined)
+    this.gate.resume(call, state)
+    this.add(scheduler, call, undefined, state.approval?.preview !== undefined)
   }
 
   private newCall(callId: string, name: string, index: number, input: unknown, safe: boolean): PendingCall {
-    const label = callLabel(name, input)
-    return {
-      callId,
-      name,
-      index,
-      input,
-      label,
-      safe,
-      resumed: false,
-      state: { kind: 'preparing' },
-      logged: [],
-    }
+    return this.gate.newCall({ callId, name, index, input, label: callLabel(name, input), safe })
   }
 
   private add(
@@ -205,7 +169,7 @@ export class TurnCalls {
       const done = new Promise<void>((r) => (resolve = r))
       this.safeDone.push({ callId: call.callId, done, resolve })
     }
-    this.host.track(call)
+    this.host.track(call, this.gate)
     const ready = asked ? this.gate.decideWithoutAsking(call) : this.gate.prepare(call, earlierSafe)
     scheduler.add(this.spec(call, ready, rawForLog))
   }
@@ -275,9 +239,9 @@ export class TurnCalls {
     this.flushers.get(callId)?.()
     this.safeDone.find((d) => d.callId === callId)?.resolve()
     const call = this.calls.get(callId)
-    const name = call?.name ?? ''
     const result = call ? this.gate.withApprovalNote(call, outcome.result) : outcome.result
-    const elapsed = outcome.kind === 'finished' && name === 'bash' && outcome.ran
+    const tool = call ? this.host.options.registry.get(call.name) : undefined
+    const elapsed = outcome.kind === 'finished' && tool?.reportsExecutionTime === true && outcome.ran
     const output = formatForModel(result, elapsed ? { elapsedMs: outcome.durationMs } : {})
     this.results.set(callId, {
       type: 'tool_result',

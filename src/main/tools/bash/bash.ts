@@ -42,6 +42,9 @@ export const bashTool = defineTool({
   input: BashInput,
   concurrencySafe: false,
   title: bashTitle,
+  runsInSandbox: true,
+  alwaysAllowRule: (input) => ({ tool: 'bash', command: input.command }),
+  reportsExecutionTime: true,
   // What the validator refuses never runs; the read-only allowlist and the user's "always allow" rules run at
   // once; anything else is the user's decision.
   policy(input, opts) {

@@ -1,4 +1,7 @@
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { sandboxSupport } from '../tools/bash/sandbox/launch'
+import { AlwaysAllowStore } from './always-allow-store'
 import { AgentSession } from './agent-session'
 import type { Scenario } from './scenario'
 import { byType, cleanUpScriptedRuns, recordedRequests, scriptedRun } from './test-fixtures/scripted-run'
@@ -91,5 +94,39 @@ describe('a note typed with an approval (DESIGN 5)', () => {
     expect(sent.content).toContain('The user approved this call with a note: use b.md next time')
     // Run nothing: the file was never written.
     expect(byType(run.events, 'tool.started').map((e) => e.callId)).toEqual([mkdir])
+  }, 60_000)
+})
+
+describe.skipIf(!sandboxSupport().available)('"always allow" given with an approval', () => {
+  it('records the rule the tool defines, which its policy then honours; the switches stay with a sandboxed tool', async () => {
+    const scenario: Scenario = {
+      turns: [
+        { blocks: [{ tool: 'bash', input: { command: 'touch made.txt' } }] },
+        { blocks: [{ tool: 'bash', input: { command: 'touch made.txt' } }] },
+        { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
+      ],
+    }
+    const run = await scriptedRun(scenario, {
+      approvals: 'interactive',
+      strict: true,
+      prefix: 'lanes-always-',
+    })
+    const store = new AlwaysAllowStore(join(run.base, 'always-allow.json'))
+    const session = await AgentSession.create({ ...run.options, alwaysAllow: store })
+    const done = session.run('touch it twice')
+    await expect.poll(() => byType(run.events, 'approval.requested').length, { timeout: 20_000 }).toBe(1)
+    const [first] = byType(run.events, 'approval.requested').map((e) => e.callId) as [string]
+    expect(await session.decide(first, { decision: 'approved', always: true, network: true })).toEqual({
+      ok: true,
+    })
+    expect(await done).toEqual({ status: 'finished' })
+    await session.close()
+    expect(await store.rules(run.workspace)).toEqual([{ tool: 'bash', command: 'touch made.txt' }])
+    expect(byType(run.events, 'approval.decided')).toMatchObject([
+      { callId: first, always: true, network: true },
+    ])
+    // The second, identical command ran without asking.
+    expect(byType(run.events, 'approval.requested')).toHaveLength(1)
+    expect(byType(run.events, 'tool.finished').map((e) => e.isError)).toEqual([false, false])
   }, 60_000)
 })
