@@ -13,7 +13,7 @@ import type {
 } from '../../shared/ipc'
 import type { AgentSession, RunOutcome } from '../agent/agent-session'
 import { DEFAULT_MODEL } from '../agent/model'
-import { DEFAULT_BASH_TIMEOUT_SEC } from '../tools/schemas'
+import { DEFAULT_BASH_TIMEOUT_SEC } from '../tools/bash/bash'
 import {
   DEFAULT_ENGINE_SETTINGS,
   launchSession,

@@ -4,15 +4,13 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { MAX_ARGS_BYTES, parseToolArgs } from './args'
-import {
-  BashInput,
-  EditFileInput,
-  GlobInput,
-  GrepInput,
-  ReadFileInput,
-  WriteFileInput,
-  toolInputSchemas,
-} from './schemas'
+import { BashInput } from './bash/bash'
+import { EditFileInput } from './edit-file'
+import { GlobInput } from './glob'
+import { GrepInput } from './grep'
+import { toolInputSchemas } from './index'
+import { ReadFileInput } from './read-file'
+import { WriteFileInput } from './write-file'
 import { drawPieces, seededInts } from '../test-fixtures/seeded'
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..')

@@ -2,10 +2,26 @@ import fs, { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import fg from 'fast-glob'
-import { GlobInput } from './schemas'
+import { z } from 'zod'
+import { CONTROL_CHAR_MESSAGE, noControlChars, pathField } from './input-fields'
 import { searchTarget } from './search-target'
 import { defineTool, fail, ok, type ToolResult } from './tool'
 import { isInside, resolveInWorkspace, toWorkspaceRelative } from './workspace'
+
+export const GlobInput = z
+  .object({
+    pattern: z
+      .string()
+      .min(1, 'must not be empty')
+      .refine(noControlChars, CONTROL_CHAR_MESSAGE)
+      .describe('Glob pattern for file paths, e.g. "**/*.ts" or "src/**/index.{js,ts}".'),
+    path: pathField(
+      'Folder to search in, relative to the workspace root. Omit for the workspace root.',
+    ).optional(),
+  })
+  .strict()
+  .describe('Find files by name pattern.')
+export type GlobInput = z.infer<typeof GlobInput>
 
 /**
  * glob (DESIGN 2): file names matching a pattern, through fast-glob.

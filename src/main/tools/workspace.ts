@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import type { Stats } from 'node:fs'
 import path from 'node:path'
-import { UNSAFE_CHARS } from './schemas'
+import { UNSAFE_CHARS } from './input-fields'
 import { isProtectedPath, isSecretPath, STRICT_RULES, type SensitivePathRules } from './sensitive-paths'
 
 /**
