@@ -4,6 +4,7 @@ import { rejectsEveryHunk } from '../../../../shared/events'
 import type { ApprovalPreview, HunkDecision, WritePreview } from '../../../../shared/events'
 import type { ApprovalReply, AppInfo } from '../../../../shared/ipc'
 import { getCall } from '../../../../shared/reducer'
+import { reviewKind } from '../../../../shared/call-naming'
 import { own, setOwn } from '../../../../shared/own'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
@@ -203,7 +204,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                 onClick={() => setFocus(i)}
               >
                 <div className="approval-item-head">
-                  <span className="approval-kind">{kindLabel(call, preview)}</span>
+                  <span className="approval-kind">{reviewKind(call.name, preview)}</span>
                   <span className="approval-title">{callTitle(call)}</span>
                   {preview.kind === 'write' && preview.protected && (
                     <span className="badge danger" data-testid="protected-badge">
@@ -375,17 +376,6 @@ function ReviewedDiff({ preview, choices }: { preview: WritePreview; choices: Hu
     [preview.hunks, choices],
   )
   return <DiffView preview={preview} decisions={decisions} />
-}
-
-function kindLabel(call: ToolCallState, preview: ApprovalPreview): string {
-  switch (preview.kind) {
-    case 'write':
-      return call.name === 'edit_file' ? 'Edit' : preview.before === null ? 'New file' : 'Write'
-    case 'bash':
-      return 'Command'
-    case 'other':
-      return call.name
-  }
 }
 
 function PreviewBody({ preview, choices }: { preview: ApprovalPreview; choices: HunkChoices | undefined }) {
