@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { WritePreview } from './approval-preview'
 import { namingArgument, reviewKind } from './call-naming'
 
 describe('namingArgument', () => {
@@ -18,7 +19,7 @@ describe('namingArgument', () => {
 
 describe('reviewKind', () => {
   it('calls a change by what it does', () => {
-    const write = { kind: 'write', path: 'a', hunks: [], protected: false } as const
+    const write: WritePreview = { kind: 'write', path: 'a', hunks: [], protected: false }
     expect(reviewKind('edit_file', { ...write, before: 'x' })).toBe('Edit')
     expect(reviewKind('write_file', { ...write, before: null })).toBe('New file')
     expect(reviewKind('write_file', { ...write, before: 'x' })).toBe('Write')

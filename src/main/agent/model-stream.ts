@@ -1,6 +1,6 @@
 import type { RawMessageStreamEvent, StopReason } from '@anthropic-ai/sdk/resources/messages'
 import type { StopDetails, Usage } from '../../shared/events'
-import { apiToolId } from './model-request'
+import { createHash } from 'node:crypto'
 
 /**
  * Stream accumulation for the model client (model.ts): the raw SSE events of one attempt become the turn's
@@ -47,6 +47,19 @@ export interface TurnResult {
   /** With `refusal`: the policy category and an explanation to show the user (either may be null). */
   stopDetails: StopDetails | null
   usage: Usage
+}
+
+const TOOL_ID = /^[a-zA-Z0-9_-]+$/
+
+/**
+ * A tool id the API accepts, for one a gateway made up (`call:1.2`). Deterministic, so the tool_use and its
+ * tool_result map to the same id, in this process and after a restart; the hash keeps two ids that differ only
+ * in their invalid characters apart.
+ */
+export function apiToolId(id: string): string {
+  if (TOOL_ID.test(id) && id.length <= 128) return id
+  const readable = id.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64)
+  return `${readable}_${createHash('sha256').update(id).digest('hex').slice(0, 12)}`
 }
 
 /** A throw from the engine's `onEvent`, carried out of the stream loop untouched. */

@@ -5,7 +5,6 @@ import type {
   Model,
   RawMessageStreamEvent,
 } from '@anthropic-ai/sdk/resources/messages'
-import type { RetryReason } from '../../shared/events'
 import type { ThinkingSetting } from '../../shared/models'
 import type { ToolDefinition } from '../tools/registry'
 import {
@@ -19,8 +18,10 @@ import {
   sleepUnlessAborted,
   stalledError,
 } from './model-errors'
-import { buildParams } from './model-request'
-import { ListenerError, TurnAccumulator, type StreamEvent, type TurnResult } from './model-stream'
+import { buildParams, type TurnRequest } from './model-request'
+
+export type { RetryInfo, TurnRequest } from './model-request'
+import { ListenerError, TurnAccumulator, type TurnResult } from './model-stream'
 
 /**
  * The model client: one streamed turn of the Messages API, reported block by block.
@@ -48,7 +49,7 @@ import { ListenerError, TurnAccumulator, type StreamEvent, type TurnResult } fro
 
 export type { MessageParam, ToolDefinition }
 export { clockTime, ModelError, type ModelErrorKind } from './model-errors'
-export { apiToolId } from './model-request'
+export { apiToolId } from './model-stream'
 export type { ContentBlock, StreamEvent, ThinkingContent, ToolUse, TurnResult } from './model-stream'
 
 /** Newest Sonnet in the SDK's `Model` union. */
@@ -61,28 +62,6 @@ const DEFAULT_RETRY_BASE_MS = 500
 const DEFAULT_IDLE_TIMEOUT_MS = 120_000
 /** With a base URL (the scripted model, a proxy) and no key, the SDK still needs one to send. */
 const PLACEHOLDER_KEY = 'lanes-no-key'
-
-export interface RetryInfo {
-  /** The attempt about to be made (2 for the first retry). */
-  attempt: number
-  /** Attempts in all, the first one included. */
-  of: number
-  delayMs: number
-  reason: RetryReason
-  error: ModelError
-}
-
-export interface TurnRequest {
-  system: string
-  tools: ToolDefinition[]
-  messages: MessageParam[]
-  signal: AbortSignal
-  onEvent: (event: StreamEvent) => void
-  /** Told before each retry, so the UI can say why nothing is happening. */
-  onRetry?: (info: RetryInfo) => void
-  /** Tool ids the session already used: a tool_use repeating one gets a fresh id (model-stream.ts). */
-  usedToolIds?: (id: string) => boolean
-}
 
 export interface ModelClient {
   readonly model: string
