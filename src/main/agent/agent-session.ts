@@ -126,7 +126,7 @@ export class AgentSession implements TurnLoopHost {
     const state = reduceEvents(events)
     const { messages } = buildConversation(events)
     const pathRules = await loadSensitivePathRules(opts.workspace)
-    const session = new AgentSession(opts, writer, state, messages as MessageParam[], pathRules)
+    const session = new AgentSession(opts, writer, state, messages, pathRules)
     session.preimages = preimages
     return { session, warnings }
   }
@@ -227,7 +227,7 @@ export class AgentSession implements TurnLoopHost {
     // The files put back lose their snapshots, and the conversation carries what the model must be told (or
     // goes back): both exactly as a restart rebuilds them from the log.
     this.snapshots.restore(snapshotsFrom(events))
-    if (applied.ok) this.messages = buildConversation(events).messages as MessageParam[]
+    if (applied.ok) this.messages = buildConversation(events).messages
     return applied
   }
 

@@ -20,8 +20,11 @@ export type StreamEvent =
 export type ThinkingContent =
   { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string }
 
-/** Assistant content for the conversation. Tool input is the parsed arguments, or {} when they do not parse. */
-export type ContentBlock =
+/**
+ * A block of the model's answer as it goes back into the conversation: a subset of the SDK's ContentBlockParam,
+ * the one block type of the conversation (turn.ts). Tool input is the parsed arguments, or {} when they do not parse.
+ */
+export type AnswerBlock =
   | ThinkingContent
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
@@ -40,7 +43,7 @@ export interface ToolUse {
 }
 
 export interface TurnResult {
-  content: ContentBlock[]
+  content: AnswerBlock[]
   toolUses: ToolUse[]
   /** As the API sent it: a reason newer than this client arrives as its own name. */
   stopReason: StopReason | (string & {}) | null
@@ -257,7 +260,7 @@ export class TurnAccumulator {
   }
 
   result(): TurnResult {
-    const content: ContentBlock[] = []
+    const content: AnswerBlock[] = []
     const toolUses: ToolUse[] = []
     for (const index of [...this.blocks.keys()].sort((a, b) => a - b)) {
       const block = this.blocks.get(index)

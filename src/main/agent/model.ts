@@ -50,7 +50,7 @@ import { ListenerError, TurnAccumulator, type TurnResult } from './model-stream'
 export type { MessageParam, ToolDefinition }
 export { clockTime, ModelError, type ModelErrorKind } from './model-errors'
 export { apiToolId } from './model-stream'
-export type { ContentBlock, StreamEvent, ThinkingContent, ToolUse, TurnResult } from './model-stream'
+export type { AnswerBlock, StreamEvent, ThinkingContent, ToolUse, TurnResult } from './model-stream'
 
 /** Newest Sonnet in the SDK's `Model` union. */
 export const DEFAULT_MODEL: Model = 'claude-sonnet-5-5'

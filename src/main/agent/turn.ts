@@ -1,3 +1,4 @@
+import type { ContentBlockParam as ContentBlock, MessageParam } from '@anthropic-ai/sdk/resources/messages'
 import type { RunFailureKind, SessionEvent, SessionEventDraft } from '../../shared/events'
 import { getCall } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
@@ -15,10 +16,8 @@ import { TurnCalls, type ToolResultBlock, type TurnHost } from './turn-calls'
  * parse, gate, schedule, record), send the results back. It sees the session only through `TurnLoopHost`.
  */
 
-type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown }
-export type ContentBlock =
-  { type: 'text'; text: string } | ToolUseBlock | { type: string; [key: string]: unknown }
-export type MessageParam = { role: 'user' | 'assistant'; content: string | ContentBlock[] }
+/** The conversation's blocks and messages are the SDK's request types, one definition for the whole engine. */
+export type { ContentBlockParam as ContentBlock, MessageParam } from '@anthropic-ai/sdk/resources/messages'
 
 /** What a turn needs from the session, beyond what its calls need. */
 export interface TurnLoopHost extends TurnHost {
@@ -63,7 +62,7 @@ export async function playTurn(
         date: new Date(host.current.session?.createdAt ?? Date.now()),
       }),
       tools: host.options.registry.definitions(),
-      messages: host.conversation as never,
+      messages: host.conversation,
       signal,
       usedToolIds: (id) => getCall(host.current, id) !== undefined,
       onRetry: (info) => {
@@ -123,16 +122,8 @@ export async function playTurn(
   // A response that broke off is not recorded as a message: what it had sent (thinking, text, the calls
   // dispatched) is rebuilt from the log, in memory now as after a restart, so continuing the run keeps it.
   const content: ContentBlock[] = result
-    ? (result.content as ContentBlock[]).map((block) =>
-        block.type === 'tool_use'
-          ? {
-              ...block,
-              input: turnCtx.inputFor(
-                (block as ToolUseBlock).id,
-                (block as ToolUseBlock).input as Record<string, unknown>,
-              ),
-            }
-          : block,
+    ? result.content.map((block) =>
+        block.type === 'tool_use' ? { ...block, input: turnCtx.inputFor(block.id, block.input) } : block,
       )
     : await brokenOffContent(host, turn, turnCtx)
   if (result) {
@@ -262,7 +253,7 @@ async function brokenOffContent(
 ): Promise<ContentBlock[]> {
   await host.logged()
   const state = host.current.turns.findLast((t) => t.turn === turn)
-  return state ? (turnContent(state) as ContentBlock[]) : turnCtx.dispatchedBlocks()
+  return state ? turnContent(state) : turnCtx.dispatchedBlocks()
 }
 
 function describeModelError(e: unknown): { message: string; kind: RunFailureKind; retryAt?: number } {
