@@ -14,6 +14,7 @@ import type {
   Usage,
 } from './events'
 import { LIVE_OUTPUT_TAIL_CHARS, type ToolCallState, type ToolCallStatus } from './tool-call'
+import { setOwn } from './own'
 
 /**
  * The UI state as a pure function of the events: the live view applies them one by one as they arrive, the
@@ -289,14 +290,6 @@ function made<T extends object>(r: Reduction, value: T): T {
   return value
 }
 
-/**
- * Adds a key to a record. Keys come from events (call ids, paths), and assigning `__proto__` would replace
- * the record's prototype instead of adding an entry.
- */
-function define<T>(record: Record<string, T>, key: string, value: T): void {
-  Object.defineProperty(record, key, { value, writable: true, enumerable: true, configurable: true })
-}
-
 function applyEvent(r: Reduction, event: SessionEvent): void {
   const s = (r.state = edit(r, r.state))
   const counts = (s.counts = edit(r, s.counts))
@@ -485,7 +478,7 @@ function apply(r: Reduction, event: SessionEvent): void {
       const callIds = (turn.callIds = edit(r, turn.callIds))
       callIds.push(event.callId)
       const calls = (turn.calls = edit(r, turn.calls))
-      define(calls, event.callId, made(r, newCall(event, s.currentRunId)))
+      setOwn(calls, event.callId, made(r, newCall(event, s.currentRunId)))
       r.callTurns?.set(event.callId, turn.turn)
       const counts = (s.counts = edit(r, s.counts))
       counts.calls += 1
@@ -592,7 +585,7 @@ function apply(r: Reduction, event: SessionEvent): void {
 
     case 'file.snapshot': {
       const snapshots = (s.snapshots = edit(r, s.snapshots))
-      define(snapshots, event.path, { mtimeMs: event.mtimeMs, hash: event.hash, at: event.at })
+      setOwn(snapshots, event.path, { mtimeMs: event.mtimeMs, hash: event.hash, at: event.at })
       return
     }
 
@@ -877,7 +870,7 @@ function editCall(
   const turn = editTurn(r, pos)
   const calls = (turn.calls = edit(r, turn.calls))
   const call = edit(r, current) as CallDraft
-  calls[event.callId] = call as ToolCallState
+  setOwn(calls, event.callId, call as ToolCallState)
   return call
 }
 
@@ -959,7 +952,7 @@ function finishRewind(r: Reduction, event: EventOf<'rewind.finished'>): void {
     const calls = (turn.calls = edit(r, turn.calls))
     const call = edit(r, calls[callId] as ToolCallState) as CallDraft
     call.rewoundBy = rewind.rewindId
-    calls[callId] = call as ToolCallState
+    setOwn(calls, callId, call as ToolCallState)
   }
   if (rewind.turn === undefined) return
   s.turns.forEach((turn, pos) => {

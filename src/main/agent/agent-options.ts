@@ -43,8 +43,8 @@ export interface AgentOptions {
   compactAtTokens?: number
   /** Hides secret values in project instructions (default: the workspace's redactor, as for tool results). */
   redactInstructions?: Redact
-  /** Every event, after it is in the log. */
-  onEvent?: (event: SessionEvent) => void
+  /** Every event, after it is in the log, with the id of the session it belongs to. */
+  onEvent?: (event: SessionEvent, sessionId: string) => void
 }
 
 export type RunOutcome =

@@ -1,5 +1,4 @@
 import { stat } from 'node:fs/promises'
-import { isPartialReview } from '../../shared/events'
 import type { RunFailureKind, SessionEvent, SessionEventDraft, SessionSettings } from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
@@ -25,8 +24,7 @@ import { nameInWorkspace } from '../tools/workspace'
 import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext } from '../tools/tool'
 import type { AgentOptions, RunOutcome } from './agent-options'
-import { sandboxSwitches, type Decision, type PendingCall } from './approval-gate'
-import { hunkDecisionError } from '../tools/reviewed-change'
+import type { ApprovalGate, Decision, PendingCall } from './approval-gate'
 import { compactConversation, FULL_MESSAGE, needsCompaction, type CompactionHost } from './compaction'
 import { foldersOf, readInstructions, type Redact } from './project-instructions'
 import { playTurn, resumeTurn, type ContentBlock, type MessageParam, type TurnLoopHost } from './turn'
@@ -58,7 +56,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
   private messages: MessageParam[]
   private turn: number
   private stopController = new AbortController()
-  private readonly pending = new Map<string, PendingCall>()
+  private readonly pending = new Map<string, { call: PendingCall; gate: ApprovalGate }>()
   private state: SessionState
   private emitChain: Promise<void> = Promise.resolve()
   /** A run is being driven in this process (it may be paused, waiting for a review). */
@@ -172,7 +170,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     const state = reduceEvents(events)
     const { messages } = buildConversation(events)
     const pathRules = await loadSensitivePathRules(opts.workspace)
-    const session = new AgentSession(opts, writer, state, messages as MessageParam[], pathRules)
+    const session = new AgentSession(opts, writer, state, messages, pathRules)
     session.preimages = preimages
     for (const event of events) {
       if (event.type !== 'instructions.loaded') continue
@@ -243,40 +241,10 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     callId: string,
     decision: Decision & { always?: boolean },
   ): Promise<{ ok: true } | { ok: false; error: string }> {
-    const call = this.pending.get(callId)
-    const asking = call?.state.kind === 'asking' ? call.state : undefined
-    if (!call || !asking) return { ok: false, error: 'That call is not waiting for a decision.' }
-    const partial = decision.decision === 'approved' && isPartialReview(decision.hunks)
-    const refused = partial ? hunkDecisionError(asking.review.preview, decision.hunks ?? []) : undefined
-    if (refused) return { ok: false, error: refused }
-    const given: Decision = {
-      decision: decision.decision,
-      ...(decision.note?.trim() ? { note: decision.note.trim() } : {}),
-      ...sandboxSwitches(call.name, decision),
-      // Per-hunk decisions only mean something for an approved write or edit.
-      ...(partial ? { hunks: [...(decision.hunks ?? [])] } : {}),
-    }
-    if (
-      decision.always &&
-      decision.decision === 'approved' &&
-      call.name === 'bash' &&
-      this.opts.alwaysAllow
-    ) {
-      const command = (call.input as { command: string }).command
-      await this.opts.alwaysAllow.add(this.opts.workspace, { tool: 'bash', command })
-    }
-    call.state = { kind: 'decided', review: asking.review, decision: given }
-    await this.emit({
-      type: 'approval.decided',
-      callId,
-      decision: given.decision,
-      by: 'user',
-      ...(given.note ? { note: given.note } : {}),
-      ...(decision.always ? { always: true } : {}),
-      ...sandboxSwitches(call.name, given),
-      ...(given.hunks ? { hunks: given.hunks } : {}),
-    })
-    asking.waiter?.(given)
+    const waiting = this.pending.get(callId)
+    if (!waiting) return { ok: false, error: 'That call is not waiting for a decision.' }
+    const answered = await waiting.gate.answer(waiting.call, decision)
+    if (!answered.ok) return answered
     const runId = this.state.currentRunId
     if (this.state.status === 'paused' && runId && this.state.pendingApprovals.length === 0) {
       await this.emit({ type: 'run.resumed', runId })
@@ -316,7 +284,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     // The files put back lose their snapshots, and the conversation carries what the model must be told (or
     // goes back): both exactly as a restart rebuilds them from the log.
     this.snapshots.restore(snapshotsFrom(events))
-    if (applied.ok) this.messages = buildConversation(events).messages as MessageParam[]
+    if (applied.ok) this.messages = buildConversation(events).messages
     return applied
   }
 
@@ -508,7 +476,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     const next = this.emitChain.then(async () => {
       const event = await appended
       this.state = reduceEvent(this.state, event)
-      this.opts.onEvent?.(event)
+      this.opts.onEvent?.(event, this.sessionId)
       return event
     })
     this.emitChain = next.then(
@@ -600,8 +568,8 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     return fresh
   }
 
-  track(call: PendingCall): void {
-    this.pending.set(call.callId, call)
+  track(call: PendingCall, gate: ApprovalGate): void {
+    this.pending.set(call.callId, { call, gate })
   }
 
   logged(): Promise<void> {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { writeJsonAtomic } from '../fs/atomic-write'
 import type { AlwaysAllowRule } from '../tools/tool'
+import { own, setOwn } from '../../shared/own'
 
 /**
  * "Always allow this command in this folder", kept per workspace in one JSON file. Written atomically so a
@@ -14,14 +15,14 @@ export class AlwaysAllowStore {
 
   async rules(workspace: string): Promise<AlwaysAllowRule[]> {
     this.cache ??= this.readAll()
-    return (await this.cache)[workspace] ?? []
+    return own(await this.cache, workspace) ?? []
   }
 
   async add(workspace: string, rule: AlwaysAllowRule): Promise<void> {
     const all = await this.readAll()
-    const rules = all[workspace] ?? []
+    const rules = own(all, workspace) ?? []
     if (!rules.some((r) => r.tool === rule.tool && r.command === rule.command)) rules.push(rule)
-    all[workspace] = rules
+    setOwn(all, workspace, rules)
     await writeJsonAtomic(this.file, all)
     this.cache = Promise.resolve(all)
   }
@@ -33,9 +34,13 @@ export class AlwaysAllowStore {
       const out: Record<string, AlwaysAllowRule[]> = {}
       for (const [workspace, rules] of Object.entries(parsed)) {
         if (!Array.isArray(rules)) continue
-        out[workspace] = rules.filter(
-          (r): r is AlwaysAllowRule =>
-            typeof r === 'object' && r !== null && r.tool === 'bash' && typeof r.command === 'string',
+        setOwn(
+          out,
+          workspace,
+          rules.filter(
+            (r): r is AlwaysAllowRule =>
+              typeof r === 'object' && r !== null && r.tool === 'bash' && typeof r.command === 'string',
+          ),
         )
       }
       return out

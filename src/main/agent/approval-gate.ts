@@ -1,12 +1,13 @@
 import { isPartialReview, rejectsEveryHunk } from '../../shared/events'
 import type { HunkDecision, SessionEvent, SessionEventDraft } from '../../shared/events'
+import type { ToolCallState } from '../../shared/tool-call'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import { describeEveryHunkRejected } from '../tools/hunk-review'
 import type { Approved, Tool, ToolContext, ToolResult } from '../tools/tool'
 import type { AgentOptions } from './agent-options'
 import { buildPreview, decidePolicy } from './approval-policy'
 import type { GateVerdict } from './scheduler'
-import { executeReviewed } from '../tools/reviewed-change'
+import { executeReviewed, hunkDecisionError } from '../tools/reviewed-change'
 
 /**
  * The approval gate (DESIGN 5) of one turn: for each call, prepare (the policy, decided the moment its block
@@ -24,12 +25,12 @@ export interface Decision {
   hunks?: HunkDecision[]
 }
 
-/** The review's sandbox switches as given, kept only for an approved bash call and only when on. */
-export function sandboxSwitches(
-  name: string,
+/** The review's sandbox switches as given, kept only for an approved call of a sandboxed tool and only when on. */
+function sandboxSwitches(
+  tool: Tool | undefined,
   decision: Decision,
 ): Pick<Decision, 'network' | 'outsideSandbox'> {
-  if (name !== 'bash' || decision.decision !== 'approved') return {}
+  if (!tool?.runsInSandbox || decision.decision !== 'approved') return {}
   return {
     ...(decision.network ? { network: true } : {}),
     ...(decision.outsideSandbox ? { outsideSandbox: true } : {}),
@@ -61,7 +62,8 @@ export interface PendingCall {
   safe: boolean
   /** Taken over from the log of an earlier process (a continue). */
   resumed: boolean
-  state: GateState
+  /** Changed only by the gate's methods below: the state machine reads in this one file. */
+  readonly state: GateState
   /** Its approval events and its tool.started, as they are appended: a side effect waits for them. */
   logged: Promise<unknown>[]
 }
@@ -75,8 +77,15 @@ export interface GateHost {
   toolContext(callId: string, signal: AbortSignal): { ctx: ToolContext; flush: () => void }
   /** A decision the user gave before this process knew the call (a continue). */
   takePreDecision(callId: string): (Decision & { always?: boolean }) | undefined
-  decide(callId: string, decision: Decision & { always?: boolean }): Promise<unknown>
 }
+
+/** The one place a call's state is written. */
+function move(call: PendingCall, state: GateState): void {
+  ;(call as { state: GateState }).state = state
+}
+
+const INTERRUPTED_TEXT =
+  'Interrupted: Lanes stopped while this call was running, so whether it completed is unknown. Check the current state (read the file or list the folder) before issuing it again.'
 
 const REJECTED_TEXT =
   'Rejected by the user: this call was not run. Do not retry it unchanged; ask the user or take another approach.'
@@ -87,6 +96,82 @@ export class ApprovalGate {
   private preparing: Promise<void> = Promise.resolve()
 
   constructor(private readonly host: GateHost) {}
+
+  /** A new call, before its policy is decided. */
+  newCall(fields: Omit<PendingCall, 'state' | 'logged' | 'resumed'>): PendingCall {
+    return { ...fields, resumed: false, state: { kind: 'preparing' }, logged: [] }
+  }
+
+  /** The call gets this error result without running (bad arguments, unknown tool, cut off, a repeated id). */
+  fail(call: PendingCall, output: string): void {
+    move(call, { kind: 'failed', result: { output, isError: true } })
+  }
+
+  /**
+   * A call of the last turn that the log shows without a result (a continue): interrupted if it was running,
+   * else waiting where the log left it (asking, or decided and not started).
+   */
+  resume(call: PendingCall, logged: ToolCallState): void {
+    call.resumed = true
+    const approval = logged.approval
+    if (logged.status === 'running') return this.fail(call, INTERRUPTED_TEXT)
+    if (logged.input === null) return this.fail(call, 'Not executed: its arguments could not be parsed.')
+    if (!approval?.preview) return
+    const review = { preview: approval.preview }
+    if (!approval.decision) return move(call, { kind: 'asking', review })
+    const decision: Decision = { decision: approval.decision }
+    move(call, {
+      kind: 'decided',
+      review,
+      decision: {
+        ...decision,
+        ...(approval.note ? { note: approval.note } : {}),
+        ...sandboxSwitches(this.host.options.registry.get(call.name), { ...approval, ...decision }),
+        ...(approval.hunks ? { hunks: approval.hunks } : {}),
+      },
+    })
+  }
+
+  /**
+   * The user's decision for a call that asks: checked against what was reviewed (per-hunk decisions must fit
+   * the change), recorded ("always allow" as the tool defines it, then `approval.decided`), and handed to the
+   * call waiting at the scheduler's gate. It may come before the call reaches its turn; it is used when it does.
+   */
+  async answer(
+    call: PendingCall,
+    decision: Decision & { always?: boolean },
+  ): Promise<{ ok: true } | { ok: false; error: string }> {
+    const asking = call.state.kind === 'asking' ? call.state : undefined
+    if (!asking) return { ok: false, error: 'That call is not waiting for a decision.' }
+    const partial = decision.decision === 'approved' && isPartialReview(decision.hunks)
+    const refused = partial ? hunkDecisionError(asking.review.preview, decision.hunks ?? []) : undefined
+    if (refused) return { ok: false, error: refused }
+    const tool = this.host.options.registry.get(call.name)
+    const given: Decision = {
+      decision: decision.decision,
+      ...(decision.note?.trim() ? { note: decision.note.trim() } : {}),
+      ...sandboxSwitches(tool, decision),
+      // Per-hunk decisions only mean something for an approved write or edit.
+      ...(partial ? { hunks: [...(decision.hunks ?? [])] } : {}),
+    }
+    const rule =
+      decision.always && decision.decision === 'approved' ? tool?.alwaysAllowRule?.(call.input) : undefined
+    const { alwaysAllow, workspace } = this.host.options
+    if (rule && alwaysAllow) await alwaysAllow.add(workspace, rule)
+    move(call, { kind: 'decided', review: asking.review, decision: given })
+    await this.host.emit({
+      type: 'approval.decided',
+      callId: call.callId,
+      decision: given.decision,
+      by: 'user',
+      ...(given.note ? { note: given.note } : {}),
+      ...(rule ? { always: true } : {}),
+      ...sandboxSwitches(tool, given),
+      ...(given.hunks ? { hunks: given.hunks } : {}),
+    })
+    asking.waiter?.(given)
+    return { ok: true }
+  }
 
   /**
    * Decides the policy and builds the approval preview as soon as the call's block closes, so every call of
@@ -124,16 +209,13 @@ export class ApprovalGate {
         protected: verdict.protected,
         ...(base ? { base } : {}),
       })
-      if (!preview.ok) {
-        call.state = { kind: 'failed', result: { output: preview.error, isError: true } }
-        return
-      }
+      if (!preview.ok) return this.fail(call, preview.error)
       if (preview.after !== undefined && typeof target === 'string') this.overlay.set(target, preview.after)
       const review = {
         preview: preview.preview,
         ...(preview.plan !== undefined ? { plan: preview.plan } : {}),
       }
-      call.state = { kind: 'asking', review }
+      move(call, { kind: 'asking', review })
       // Not awaited: the log keeps the order, and the call waits for these lines before it runs.
       call.logged.push(
         this.host.emit({ type: 'approval.requested', callId: call.callId, preview: preview.preview }),
@@ -143,9 +225,8 @@ export class ApprovalGate {
     this.preparing = link.catch(() => undefined)
     return verdictReady.then((verdict) => {
       if (verdict.kind === 'ask') return tool ? link : undefined
-      if (verdict.kind === 'deny')
-        call.state = { kind: 'failed', result: { output: verdict.reason, isError: true } }
-      else call.state = { kind: 'allowed', byRule: verdict.byRule === true }
+      if (verdict.kind === 'deny') this.fail(call, verdict.reason)
+      else move(call, { kind: 'allowed', byRule: verdict.byRule === true })
     })
   }
 
@@ -157,13 +238,13 @@ export class ApprovalGate {
     if (call.state.kind !== 'asking') return
     const given = this.host.takePreDecision(call.callId)
     if (given) {
-      await this.host.decide(call.callId, given)
+      await this.answer(call, given)
       return
     }
     const mode = this.host.options.approvals
     if (mode !== 'all' && mode !== 'none') return
     const decision: Decision = { decision: mode === 'all' ? 'approved' : 'rejected' }
-    call.state = { kind: 'decided', review: call.state.review, decision }
+    move(call, { kind: 'decided', review: call.state.review, decision })
     call.logged.push(
       this.host.emit({
         type: 'approval.decided',
@@ -188,7 +269,7 @@ export class ApprovalGate {
         state.waiter = resolve
         waiting()
       })
-      call.state = { kind: 'decided', review: state.review, decision }
+      move(call, { kind: 'decided', review: state.review, decision })
     }
     if (call.state.kind !== 'decided') return { run: true }
     const { decision, review } = call.state
@@ -231,7 +312,7 @@ export class ApprovalGate {
     const reviewed = approved?.review.preview
     if (approved && reviewed?.kind === 'write' && isPartialReview(hunks)) {
       const current = await buildPreview(tool, call.input, ctx, { protected: false })
-      return withApprovalNote(await executeReviewed(reviewed, current, hunks, ctx), approved.decision.note)
+      return executeReviewed(reviewed, current, hunks, ctx)
     }
     // A person approved it (now, or earlier with "always allow"): bash runs in the writable sandbox, or as the
     // review's switches say. Without that, the read-only sandbox.
@@ -240,16 +321,19 @@ export class ApprovalGate {
         network: approved?.decision.network === true,
         outsideSandbox: approved?.decision.outsideSandbox === true,
       }
-    const result = await tool.execute(call.input, ctx, approved ? approved.review : undefined)
-    return withApprovalNote(result, approved?.decision.note)
+    return tool.execute(call.input, ctx, approved ? approved.review : undefined)
   }
-}
 
-/**
- * The note the user typed while approving a call reaches the model with the call's result, whatever it was
- * (a rejection's note is its result's text, above).
- */
-function withApprovalNote(result: ToolResult, note: string | undefined): ToolResult {
-  if (!note) return result
-  return { ...result, output: `${result.output}\n\nThe user approved this call with a note: ${note}` }
+  /**
+   * The result the model reads: with the note the user typed while approving the call, whatever became of it
+   * (run, failed, skipped after a sibling's failure, cancelled). A rejection's note is already its result's
+   * text (`verdict`), and so is that of a change whose every hunk was left out.
+   */
+  withApprovalNote(call: PendingCall, result: ToolResult): ToolResult {
+    const state = call.state
+    if (state.kind !== 'decided' || state.decision.decision !== 'approved') return result
+    const { note, hunks } = state.decision
+    if (!note || rejectsEveryHunk(state.review.preview, hunks)) return result
+    return { ...result, output: `${result.output}\n\nThe user approved this call with a note: ${note}` }
+  }
 }

@@ -1,6 +1,7 @@
 import { lstat, readdir, readFile } from 'node:fs/promises'
 import { extname, join } from 'node:path'
 import type { Scenario, ScenarioBlock, ScenarioTurn } from './scenario'
+import { own } from '../../shared/own'
 
 /**
  * The built-in demo (DESIGN 8): with no API key and no base URL, the scripted model plays a run built from the
@@ -211,7 +212,7 @@ const STOP_WORDS = new Set(
 function filesNamedBy(s: Survey, words: string[]): string[] {
   if (words.length === 0) return []
   const hits = s.files.filter((f) => words.some((w) => f.toLowerCase().includes(w)))
-  const code = (f: string): number => (LANGUAGES[extname(f).slice(1).toLowerCase()] ? 0 : 1)
+  const code = (f: string): number => (own(LANGUAGES, extname(f).slice(1).toLowerCase()) ? 0 : 1)
   return hits.sort((a, b) => code(a) - code(b) || a.length - b.length || a.localeCompare(b)).slice(0, 3)
 }
 
@@ -398,7 +399,7 @@ async function surveyWorkspace(root: string): Promise<Survey> {
         survey.filesSeen++
         survey.files.push(rel)
         const ext = extname(entry.name).slice(1).toLowerCase()
-        if (!LANGUAGES[ext] || entry.name.startsWith('.')) continue
+        if (!own(LANGUAGES, ext) || entry.name.startsWith('.')) continue
         counts.set(ext, (counts.get(ext) ?? 0) + 1)
         const stem = entry.name.slice(0, entry.name.length - ext.length - 1).toLowerCase()
         const inSourceDir = SOURCE_DIRS.has(rel.split('/')[0] ?? '') && rel.includes('/')
@@ -416,7 +417,7 @@ async function surveyWorkspace(root: string): Promise<Survey> {
   const dominant = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]
   if (dominant) {
     const [ext, files] = dominant
-    survey.language = { ext, name: LANGUAGES[ext] ?? ext, files }
+    survey.language = { ext, name: own(LANGUAGES, ext) ?? ext, files }
     // The most typical file of the main language: in a source folder, named like an entry point, near the root.
     const best = candidates
       .map((c) => ({ ...c, score: c.score + (c.ext === ext ? 0 : 3) }))

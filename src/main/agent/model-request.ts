@@ -2,14 +2,15 @@ import type {
   BetaContentBlockParam as ContentBlockParam,
   BetaContextManagementConfig,
   MessageCreateParamsStreaming,
-  BetaAssistantMessageParam,
-  BetaUserMessageParam,
   BetaThinkingConfigParam as ThinkingConfigParam,
   BetaTool as Tool,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages'
-import { createHash } from 'node:crypto'
 import { thinkingSettingsFor, type ThinkingSetting } from '../../shared/models'
-import type { TurnRequest } from './model'
+import type { RetryReason } from '../../shared/events'
+import type { MessageParam } from '../session/conversation'
+import type { ToolDefinition } from '../tools/registry'
+import type { ModelError } from './model-errors'
+import { apiToolId, type StreamEvent } from './model-stream'
 
 /**
  * Request building for the model client (model.ts): the streamed Messages API request, with `apiMessages`,
@@ -17,8 +18,34 @@ import type { TurnRequest } from './model'
  * most four cache breakpoints).
  */
 
-/** A conversation message (the beta union's user and assistant members: its blocks include `compaction`). */
-export type MessageParam = BetaUserMessageParam | BetaAssistantMessageParam
+export type { MessageParam }
+
+export interface RetryInfo {
+  /** The attempt about to be made (2 for the first retry). */
+  attempt: number
+  /** Attempts in all, the first one included. */
+  of: number
+  delayMs: number
+  reason: RetryReason
+  error: ModelError
+}
+
+export interface TurnRequest {
+  system: string
+  tools: ToolDefinition[]
+  messages: MessageParam[]
+  signal: AbortSignal
+  onEvent: (event: StreamEvent) => void
+  /** Told before each retry, so the UI can say why nothing is happening. */
+  onRetry?: (info: RetryInfo) => void
+  /** Tool ids the session already used: a tool_use repeating one gets a fresh id (model-stream.ts). */
+  usedToolIds?: (id: string) => boolean
+  /**
+   * The context size (input tokens) at which the API should compact, when this client compacts server-side;
+   * ignored otherwise (the engine then compacts itself).
+   */
+  compactAt?: number
+}
 
 const EPHEMERAL = { type: 'ephemeral' } as const
 
@@ -94,19 +121,6 @@ export function buildParams(
       : {}),
     messages: withCacheBreakpoints(apiMessages(req.messages)),
   }
-}
-
-const TOOL_ID = /^[a-zA-Z0-9_-]+$/
-
-/**
- * A tool id the API accepts, for one a gateway made up (`call:1.2`). Deterministic, so the tool_use and its
- * tool_result map to the same id, in this process and after a restart; the hash keeps two ids that differ only
- * in their invalid characters apart.
- */
-export function apiToolId(id: string): string {
-  if (TOOL_ID.test(id) && id.length <= 128) return id
-  const readable = id.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64)
-  return `${readable}_${createHash('sha256').update(id).digest('hex').slice(0, 12)}`
 }
 
 /**

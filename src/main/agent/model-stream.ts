@@ -1,6 +1,6 @@
 import type { RawMessageStreamEvent, StopReason } from '@anthropic-ai/sdk/resources/messages'
 import type { StopDetails, Usage } from '../../shared/events'
-import { apiToolId } from './model-request'
+import { createHash } from 'node:crypto'
 
 /**
  * Stream accumulation for the model client (model.ts): the raw SSE events of one attempt become the turn's
@@ -13,7 +13,7 @@ export type StreamEvent =
   | { type: 'tool_start'; index: number; id: string; name: string }
   | { type: 'tool_input'; index: number; partialJson: string }
   /** For a tool block, with its id, name and the full raw argument text as received. */
-  | { type: 'block_stop'; index: number; id?: string; name?: string; rawInput?: string }
+  | { type: 'block_stop'; index: number; id?: string; name?: string; rawInput?: string; duplicateOf?: string }
   /** A thinking block closed, complete with its signature (or a redacted one with its data). */
   | { type: 'thinking'; index: number; block: ThinkingContent }
   /** The API compacted the conversation (server-side compaction): the block as it must go back. */
@@ -31,8 +31,11 @@ export type ThinkingContent =
  */
 export type CompactionContent = { type: 'compaction'; content: string | null; [field: string]: unknown }
 
-/** Assistant content for the conversation. Tool input is the parsed arguments, or {} when they do not parse. */
-export type ContentBlock =
+/**
+ * A block of the model's answer as it goes back into the conversation: a subset of the SDK's ContentBlockParam,
+ * the one block type of the conversation (turn.ts). Tool input is the parsed arguments, or {} when they do not parse.
+ */
+export type AnswerBlock =
   | ThinkingContent
   | CompactionContent
   | { type: 'text'; text: string }
@@ -47,16 +50,31 @@ export interface ToolUse {
   index: number
   /** Its content_block_stop arrived. */
   closed: boolean
+  /** The id the model (or a gateway) gave it, which an earlier call already had: `id` is a fresh one. */
+  duplicateOf?: string
 }
 
 export interface TurnResult {
-  content: ContentBlock[]
+  content: AnswerBlock[]
   toolUses: ToolUse[]
   /** As the API sent it: a reason newer than this client arrives as its own name. */
   stopReason: StopReason | (string & {}) | null
   /** With `refusal`: the policy category and an explanation to show the user (either may be null). */
   stopDetails: StopDetails | null
   usage: Usage
+}
+
+const TOOL_ID = /^[a-zA-Z0-9_-]+$/
+
+/**
+ * A tool id the API accepts, for one a gateway made up (`call:1.2`). Deterministic, so the tool_use and its
+ * tool_result map to the same id, in this process and after a restart; the hash keeps two ids that differ only
+ * in their invalid characters apart.
+ */
+export function apiToolId(id: string): string {
+  if (TOOL_ID.test(id) && id.length <= 128) return id
+  const readable = id.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64)
+  return `${readable}_${createHash('sha256').update(id).digest('hex').slice(0, 12)}`
 }
 
 /** A throw from the engine's `onEvent`, carried out of the stream loop untouched. */
@@ -75,7 +93,15 @@ export class TurnAccumulator {
   private readonly blocks = new Map<
     number,
     | { kind: 'text'; text: string; closed: boolean }
-    | { kind: 'tool'; id: string; name: string; raw: string; startInput: unknown; closed: boolean }
+    | {
+        kind: 'tool'
+        id: string
+        name: string
+        raw: string
+        startInput: unknown
+        closed: boolean
+        duplicateOf?: string
+      }
     | { kind: 'thinking'; text: string; signature: string; closed: boolean }
     | { kind: 'redacted'; data: string; closed: boolean }
     | { kind: 'compaction'; block: CompactionContent; closed: boolean }
@@ -84,6 +110,11 @@ export class TurnAccumulator {
   private stopReason: TurnResult['stopReason'] = null
   private stopDetails: StopDetails | null = null
   private usage: Usage = { inputTokens: 0, outputTokens: 0 }
+  /** Tool ids of this answer. */
+  private readonly toolIds = new Set<string>()
+
+  /** `usedToolIds`: ids the session's earlier calls have. */
+  constructor(private readonly usedToolIds: (id: string) => boolean = () => false) {}
 
   apply(event: RawMessageStreamEvent, onEvent: (e: StreamEvent) => void): void {
     const emit = (e: StreamEvent): void => {
@@ -123,9 +154,18 @@ export class TurnAccumulator {
           })
         } else if (block.type === 'tool_use') {
           // Gateways that make up ids the API refuses: the conversation uses a valid one from the start.
-          const id = apiToolId(String(block.id))
+          const given = apiToolId(String(block.id))
+          const id = this.freshToolId(given)
           const name = String(block.name)
-          this.blocks.set(index, { kind: 'tool', id, name, raw: '', startInput: block.input, closed: false })
+          this.blocks.set(index, {
+            kind: 'tool',
+            id,
+            name,
+            raw: '',
+            startInput: block.input,
+            closed: false,
+            ...(id !== given ? { duplicateOf: given } : {}),
+          })
           emit({ type: 'tool_start', index, id, name })
         } else {
           // Server-tool blocks are not requested; if a proxy sends them they are left out.
@@ -195,6 +235,7 @@ export class TurnAccumulator {
             id: block.id,
             name: block.name,
             rawInput: block.raw,
+            ...(block.duplicateOf !== undefined ? { duplicateOf: block.duplicateOf } : {}),
           })
         } else {
           emit({ type: 'block_stop', index: event.index })
@@ -254,8 +295,22 @@ export class TurnAccumulator {
     }
   }
 
+  /**
+   * `id`, unless an earlier call of this answer or of the session has it (a model's or a gateway's bug): then
+   * a fresh one. The API wants every tool_use id of a conversation unique and one tool_result per id, and the
+   * log and the UI know a call by its id, so the repeat lives on under its own id: it is never run, and its
+   * result says why.
+   */
+  private freshToolId(id: string): string {
+    const taken = (candidate: string): boolean => this.toolIds.has(candidate) || this.usedToolIds(candidate)
+    let fresh = id
+    for (let n = 2; taken(fresh); n++) fresh = `${id.slice(0, 100)}_dup${n}`
+    this.toolIds.add(fresh)
+    return fresh
+  }
+
   result(): TurnResult {
-    const content: ContentBlock[] = []
+    const content: AnswerBlock[] = []
     const toolUses: ToolUse[] = []
     for (const index of [...this.blocks.keys()].sort((a, b) => a - b)) {
       const block = this.blocks.get(index)
@@ -274,7 +329,14 @@ export class TurnAccumulator {
         }
         case 'tool':
           content.push({ type: 'tool_use', id: block.id, name: block.name, input: parseObject(block.raw) })
-          toolUses.push({ id: block.id, name: block.name, rawInput: block.raw, index, closed: block.closed })
+          toolUses.push({
+            id: block.id,
+            name: block.name,
+            rawInput: block.raw,
+            index,
+            closed: block.closed,
+            ...(block.duplicateOf !== undefined ? { duplicateOf: block.duplicateOf } : {}),
+          })
           break
         case 'compaction':
           // Only a whole block goes back: a cut one would be a changed one.

@@ -5,7 +5,6 @@ import type {
   Model,
   RawMessageStreamEvent,
 } from '@anthropic-ai/sdk/resources/messages'
-import type { RetryReason } from '../../shared/events'
 import { modelContext, type ThinkingSetting } from '../../shared/models'
 import type { ToolDefinition } from '../tools/registry'
 import {
@@ -19,8 +18,10 @@ import {
   sleepUnlessAborted,
   stalledError,
 } from './model-errors'
-import { buildParams, type MessageParam } from './model-request'
-import { ListenerError, TurnAccumulator, type StreamEvent, type TurnResult } from './model-stream'
+import { buildParams, type TurnRequest } from './model-request'
+
+export type { MessageParam, RetryInfo, TurnRequest } from './model-request'
+import { ListenerError, TurnAccumulator, type TurnResult } from './model-stream'
 
 /**
  * The model client: one streamed turn of the Messages API, reported block by block.
@@ -46,12 +47,12 @@ import { ListenerError, TurnAccumulator, type StreamEvent, type TurnResult } fro
  * classifies failures and holds the retry policy; this file is the client that runs attempts and retries.
  */
 
-export type { MessageParam, ToolDefinition }
+export type { ToolDefinition }
 export { clockTime, ModelError, type ModelErrorKind } from './model-errors'
-export { apiToolId } from './model-request'
+export { apiToolId } from './model-stream'
 export type {
+  AnswerBlock,
   CompactionContent,
-  ContentBlock,
   StreamEvent,
   ThinkingContent,
   ToolUse,
@@ -68,31 +69,6 @@ const DEFAULT_RETRY_BASE_MS = 500
 const DEFAULT_IDLE_TIMEOUT_MS = 120_000
 /** With a base URL (the scripted model, a proxy) and no key, the SDK still needs one to send. */
 const PLACEHOLDER_KEY = 'lanes-no-key'
-
-export interface RetryInfo {
-  /** The attempt about to be made (2 for the first retry). */
-  attempt: number
-  /** Attempts in all, the first one included. */
-  of: number
-  delayMs: number
-  reason: RetryReason
-  error: ModelError
-}
-
-export interface TurnRequest {
-  system: string
-  tools: ToolDefinition[]
-  messages: MessageParam[]
-  signal: AbortSignal
-  onEvent: (event: StreamEvent) => void
-  /** Told before each retry, so the UI can say why nothing is happening. */
-  onRetry?: (info: RetryInfo) => void
-  /**
-   * The context size (input tokens) at which the API should compact, when this client compacts server-side;
-   * ignored otherwise (the engine then compacts itself).
-   */
-  compactAt?: number
-}
 
 export interface ModelClient {
   readonly model: string
@@ -242,7 +218,7 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
         context.serverCompaction ? req.compactAt : undefined,
       )
       for (let retry = 0; ; retry++) {
-        const turn = new TurnAccumulator()
+        const turn = new TurnAccumulator(req.usedToolIds)
         try {
           await attempt(params, req, turn)
           return turn.result()

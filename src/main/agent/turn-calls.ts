@@ -5,7 +5,7 @@ import { z } from 'zod'
 import type { WorkspaceSecrets } from '../secrets/workspace-secrets'
 import { parseToolArgs, type ParsedArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
-import { ApprovalGate, sandboxSwitches, type GateHost, type PendingCall } from './approval-gate'
+import { ApprovalGate, type GateHost, type PendingCall } from './approval-gate'
 import type { CallOutcome, CallSpec, TurnScheduler } from './scheduler'
 import { cutCallText } from './stop-reasons'
 
@@ -17,8 +17,8 @@ import { cutCallText } from './stop-reasons'
 
 export interface TurnHost extends GateHost {
   readonly current: SessionState
-  /** Makes a call reachable by `decide()` while it waits for the user. */
-  track(call: PendingCall): void
+  /** Makes a call reachable by the user's decision (through its gate) while it waits for one. */
+  track(call: PendingCall, gate: ApprovalGate): void
   /** The workspace's secrets: every result passes its redactor in `settled` (the one choke point). */
   readonly secrets: WorkspaceSecrets
   /** What the secret scan could not read (a file over the cap, a binary one) not yet told in this session. */
@@ -32,6 +32,8 @@ export interface ToolUseSeen {
   index: number
   /** Never closed, or cut by a token limit: never executed (stop-reasons.ts `isCutCall`). */
   cut: false | 'unclosed' | 'max_tokens' | 'model_context_window_exceeded'
+  /** The id the model gave it, which an earlier call already had (model-stream.ts): `id` is a fresh one. */
+  duplicateOf?: string
 }
 
 export type ToolResultBlock = {
@@ -43,8 +45,10 @@ export type ToolResultBlock = {
 
 const ANY_OBJECT = z.looseObject({})
 
-const INTERRUPTED_TEXT =
-  'Interrupted: Lanes stopped while this call was running, so whether it completed is unknown. Check the current state (read the file or list the folder) before issuing it again.'
+/** A call whose id an earlier call already had is answered with this and never run. */
+export function duplicateIdText(given: string, fresh: string): string {
+  return `Not executed: this call came with the id ${given}, which an earlier call already has (every tool call needs its own id), so it was not run and is answered under the id ${fresh}. Issue it again if it is still needed.`
+}
 
 export class TurnCalls {
   private readonly calls = new Map<string, PendingCall>()
@@ -121,16 +125,21 @@ export class TurnCalls {
     const tool = registry.get(use.name)
     const call = this.newCall(use.id, use.name, use.index, null, tool?.concurrencySafe ?? false)
     let rawForLog: string | undefined
-    if (use.cut) {
-      call.state = { kind: 'failed', result: { output: cutCallText(use.name, use.cut), isError: true } }
+    if (use.duplicateOf !== undefined) {
+      this.gate.fail(call, duplicateIdText(use.duplicateOf, use.id))
+      rawForLog = use.rawInput
+    } else if (use.cut) {
+      this.gate.fail(call, cutCallText(use.name, use.cut))
       rawForLog = use.rawInput
     } else if (!tool) {
-      const output = `Unknown tool "${use.name}". The available tools are: ${registry.names().join(', ')}.`
-      call.state = { kind: 'failed', result: { output, isError: true } }
+      this.gate.fail(
+        call,
+        `Unknown tool "${use.name}". The available tools are: ${registry.names().join(', ')}.`,
+      )
     } else {
       const parsed = this.parse(use)
       if (!parsed.ok) {
-        call.state = { kind: 'failed', result: { output: parsed.error, isError: true } }
+        this.gate.fail(call, parsed.error)
         rawForLog = use.rawInput
       } else {
         call.input = parsed.value
@@ -144,44 +153,12 @@ export class TurnCalls {
   /** A call of the last turn that the log shows without a result. */
   resume(scheduler: TurnScheduler, state: ToolCallState): void {
     const call = this.newCall(state.callId, state.name, state.index, state.input, state.safe)
-    call.resumed = true
-    const approval = state.approval
-    if (state.status === 'running') {
-      call.state = { kind: 'failed', result: { output: INTERRUPTED_TEXT, isError: true } }
-    } else if (state.input === null) {
-      const output = 'Not executed: its arguments could not be parsed.'
-      call.state = { kind: 'failed', result: { output, isError: true } }
-    } else if (approval?.preview) {
-      const review = { preview: approval.preview }
-      call.state = approval.decision
-        ? {
-            kind: 'decided',
-            review,
-            decision: {
-              decision: approval.decision,
-              ...(approval.note ? { note: approval.note } : {}),
-              ...sandboxSwitches(call.name, { ...approval, decision: approval.decision }),
-              ...(approval.hunks ? { hunks: approval.hunks } : {}),
-            },
-          }
-        : { kind: 'asking', review }
-    }
-    this.add(scheduler, call, undefined, approval?.preview !== undefined)
+    this.gate.resume(call, state)
+    this.add(scheduler, call, undefined, state.approval?.preview !== undefined)
   }
 
   private newCall(callId: string, name: string, index: number, input: unknown, safe: boolean): PendingCall {
-    const label = callLabel(name, input)
-    return {
-      callId,
-      name,
-      index,
-      input,
-      label,
-      safe,
-      resumed: false,
-      state: { kind: 'preparing' },
-      logged: [],
-    }
+    return this.gate.newCall({ callId, name, index, input, label: callLabel(name, input), safe })
   }
 
   private add(
@@ -197,7 +174,7 @@ export class TurnCalls {
       const done = new Promise<void>((r) => (resolve = r))
       this.safeDone.push({ callId: call.callId, done, resolve })
     }
-    this.host.track(call)
+    this.host.track(call, this.gate)
     const ready = asked ? this.gate.decideWithoutAsking(call) : this.gate.prepare(call, earlierSafe)
     scheduler.add(this.spec(call, ready, rawForLog))
   }
@@ -268,24 +245,22 @@ export class TurnCalls {
   settled(callId: string, outcome: CallOutcome): void {
     this.flushers.get(callId)?.()
     this.safeDone.find((d) => d.callId === callId)?.resolve()
-    const name = this.calls.get(callId)?.name ?? ''
-    // The one choke point: whatever any tool returns (its output, an error, the metadata the UI shows) passes the
-    // redactor here, before it is logged or sent to the model.
+    const call = this.calls.get(callId)
+    const noted = call ? this.gate.withApprovalNote(call, outcome.result) : outcome.result
+    // The one choke point: whatever any tool returns (its output, an error, the metadata the UI shows, the note
+    // the user typed) passes the redactor here, before it is logged or sent to the model.
     const redactor = this.host.secrets.redactor()
     // For the user, never the model: what the scan could not read (it names files, never their content).
     const notes = outcome.kind === 'finished' ? this.host.newSecretNotes() : []
-    const metadata = outcome.result.metadata
-      ? redactDeep(redactor, outcome.result.metadata)
-      : notes.length > 0
-        ? {}
-        : undefined
+    const metadata = noted.metadata ? redactDeep(redactor, noted.metadata) : notes.length > 0 ? {} : undefined
     const result = {
-      ...outcome.result,
-      output: redactor.redactText(outcome.result.output),
+      ...noted,
+      output: redactor.redactText(noted.output),
       ...(metadata ? { metadata: notes.length > 0 ? { ...metadata, secretNotes: notes } : metadata } : {}),
-      ...(outcome.result.title !== undefined ? { title: redactor.redactText(outcome.result.title) } : {}),
+      ...(noted.title !== undefined ? { title: redactor.redactText(noted.title) } : {}),
     }
-    const elapsed = outcome.kind === 'finished' && name === 'bash' && outcome.ran
+    const tool = call ? this.host.options.registry.get(call.name) : undefined
+    const elapsed = outcome.kind === 'finished' && tool?.reportsExecutionTime === true && outcome.ran
     const output = formatForModel(result, elapsed ? { elapsedMs: outcome.durationMs } : {})
     this.results.set(callId, {
       type: 'tool_result',

@@ -1,11 +1,13 @@
+import type { BetaContentBlockParam as ContentBlock } from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import type { RunFailureKind, SessionEvent, SessionEventDraft } from '../../shared/events'
 import { readFilesOf, thresholdOf } from './compaction'
 import { describeModelError } from './model-errors'
+import { getCall } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { serverCompactionNote, turnContent } from '../session/conversation'
 import { callLabel } from '../tools/result-format'
 import type { RunOutcome } from './agent-options'
-import type { TurnResult } from './model'
+import type { MessageParam, TurnResult } from './model'
 import { buildSystemPrompt } from './prompt'
 import { TurnScheduler } from './scheduler'
 import { isCutCall, REFUSED_CALL_TEXT, stopPlan } from './stop-reasons'
@@ -16,10 +18,12 @@ import { TurnCalls, type ToolResultBlock, type TurnHost } from './turn-calls'
  * parse, gate, schedule, record), send the results back. It sees the session only through `TurnLoopHost`.
  */
 
-type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: unknown }
-export type ContentBlock =
-  { type: 'text'; text: string } | ToolUseBlock | { type: string; [key: string]: unknown }
-export type MessageParam = { role: 'user' | 'assistant'; content: string | ContentBlock[] }
+/**
+ * The conversation's blocks and messages are the SDK's request types (its beta ones, whose blocks include
+ * `compaction`), one definition for the whole engine.
+ */
+export type { BetaContentBlockParam as ContentBlock } from '@anthropic-ai/sdk/resources/beta/messages/messages'
+export type { MessageParam } from './model'
 
 /** What a turn needs from the session, beyond what its calls need. */
 export interface TurnLoopHost extends TurnHost {
@@ -71,9 +75,10 @@ export async function playTurn(
         instructions: host.instructionsText,
       }),
       tools: host.options.registry.definitions(),
-      messages: host.conversation as never,
+      messages: host.conversation,
       signal,
       compactAt: thresholdOf(host.options),
+      usedToolIds: (id) => getCall(host.current, id) !== undefined,
       onRetry: (info) => {
         void host.emit({
           type: 'model.retrying',
@@ -111,7 +116,8 @@ export async function playTurn(
           const use = { id: event.id, name: event.name, rawInput: event.rawInput ?? '', index: event.index }
           if (host.options.scheduler === 'streaming' && turnCtx.complete(use)) {
             dispatched.add(event.id)
-            turnCtx.dispatch(scheduler, { ...use, cut: false })
+            const duplicateOf = event.duplicateOf !== undefined ? { duplicateOf: event.duplicateOf } : {}
+            turnCtx.dispatch(scheduler, { ...use, cut: false, ...duplicateOf })
           }
         }
       },
@@ -136,6 +142,7 @@ export async function playTurn(
       rawInput: use.rawInput,
       index: use.index,
       cut,
+      ...(use.duplicateOf !== undefined ? { duplicateOf: use.duplicateOf } : {}),
     })
   }
 
@@ -145,16 +152,8 @@ export async function playTurn(
   // A response that broke off is not recorded as a message: what it had sent (thinking, text, the calls
   // dispatched) is rebuilt from the log, in memory now as after a restart, so continuing the run keeps it.
   const content: ContentBlock[] = result
-    ? (result.content as ContentBlock[]).map((block) =>
-        block.type === 'tool_use'
-          ? {
-              ...block,
-              input: turnCtx.inputFor(
-                (block as ToolUseBlock).id,
-                (block as ToolUseBlock).input as Record<string, unknown>,
-              ),
-            }
-          : block,
+    ? result.content.map((block) =>
+        block.type === 'tool_use' ? { ...block, input: turnCtx.inputFor(block.id, block.input) } : block,
       )
     : await brokenOffContent(host, turn, turnCtx)
   if (result) {
@@ -293,5 +292,5 @@ async function brokenOffContent(
 ): Promise<ContentBlock[]> {
   await host.logged()
   const state = host.current.turns.findLast((t) => t.turn === turn)
-  return state ? (turnContent(state) as ContentBlock[]) : turnCtx.dispatchedBlocks()
+  return state ? turnContent(state) : turnCtx.dispatchedBlocks()
 }

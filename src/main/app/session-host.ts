@@ -13,7 +13,7 @@ import type {
 } from '../../shared/ipc'
 import type { AgentSession, RunOutcome } from '../agent/agent-session'
 import { DEFAULT_MODEL } from '../agent/model'
-import { DEFAULT_BASH_TIMEOUT_SEC } from '../tools/schemas'
+import { DEFAULT_BASH_TIMEOUT_SEC } from '../tools/bash/bash'
 import {
   DEFAULT_ENGINE_SETTINGS,
   launchSession,
@@ -243,7 +243,6 @@ export class SessionHost {
     this.engine ??= prepareEngine()
     const { registry } = await this.engine
     const stored = await this.readSettings()
-    let id = 'sessionId' in target ? target.sessionId : undefined
     const resume = 'sessionId' in target ? await this.sessionStart(target.sessionId) : null
     const workspace = resume ? resume.workspace : newWorkspace
     if (workspace === null) throw new RefusedError('invalid-input', 'Open a project folder first.')
@@ -267,10 +266,10 @@ export class SessionHost {
         ...(typeof stored.compactAtTokens === 'number' ? { compactAtTokens: stored.compactAtTokens } : {}),
       },
       approvals: 'interactive',
-      onEvent: (event) => this.enqueue(id as string, event),
+      // The session names itself: its first event (session.created) comes before `launchSession` returns.
+      onEvent: (event, sessionId) => this.enqueue(sessionId, event),
       from: resume ? { resume: resume.start } : (target as { task: string }),
     })
-    id = session.sessionId
     const done = go(session).finally(async () => {
       this.live.delete(session.sessionId)
       await session.close().catch(() => undefined)

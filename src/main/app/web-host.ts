@@ -14,6 +14,7 @@ import {
   type WireMessage,
 } from '../../shared/ipc'
 import { dispatchRequest, err, type AppApi } from './app-api'
+import { own } from '../../shared/own'
 
 /**
  * Browser mode: serves the built renderer and the app API over a WebSocket, on 127.0.0.1 only.
@@ -150,7 +151,7 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
     if (file.endsWith('index.html')) body = Buffer.from(injectWebPreload(body.toString('utf8')))
     res.writeHead(200, {
       ...PAGE_HEADERS,
-      'Content-Type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
+      'Content-Type': own(CONTENT_TYPES, extname(file)) ?? 'application/octet-stream',
     })
     res.end(req.method === 'HEAD' ? undefined : body)
   }

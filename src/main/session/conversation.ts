@@ -1,12 +1,19 @@
 import type {
-  ContentBlockParam,
-  MessageParam,
-  ToolResultBlockParam,
-} from '@anthropic-ai/sdk/resources/messages'
+  BetaAssistantMessageParam,
+  BetaContentBlockParam as ContentBlockParam,
+  BetaToolResultBlockParam as ToolResultBlockParam,
+  BetaUserMessageParam,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import type { EventOf, SessionEvent } from '../../shared/events'
 import { reduceEvents, type SessionState, type TurnState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { withoutRewoundTurns } from './rewind-history'
+
+/**
+ * A conversation message: the beta API's user and assistant messages, whose blocks include `compaction`. The
+ * engine's one definition (the model client and the turn take it from here).
+ */
+export type MessageParam = BetaUserMessageParam | BetaAssistantMessageParam
 
 /**
  * Rebuilds, from a session's events, what the model is sent to continue it (DESIGN 6: a paused session

@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { MAX_ARGS_BYTES, parseToolArgs } from './args'
-import {
-  BashInput,
-  EditFileInput,
-  GlobInput,
-  GrepInput,
-  ReadFileInput,
-  WriteFileInput,
-  toolInputSchemas,
-} from './schemas'
+import { BashInput } from './bash/bash'
+import { EditFileInput } from './edit-file'
+import { GlobInput } from './glob'
+import { GrepInput } from './grep'
+import { toolInputSchemas } from './index'
+import { ReadFileInput } from './read-file'
+import { WriteFileInput } from './write-file'
 import { argsRaw, loadCorpus, type ArgsCase } from '../test-fixtures/corpus'
 import { drawPieces, seededInts } from '../test-fixtures/seeded'
 

@@ -1,7 +1,7 @@
 import { jsonrepair } from 'jsonrepair'
 import { z } from 'zod'
 import { sameScalars, scanJson } from './args-scan'
-import { toolInputSchemas } from './schemas'
+import { toolInputSchemas } from './index'
 
 /**
  * Parsing a tool call's JSON arguments (DESIGN 3.1). `JSON.parse` first; only when it fails, `jsonrepair`,

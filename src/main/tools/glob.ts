@@ -1,12 +1,28 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import fg from 'fast-glob'
-import { ripgrepCanWalk, walkWithFastGlob, walkWithRipgrep, type WalkPlan } from './glob/walk'
+import type fg from 'fast-glob'
+import { planWalk, ripgrepCanWalk, walkWithFastGlob, walkWithRipgrep, type WalkPlan } from './glob/walk'
 import { findRipgrep } from './grep/ripgrep'
-import { GlobInput } from './schemas'
+import { z } from 'zod'
+import { CONTROL_CHAR_MESSAGE, noControlChars, pathField } from './input-fields'
 import { searchTarget } from './search-target'
 import { defineTool, fail, ok, type ToolResult } from './tool'
 import { isInside, resolveInWorkspace, toWorkspaceRelative } from './workspace'
+
+export const GlobInput = z
+  .object({
+    pattern: z
+      .string()
+      .min(1, 'must not be empty')
+      .refine(noControlChars, CONTROL_CHAR_MESSAGE)
+      .describe('Glob pattern for file paths, e.g. "**/*.ts" or "src/**/index.{js,ts}".'),
+    path: pathField(
+      'Folder to search in, relative to the workspace root. Omit for the workspace root.',
+    ).optional(),
+  })
+  .strict()
+  .describe('Find files by name pattern.')
+export type GlobInput = z.infer<typeof GlobInput>
 
 /**
  * glob (DESIGN 2): file names matching a pattern, as fast-glob matches them; the folders are read by ripgrep
@@ -222,7 +238,7 @@ export const globTool = defineTool({
       )
     let tasks: fg.Task[]
     try {
-      tasks = fg.generateTasks(pattern, options)
+      tasks = planWalk(pattern, options)
     } catch (error) {
       // fast-glob throws on patterns it cannot expand (`{1..10000000}` exceeds the brace range limit).
       return fail(`Invalid glob pattern ${JSON.stringify(input.pattern)}: ${(error as Error).message}`, {

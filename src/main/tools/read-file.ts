@@ -4,13 +4,34 @@ import { basename, dirname, extname, isAbsolute, join } from 'node:path'
 import { workspaceSecrets } from '../secrets/workspace-secrets'
 import { LineCollector, MAX_OUTPUT_CHARS } from './read-file/line-collector'
 import { lineIndexFor, nearestCheckpoint, type LineIndex } from './read-file/line-index'
-import { ReadFileInput } from './schemas'
+import { z } from 'zod'
+import { pathField } from './input-fields'
 import type { FileSnapshot } from './snapshots'
 import { sha256 } from './snapshots'
 import { defineTool, fail, ok } from './tool'
 import type { ToolContext, ToolResult } from './tool'
 import { isSecretPath } from './sensitive-paths'
 import { linkHidesProtection, nameInWorkspace, resolveInWorkspace, toWorkspaceRelative } from './workspace'
+
+export const ReadFileInput = z
+  .object({
+    path: pathField(
+      'Path of the file to read, relative to the workspace root (absolute paths inside it also work).',
+    ),
+    offset: z
+      .int()
+      .min(1)
+      .optional()
+      .describe('1-based line number to start reading from. Omit to start at the first line.'),
+    limit: z
+      .int()
+      .min(1)
+      .optional()
+      .describe('Maximum number of lines to return. Omit for the default (2000 lines).'),
+  })
+  .strict()
+  .describe('Read a text file; each line is prefixed with its line number.')
+export type ReadFileInput = z.infer<typeof ReadFileInput>
 
 /**
  * read_file (DESIGN 2). Streams the file: a line range of a 1 GB file never loads the file.

@@ -1,3 +1,4 @@
+import { namingArgument } from '../../shared/call-naming'
 import { ERROR_HINT, executionTimeLine } from '../../shared/result-text'
 import type { ToolResult } from './tool'
 
@@ -19,12 +20,7 @@ export function skipText(label: string): string {
 
 /** `bash(npm test)`, `edit_file(src/a.ts)`: a call named the way the model wrote it, kept short. */
 export function callLabel(name: string, input: unknown): string {
-  let arg = ''
-  if (typeof input === 'object' && input !== null) {
-    const record = input as Record<string, unknown>
-    const first = record.command ?? record.path ?? record.pattern ?? Object.values(record)[0]
-    if (typeof first === 'string') arg = first
-  }
+  const arg = namingArgument(input, 'model') ?? ''
   const oneLine = arg.replace(/\s+/g, ' ').trim()
   const short = oneLine.length > 60 ? `${oneLine.slice(0, 57)}...` : oneLine
   return `${name}(${short})`

@@ -132,8 +132,11 @@ export interface Approved<P> {
 
 /**
  * A tool owns everything known about it: how it is shown (`title`), whether a call may run without asking
- * (`policy`), what the user reviews (`preview`) and what it does (`execute`). Nothing else switches on a tool's
- * name.
+ * (`policy`), what the user reviews (`preview`), what an approval of it may carry (`runsInSandbox`,
+ * `alwaysAllowRule`), what its results carry (`reportsExecutionTime`) and what it does (`execute`). Nothing
+ * else switches on a tool's name: the loop, the approval gate and the turn's calls know tools only through
+ * these hooks, so a new kind of tool (MCP) is added without touching them. Every hook but `execute` is
+ * optional, and its absence is the cautious answer.
  */
 export interface Tool<S extends z.ZodType = z.ZodType, P = unknown> {
   name: string
@@ -148,6 +151,18 @@ export interface Tool<S extends z.ZodType = z.ZodType, P = unknown> {
   policy?(input: z.infer<S>, opts: PolicyOptions): PolicyVerdict
   /** What the user reviews when the policy asks; without one, the call's arguments. */
   preview?(input: z.infer<S>, ctx: ToolContext, opts: PreviewOptions): Promise<PreviewResult<P>>
+  /**
+   * Runs in the OS sandbox (DESIGN 2.3): an approval of it keeps the review's "needs the internet" and "run
+   * outside the sandbox" switches (dropped for any other tool).
+   */
+  runsInSandbox?: boolean
+  /**
+   * The rule an "always allow" given with an approval of this call records (bash: its exact command), which
+   * the tool's own `policy` then honours. Without it, "always allow" is ignored for the tool.
+   */
+  alwaysAllowRule?(input: z.infer<S>): AlwaysAllowRule
+  /** Its results tell the model how long the call ran (`[Execution time: N ms]`, DESIGN 3.3). */
+  reportsExecutionTime?: boolean
   /** `approved`: set when the call went through approval, with the plan its preview made. */
   execute(input: z.infer<S>, ctx: ToolContext, approved?: Approved<P>): Promise<ToolResult>
 }

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import type { Stats } from 'node:fs'
 import path from 'node:path'
-import { UNSAFE_CHARS } from './schemas'
+import { UNSAFE_CHARS } from './input-fields'
 import { isProtectedPath, isSecretPath, STRICT_RULES, type SensitivePathRules } from './sensitive-paths'
 
 /**
@@ -149,7 +149,7 @@ function lexicalCheck(
     return { ok: false, reason: 'contains an environment variable reference, which is not expanded here' }
   for (const match of relative.matchAll(DOLLAR_NAME)) {
     const name = match[1] ?? ''
-    if (match.index === 0 || name === name.toUpperCase() || process.env[name] !== undefined)
+    if (match.index === 0 || name === name.toUpperCase() || Object.hasOwn(process.env, name))
       return {
         ok: false,
         reason: `contains the environment variable reference $${name}, which is not expanded here`,

@@ -1,4 +1,5 @@
-import { WriteFileInput } from './schemas'
+import { z } from 'zod'
+import { pathField } from './input-fields'
 import {
   changePolicy,
   changePreview,
@@ -14,6 +15,17 @@ import {
 } from './file-change'
 import { defineTool, fail, ok } from './tool'
 import type { PlanBase, ToolContext } from './tool'
+
+export const WriteFileInput = z
+  .object({
+    path: pathField(
+      'Path of the file to create or overwrite, relative to the workspace root. Missing parent folders are created.',
+    ),
+    content: z.string().describe('The complete new content of the file.'),
+  })
+  .strict()
+  .describe('Create a file or replace its whole content. An existing file must have been read first.')
+export type WriteFileInput = z.infer<typeof WriteFileInput>
 
 /** write_file (DESIGN 2): create a file or replace its whole content, keeping its line endings and BOM. */
 

@@ -1,3 +1,5 @@
+import { own } from '../../../shared/own'
+
 /** The API's error bodies, as the scripted model answers them (HTTP errors and SSE `error` events alike). */
 
 /** Anthropic error `type` for an HTTP status, as the real API names them. */
@@ -44,7 +46,7 @@ export function errorBody(type: string, message?: string, errorCode?: string): s
     type: 'error',
     error: {
       type,
-      message: message ?? DEFAULT_ERROR_MESSAGES[type] ?? type,
+      message: message ?? own(DEFAULT_ERROR_MESSAGES, type) ?? type,
       ...(errorCode ? { details: { error_code: errorCode } } : {}),
     },
   })

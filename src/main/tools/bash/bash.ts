@@ -1,12 +1,40 @@
 import { join } from 'node:path'
+import { z } from 'zod'
+import { CONTROL_CHAR_MESSAGE, noControlChars } from '../input-fields'
 import { workspaceSecrets } from '../../secrets/workspace-secrets'
-import { BashInput, DEFAULT_BASH_TIMEOUT_SEC } from '../schemas'
 import { defineTool, fail, ok } from '../tool'
 import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner'
 import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
 import { describeChanges, startCapture } from './capture/capture'
 import { prepareSandbox, sandboxStartFailure } from './sandbox/launch'
 import { isReadOnlyCommand, loadBashGrammar, validateBashCommand } from './validate'
+
+/** A bash call's timeout when neither the call nor the user's settings give one. */
+export const DEFAULT_BASH_TIMEOUT_SEC = 180
+
+export const BashInput = z
+  .object({
+    command: z
+      .string()
+      .min(1, 'must not be empty')
+      .refine(noControlChars, `${CONTROL_CHAR_MESSAGE}: run one single-line command per call`)
+      .describe('One simple command to run in the workspace folder (no pipes, redirects, ; or &&).'),
+    timeout: z
+      .int()
+      .min(1)
+      .max(600)
+      .optional()
+      .describe(`Timeout in seconds, 1 to 600. Omit for the default (${DEFAULT_BASH_TIMEOUT_SEC} seconds).`),
+    description: z
+      .string()
+      .max(1000)
+      .refine(noControlChars, CONTROL_CHAR_MESSAGE)
+      .optional()
+      .describe('A few words saying what the command is for, shown to the user.'),
+  })
+  .strict()
+  .describe('Run one shell command in the workspace.')
+export type BashInput = z.infer<typeof BashInput>
 
 /** Live output reaches the UI at most this often, or sooner once this much is waiting. */
 const LIVE_INTERVAL_MS = 50
@@ -44,6 +72,9 @@ export const bashTool = defineTool({
   input: BashInput,
   concurrencySafe: false,
   title: bashTitle,
+  runsInSandbox: true,
+  alwaysAllowRule: (input) => ({ tool: 'bash', command: input.command }),
+  reportsExecutionTime: true,
   // What the validator refuses never runs; the read-only allowlist and the user's "always allow" rules run at
   // once; anything else is the user's decision.
   policy(input, opts) {

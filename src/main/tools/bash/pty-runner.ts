@@ -448,7 +448,8 @@ const CONNECTION_STRING =
  * Then the settings every command gets (child-env.ts): nothing waits for a person, no colour.
  */
 export function commandEnv(base: NodeJS.ProcessEnv): Record<string, string> {
-  const env: Record<string, string> = {}
+  // Null prototype: an environment may hold any name, `__proto__` and `constructor` included.
+  const env: Record<string, string> = Object.create(null) as Record<string, string>
   for (const [name, value] of Object.entries(base)) {
     if (value === undefined || isSecretName(name)) continue
     env[name] = value

@@ -1,4 +1,5 @@
 import { ALLOW, clusterHas, deny, matchesLong, shortCluster, type Verdict } from './validate-options'
+import { own } from '../../../shared/own'
 
 /**
  * git policy. git is allowed (to human approval), but many of its corners run other programs: `-c` can set
@@ -212,7 +213,7 @@ export function checkGit(allArgs: readonly string[]): Verdict {
   if ('error' in split) return deny(split.error)
   const { subcommand, args } = split
   if (subcommand === null) return ALLOW
-  const denied = DENIED_SUBCOMMANDS[subcommand]
+  const denied = own(DENIED_SUBCOMMANDS, subcommand)
   if (denied !== undefined) return deny(denied)
   if (!SUBCOMMANDS.has(subcommand))
     return deny(

@@ -20,6 +20,7 @@ import {
   SCRIPT_RUNNERS,
 } from './validate-programs.data'
 import { checkSed } from './validate-sed'
+import { own } from '../../../shared/own'
 
 /**
  * What a syntactically simple command may run. Programs are matched case-insensitively (macOS and Windows
@@ -57,7 +58,7 @@ export function checkProgram(name: string, args: readonly string[]): Verdict {
   for (const key of keys) {
     const spec = INTERPRETERS.get(key)
     if (spec !== undefined) return checkInterpreter(name, spec, args)
-    const rule = RULES[key]
+    const rule = own(RULES, key)
     if (rule !== undefined) return rule(args, name)
   }
   return ALLOW
@@ -258,7 +259,7 @@ function checkFd(args: readonly string[]): Verdict {
 }
 
 function checkNodePackageManager(name: string, args: readonly string[]): Verdict {
-  const tool = programKeys(name).find((key) => key in PACKAGE_MANAGER_DENIED) ?? 'npm'
+  const tool = programKeys(name).find((key) => Object.hasOwn(PACKAGE_MANAGER_DENIED, key)) ?? 'npm'
   const option = args.find((arg) => matchesLong(arg, PACKAGE_MANAGER_OPTIONS) !== null)
   if (option !== undefined)
     return deny(
@@ -277,7 +278,7 @@ function checkNodePackageManager(name: string, args: readonly string[]): Verdict
   for (const word of positional) {
     const arg = resolve(word)
     if (SCRIPT_RUNNERS.has(arg)) break
-    if (PACKAGE_MANAGER_DENIED[tool]?.includes(arg))
+    if (own(PACKAGE_MANAGER_DENIED, tool)?.includes(arg))
       return deny(
         `\`${tool} ${word}\`${word === arg ? '' : ` (${tool} ${arg})`} is not allowed: it downloads and runs code, opens an interactive program, or publishes; use a package script (\`${tool} run <script>\`) or ${ASK_USER}`,
       )

@@ -3,6 +3,7 @@ import { GIT_WORKSPACE_RULES, isProtectedPath, type SensitivePathRules } from '.
 import { splitGit } from './validate-git'
 import { clusterHas, matchesLong, shortCluster } from './validate-options'
 import { searchOperands } from './validate-paths'
+import { own } from '../../../shared/own'
 
 /**
  * The read-only allowlist: commands the approval policy runs without asking. Called only for a command that
@@ -124,10 +125,10 @@ export function isReadOnly(
   // workspace's own rules are not needed here and the validator stays free of the file system.
   if (args.some((arg) => arg.split(/[=:]/).some((piece) => isProtectedPath(piece, GIT_WORKSPACE_RULES))))
     return false
-  const versions = VERSION_QUERIES[program]
+  const versions = own(VERSION_QUERIES, program)
   if (versions !== undefined && args.length === 1 && versions.includes(args[0] as string)) return true
   if (program === 'git') return isReadOnlyGit(args, rules)
-  const rule = RULES[program]
+  const rule = own(RULES, program)
   return rule !== undefined && rule(args)
 }
 

@@ -9,6 +9,7 @@ import { checkProgram, programKeys } from './validate-programs'
 import { SHELL_KEYWORDS } from './validate-programs.data'
 import { isReadOnly } from './validate-read-only'
 import type { SensitivePathRules } from '../sensitive-paths'
+import { own } from '../../../shared/own'
 
 /**
  * The fail-closed bash validator (DESIGN 2.1). A command is accepted only when every layer agrees it is one
@@ -238,7 +239,7 @@ function readShape(tree: Tree): Shape {
       if (type === 'command_name') {
         const inner = cursor.currentNode.firstChild
         if (cursor.currentNode.childCount !== 1 || inner?.type !== 'word')
-          return { reason: NODE_REASONS[inner?.type ?? ''] ?? REASONS.plainName }
+          return { reason: own(NODE_REASONS, inner?.type ?? '') ?? REASONS.plainName }
       }
       if (cursor.gotoFirstChild()) continue
       while (!cursor.gotoNextSibling()) {
@@ -317,7 +318,7 @@ const NODE_REASONS: Record<string, string> = {
 
 function describeNode(type: string): string {
   return (
-    NODE_REASONS[type] ??
+    own(NODE_REASONS, type) ??
     `\`${type.replace(/_/g, ' ')}\` is not allowed: only one simple command of literal words is accepted`
   )
 }

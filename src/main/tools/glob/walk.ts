@@ -248,6 +248,24 @@ function runRipgrepFiles(
   })
 }
 
+/**
+ * fast-glob groups patterns by their fixed part in a plain object, so a fixed part named like a member of every
+ * object (`constructor/**`, `__proto__/*`) throws or is lost. Spelled `./constructor` it is no such name; the
+ * `./` is taken off again from what fast-glob plans and lists.
+ */
+const dotted = (pattern: string): string => (pattern.startsWith('./') ? pattern : `./${pattern}`)
+const undotted = (path: string): string => (path.startsWith('./') ? path.slice(2) : path)
+
+/** fast-glob's plan of a walk (`fg.generateTasks`), for a fixed part of any name. */
+export function planWalk(pattern: string, options: fg.Options): fg.Task[] {
+  return fg.generateTasks(dotted(pattern), options).map((task) => ({
+    ...task,
+    base: undotted(task.base),
+    positive: task.positive.map(undotted),
+    patterns: task.patterns.map(undotted),
+  }))
+}
+
 type ReaddirCallback = (error: NodeJS.ErrnoException | null, entries: fs.Dirent[]) => void
 
 /** The walk through fast-glob's own stream. */
@@ -273,7 +291,7 @@ export function walkWithFastGlob(pattern: string, plan: WalkPlan): Promise<WalkO
     let stream: Readable
     try {
       // Typed as the older NodeJS.ReadableStream; it is a stream.Readable (merge2).
-      stream = fg.stream(pattern, options) as Readable
+      stream = fg.stream(dotted(pattern), options) as Readable
     } catch (error) {
       return resolve(error as Error)
     }
@@ -288,7 +306,7 @@ export function walkWithFastGlob(pattern: string, plan: WalkPlan): Promise<WalkO
     const onAbort = (): void => finish('cancelled')
     plan.signal.addEventListener('abort', onAbort, { once: true })
     stream.on('data', (entry: string) => {
-      if (!finished && !plan.onEntry(entry)) finish('done')
+      if (!finished && !plan.onEntry(undotted(entry))) finish('done')
     })
     stream.once('error', (error: Error) => finish(error))
     stream.once('end', () => finish('done'))

@@ -1,3 +1,5 @@
+import { own } from '../../../shared/own'
+
 /**
  * Rust regex syntax the model writes for ripgrep, translated to a JavaScript RegExp, or refused with a
  * reason when the meaning would change (JavaScript would otherwise silently read it differently).
@@ -85,7 +87,7 @@ export function translateRegex(
         const end = rest.indexOf(':]', i + 2)
         const name = end === -1 ? '' : rest.slice(i + 2, end)
         const negated = name.startsWith('^')
-        const ascii = POSIX_CLASSES[negated ? name.slice(1) : name]
+        const ascii = own(POSIX_CLASSES, negated ? name.slice(1) : name)
         if (ascii === undefined || negated)
           return { ok: false, reason: `the POSIX class [:${name}:] is not supported by the built-in search` }
         out += ascii

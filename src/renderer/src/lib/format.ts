@@ -1,3 +1,4 @@
+import { namingArgument } from '../../../shared/call-naming'
 import type { ToolCallState, ToolCallStatus } from '../../../shared/tool-call'
 
 export function formatDuration(ms: number | undefined): string {
@@ -51,12 +52,6 @@ export function statusLabel(status: ToolCallStatus): string {
   return STATUS_LABELS[status]
 }
 
-function field(input: unknown, name: string): string | undefined {
-  if (typeof input !== 'object' || input === null) return undefined
-  const value = (input as Record<string, unknown>)[name]
-  return typeof value === 'string' ? value : undefined
-}
-
 /**
  * The title the tool gave its call, carried on its events (each tool defines its own). A call without one
  * (arguments that did not parse, a log written before tools titled their calls) shows the tool's name and
@@ -64,11 +59,7 @@ function field(input: unknown, name: string): string | undefined {
  */
 export function callTitle(call: ToolCallState): string {
   if (call.title) return call.title
-  const main =
-    field(call.input, 'description') ??
-    field(call.input, 'command') ??
-    field(call.input, 'path') ??
-    field(call.input, 'pattern')
+  const main = namingArgument(call.input, 'people')
   return main ? `${call.name} ${main}` : call.name
 }
 

@@ -1,3 +1,5 @@
+import { own } from '../../../shared/own'
+
 /**
  * A small syntax highlighter for diffs and file previews: keywords, strings, comments, numbers for the
  * languages an agent edits most. Line by line, carrying block-comment and multi-line-string state across lines,
@@ -145,7 +147,7 @@ export function languageOf(path: string): string | undefined {
   if (name.startsWith('.') && /^\.(bashrc|zshrc|profile|bash_profile|env.*)$/.test(name)) return 'sh'
   const dot = name.lastIndexOf('.')
   if (dot < 0) return undefined
-  return EXTENSIONS[name.slice(dot + 1).toLowerCase()]
+  return own(EXTENSIONS, name.slice(dot + 1).toLowerCase())
 }
 
 /** Where a line ends up: inside a block comment or an open multi-line string, or nowhere special. */
@@ -164,7 +166,7 @@ export function highlightLine(
   state: LineState = START,
   maxChars = 2000,
 ): { tokens: Token[]; state: LineState } {
-  const spec = language === undefined ? undefined : LANGUAGES[language]
+  const spec = language === undefined ? undefined : own(LANGUAGES, language)
   if (!spec || line.length > maxChars) return { tokens: [{ kind: 'plain', text: line }], state: START }
   const tokens: Token[] = []
   const push = (kind: TokenKind, text: string): void => {

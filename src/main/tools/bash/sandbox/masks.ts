@@ -40,7 +40,7 @@ const RACY_MS = 2_000
  * Protected folders the sandbox pins only in part, so that the program that owns them still works: an
  * approved `git commit` writes objects and refs, but neither the config nor the hooks that run code.
  */
-const PINNED_INSIDE: Record<string, readonly string[]> = { '.git': ['config', 'hooks', 'info'] }
+const PINNED_INSIDE = new Map<string, readonly string[]>([['.git', ['config', 'hooks', 'info']]])
 
 /** Bare-repository names that make git treat a workspace root without `.git` as a repository. */
 const BARE_REPO_ROOT = [...BARE_REPO_ROOT_FILES, ...BARE_REPO_ROOT_DIRS]
@@ -216,7 +216,7 @@ export class MaskIndex {
         entry.secrets.push({ path: abs, kind })
         continue
       }
-      if (kind === 'dir' && d.name in PINNED_INSIDE) {
+      if (kind === 'dir' && PINNED_INSIDE.has(d.name)) {
         entry.pinnedIn.push(abs)
         continue
       }
@@ -249,7 +249,7 @@ export class MaskIndex {
 
   private pinned(folder: string): MaskPath[] {
     const name = folder.slice(folder.lastIndexOf(sep) + 1)
-    return this.existingNames(folder, PINNED_INSIDE[name] ?? [])
+    return this.existingNames(folder, PINNED_INSIDE.get(name) ?? [])
   }
 
   private existingNames(folder: string, names: readonly string[]): MaskPath[] {

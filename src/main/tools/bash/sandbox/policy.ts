@@ -45,7 +45,8 @@ export function sandboxEnv(
   base: NodeJS.ProcessEnv,
   paths: { home: string; tmp: string },
 ): Record<string, string> {
-  const env: Record<string, string> = {}
+  // Null prototype: an environment may hold any name, `__proto__` and `constructor` included.
+  const env: Record<string, string> = Object.create(null) as Record<string, string>
   for (const [name, value] of Object.entries(base)) {
     if (value !== undefined && INHERITED.test(name)) env[name] = value
   }

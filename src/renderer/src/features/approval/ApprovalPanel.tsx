@@ -4,6 +4,8 @@ import { rejectsEveryHunk } from '../../../../shared/events'
 import type { ApprovalPreview, HunkDecision, WritePreview } from '../../../../shared/events'
 import type { ApprovalReply, AppInfo } from '../../../../shared/ipc'
 import { getCall } from '../../../../shared/reducer'
+import { reviewKind } from '../../../../shared/call-naming'
+import { own, setOwn } from '../../../../shared/own'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
@@ -76,13 +78,13 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
 
   const submit = useCallback(
     (all: Drafts) => {
-      if (pending.length === 0 || pending.some((c) => !all[c.callId]?.decision)) return
+      if (pending.length === 0 || pending.some((c) => !draftOf(all, c.callId).decision)) return
       const ids = pending.map((c) => c.callId)
       const key = ids.join(',')
       if (sentFor.current === key) return
       sentFor.current = key
       const decisions: ApprovalReply[] = pending.map((c) => {
-        const d = all[c.callId] as Draft & { decision: 'approved' | 'rejected' }
+        const d = draftOf(all, c.callId) as Draft & { decision: 'approved' | 'rejected' }
         const reply: ApprovalReply = { callId: c.callId, decision: d.decision }
         if (d.note.trim() !== '') reply.note = d.note.trim()
         if (d.always && d.decision === 'approved') reply.always = true
@@ -103,12 +105,12 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
   const decide = useCallback(
     (callIds: string[], decision: 'approved' | 'rejected') => {
       const next: Record<string, Draft> = { ...drafts }
-      for (const id of callIds) next[id] = { ...draftOf(drafts, id), decision }
+      for (const id of callIds) setOwn(next, id, { ...draftOf(drafts, id), decision })
       update(callIds, (d) => ({ ...d, decision }))
       submit(next)
       // Move on to the next call still waiting for a decision.
       const nextOpen = pending.findIndex(
-        (c, i) => i > focus && !drafts[c.callId]?.decision && !callIds.includes(c.callId),
+        (c, i) => i > focus && !draftOf(drafts, c.callId).decision && !callIds.includes(c.callId),
       )
       if (nextOpen >= 0) setFocus(nextOpen)
     },
@@ -134,7 +136,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
       ?.scrollIntoView({ block: 'nearest', behavior: 'smooth' })
   }, [focus])
 
-  const remaining = pending.filter((c) => !drafts[c.callId]?.decision).length
+  const remaining = pending.filter((c) => !draftOf(drafts, c.callId).decision).length
   return (
     <section
       className="approval-panel"
@@ -202,7 +204,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                 onClick={() => setFocus(i)}
               >
                 <div className="approval-item-head">
-                  <span className="approval-kind">{kindLabel(call, preview)}</span>
+                  <span className="approval-kind">{reviewKind(call.name, preview)}</span>
                   <span className="approval-title">{callTitle(call)}</span>
                   {preview.kind === 'write' && preview.protected && (
                     <span className="badge danger" data-testid="protected-badge">
@@ -352,7 +354,7 @@ function buildsOnPartial(pending: readonly ToolCallState[], index: number, draft
   const path = writePath(pending[index])
   if (path === undefined) return false
   return pending.slice(0, index).some((earlier) => {
-    const draft = drafts[earlier.callId]
+    const draft = own(drafts, earlier.callId)
     return (
       writePath(earlier) === path &&
       draft !== undefined &&
@@ -374,17 +376,6 @@ function ReviewedDiff({ preview, choices }: { preview: WritePreview; choices: Hu
     [preview.hunks, choices],
   )
   return <DiffView preview={preview} decisions={decisions} />
-}
-
-function kindLabel(call: ToolCallState, preview: ApprovalPreview): string {
-  switch (preview.kind) {
-    case 'write':
-      return call.name === 'edit_file' ? 'Edit' : preview.before === null ? 'New file' : 'Write'
-    case 'bash':
-      return 'Command'
-    case 'other':
-      return call.name
-  }
 }
 
 function PreviewBody({ preview, choices }: { preview: ApprovalPreview; choices: HunkChoices | undefined }) {

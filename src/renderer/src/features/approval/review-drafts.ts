@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from 'react'
+import { own, setOwn } from '../../../../shared/own'
 import type { HunkChoices } from '../rewind/HunkReview'
 import type { SandboxChoice } from './SandboxSwitches'
 
@@ -35,7 +36,7 @@ function read(sessionId: string): Drafts {
 }
 
 export function draftOf(drafts: Drafts, callId: string): Draft {
-  return drafts[callId] ?? EMPTY
+  return own(drafts, callId) ?? EMPTY
 }
 
 export function useReviewDrafts(sessionId: string): {
@@ -51,7 +52,7 @@ export function useReviewDrafts(sessionId: string): {
   const update = useCallback((callIds: readonly string[], patch: (draft: Draft) => Draft) => {
     setDrafts((prev) => {
       const next = { ...prev }
-      for (const id of callIds) next[id] = patch(prev[id] ?? EMPTY)
+      for (const id of callIds) setOwn(next, id, patch(draftOf(prev, id)))
       return next
     })
   }, [])

@@ -12,13 +12,10 @@ import {
   type TurnGeometry,
 } from './geometry'
 import { callCount } from './layout'
-import { growable } from './use-live-growth'
+import { growable, type Growth } from './use-live-growth'
 import { LABEL_WIDTH, MIN_BAR, xOf, type Scale } from './scale'
 
 /** One turn of the timeline: its header, the parallel lane, the serial lane and the skip markers under it. */
-
-/** What a live view moves every frame without React: a running bar's width, a waiting call's bar and wait. */
-export type Growth = 'run' | 'waiting-bar' | 'wait'
 
 export interface TurnRowProps {
   geometry: TurnGeometry

@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useRef, type RefObject } from 'react'
-import type { Growth } from './TurnRow'
 import { displayTime, MIN_BAR, xOf, type Scale } from './scale'
+
+/** What a live view moves every frame without React: a running bar's width, a waiting call's bar and wait. */
+export type Growth = 'run' | 'waiting-bar' | 'wait'
 
 /**
  * Live growth without React: running bars widen, a waiting call's bar and its wait follow "now", and the now

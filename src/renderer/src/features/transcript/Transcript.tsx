@@ -16,6 +16,7 @@ import { transcriptRows, type TranscriptRow } from './rows'
 import { Narration, RetryNotice, RunEndExplanation, ThinkingSection, WaitNotice } from './ModelNotes'
 import { liveTailOf, ToolCard } from './ToolCard'
 import { useTailList } from './use-tail-list'
+import { own } from '../../../../shared/own'
 
 /**
  * The conversation: tasks, the model's text, one card per tool call, how each run ended. Virtualized (only the
@@ -338,14 +339,14 @@ function RunEnd({ run, failedCalls, usage }: { run: RunState; failedCalls: numbe
       // A run in which calls failed is not a plain success: say so, and where to look.
       return failedCalls > 0 ? (
         <div className="run-end finished with-failures" data-testid="run-end" data-status="finished">
-          <span aria-hidden="true">⚠</span> {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'}{' '}
+          <span aria-hidden="true">⚠</span> {own(REASONS, run.reason ?? 'end_turn') ?? 'Finished.'}{' '}
           {failedCalls === 1 ? 'One call failed' : `${failedCalls} calls failed`} on the way (marked in red
           above).{took}
           <RunEndExplanation run={run} />
         </div>
       ) : (
         <div className="run-end finished" data-testid="run-end" data-status="finished">
-          ✓ {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'}
+          ✓ {own(REASONS, run.reason ?? 'end_turn') ?? 'Finished.'}
           {took}
           <RunEndExplanation run={run} />
         </div>

@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import {
-  BashInput,
-  EditFileInput,
-  GlobInput,
-  GrepInput,
-  ReadFileInput,
-  WriteFileInput,
-  toolInputSchemas,
-} from './schemas'
+import { BashInput } from './bash/bash'
+import { EditFileInput } from './edit-file'
+import { GlobInput } from './glob'
+import { GrepInput } from './grep'
+import { toolInputSchemas } from './index'
+import { ReadFileInput } from './read-file'
+import { WriteFileInput } from './write-file'
 
 type JsonSchema = {
   type?: string

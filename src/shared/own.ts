@@ -1,0 +1,17 @@
+/**
+ * The value `record` holds under `key` itself. A plain object also answers every name it inherits
+ * (`constructor`, `toString`, `__proto__`, ...), so a lookup keyed by a file, program, tool or header name
+ * must never read it with `record[key]` or test it with `key in record`: a folder named `constructor` would
+ * find `Object` there.
+ */
+export function own<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined
+}
+
+/**
+ * Adds or replaces `record`'s own entry `key`. Assigning `record['__proto__']` would replace the record's
+ * prototype instead of adding an entry.
+ */
+export function setOwn<T>(record: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(record, key, { value, writable: true, enumerable: true, configurable: true })
+}
