@@ -8,13 +8,13 @@ import tseslint from 'typescript-eslint'
  * Layers by runtime, enforced here (VS Code's habit): what a file may import depends on where it runs.
  * - src/shared: zod and itself only (runs in main, preload and renderer alike).
  * - src/renderer: never src/main, never electron or node:*.
- * - src/main is layered by folder: the engine (tools/, agent/, session/) below the app (app/: the API both
+ * - src/main is layered by folder: the engine (tools/, agent/, session/, mcp/) below the app (app/: the API both
  *   windows share, sessions, settings), below the hosts (electron/, cli/). Nothing imports a layer above it.
  * - only src/main/electron/ knows Electron; the rest of main runs under plain Node (CLI, browser mode, tests).
- * - tools never import the agent.
+ * - tools never import the agent; MCP (mcp/: servers whose tools are Tools) neither, nor does the agent import it.
  * - only src/main/electron/ipc.ts touches ipcMain and only src/preload/index.ts touches ipcRenderer.
  */
-const ENGINE = ['src/main/tools/', 'src/main/agent/', 'src/main/session/']
+const ENGINE = ['src/main/tools/', 'src/main/agent/', 'src/main/session/', 'src/main/mcp/']
 const HOSTS = ['src/main/electron/', 'src/main/cli/']
 const IPC_MAIN = ['src/main/electron/ipc.ts', 'src/main/electron/ipc.test.ts']
 
@@ -63,6 +63,15 @@ const layers = {
       }
       if (rel.startsWith('src/main/tools/') && resolvesInto('src/main/agent')) {
         report('Tools never import the agent.')
+      }
+      if (rel.startsWith('src/main/mcp/') && resolvesInto('src/main/agent')) {
+        report('MCP never imports the agent: its tools reach the loop through the registry.')
+      }
+      if (
+        (rel.startsWith('src/main/agent/') || rel.startsWith('src/main/tools/')) &&
+        resolvesInto('src/main/mcp')
+      ) {
+        report('The agent and the tools never import mcp/: its tools come through the registry (ToolSource).')
       }
     }
     const checkNamed = (node) => {

@@ -104,6 +104,7 @@ const samples: Record<SessionEventType, unknown[]> = {
       safe: true,
       lane: { kind: 'parallel', group: 0 },
       title: 'Read src/a.ts',
+      server: 'files',
     },
     {
       type: 'tool.queued',
@@ -263,6 +264,20 @@ const samples: Record<SessionEventType, unknown[]> = {
     { type: 'run.failed', ...base, runId: 'r2', error: 'Something broke.' },
   ],
   'run.stopped': [{ type: 'run.stopped', ...base, runId: 'r1' }],
+  'mcp.server': [
+    { type: 'mcp.server', ...base, server: 'files', status: 'starting' },
+    {
+      type: 'mcp.server',
+      ...base,
+      server: 'files',
+      status: 'ready',
+      origin: 'workspace',
+      sandboxed: true,
+      message: 'ok',
+      tools: [{ name: 'mcp__files__read', tool: 'read', readOnly: true, destructive: false, tokens: 40 }],
+      problems: ['the tool "bad" is left out: its input schema is not valid JSON Schema'],
+    },
+  ],
 }
 
 describe('SessionEvent', () => {

@@ -143,6 +143,8 @@ export interface SessionState {
   usage: Usage
   /** Undos and rewinds, in order. */
   rewinds: readonly RewindState[]
+  /** The session's MCP servers by name, as their latest `mcp.server` event left them. */
+  mcpServers: Readonly<Record<string, McpServerState>>
   counts: SessionCounts
   /** -1 before the first event. */
   lastSeq: number
@@ -162,6 +164,8 @@ const emptyByStatus: Record<ToolCallStatus, number> = {
   cancelled: 0,
 }
 
+export type McpServerState = Omit<EventOf<'mcp.server'>, 'type' | 'seq'>
+
 export function initialSessionState(): SessionState {
   // Every key present from the start (also the undefined ones) so that every state object has one shape and
   // the copies made per event stay on V8's fast path.
@@ -173,6 +177,7 @@ export function initialSessionState(): SessionState {
     turns: [],
     pendingApprovals: [],
     snapshots: {},
+    mcpServers: {},
     usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 },
     rewinds: [],
     counts: { events: 0, calls: 0, anomalies: 0, byStatus: emptyByStatus },
@@ -587,6 +592,19 @@ function apply(r: Reduction, event: SessionEvent): void {
     case 'rewind.finished':
       return finishRewind(r, event)
 
+    case 'mcp.server': {
+      const { type: _type, seq: _seq, ...server } = event
+      const servers = (s.mcpServers = edit(r, s.mcpServers))
+      // A server's tools and sandbox stay known while it restarts or stops.
+      const before = servers[event.server]
+      define(servers, event.server, {
+        ...(before?.tools ? { tools: before.tools } : {}),
+        ...(before?.sandboxed !== undefined ? { sandboxed: before.sandboxed } : {}),
+        ...server,
+      })
+      return
+    }
+
     default: {
       const unknown: never = event
       return anomaly(r, `unknown event type ${JSON.stringify((unknown as { type?: unknown })?.type)}`)
@@ -605,6 +623,7 @@ function newCall(event: EventOf<'tool.queued'>, runId: string | undefined): Tool
     input: event.input,
     rawInput: event.rawInput,
     title: event.title,
+    server: event.server,
     safe: event.safe,
     lane: event.lane,
     queuedAt: event.at,

@@ -1,0 +1,157 @@
+import type { Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js'
+import type { McpToolInfo, SessionEventDraft } from '../../shared/events'
+import type { ToolSource } from '../tools/registry'
+import type { Tool } from '../tools/tool'
+import { describeProblem, type McpConfigProblem, type McpServerConfig } from './config'
+import { McpConnection, type ServerStatus } from './connection'
+import { assignToolNames, toolKey } from './names'
+import { mcpTool } from './tools'
+
+/**
+ * A session's MCP servers: started together in the background when the session starts (a slow one never holds
+ * up the first model request: its tools join the request after it is ready), their tools offered through the
+ * registry as `mcp__<server>__<tool>` (a `ToolSource`), every change of state an `mcp.server` event carrying the
+ * server's name, all stopped with the session. A workspace's server nobody trusted is never started.
+ */
+
+export interface McpHubOptions {
+  workspace: string
+  servers: readonly McpServerConfig[]
+  problems?: readonly McpConfigProblem[]
+  /** Whether a workspace's own server may start (the user trusted exactly this command). */
+  trusted(server: McpServerConfig): boolean
+  /** Names taken by Lanes' own tools. */
+  reserved: ReadonlySet<string>
+}
+
+type Emit = (draft: SessionEventDraft<'mcp.server'>) => void
+
+export class McpHub implements ToolSource {
+  private readonly connections: McpConnection[] = []
+  /** Each running server's tool list as it last gave it. */
+  private readonly listed = new Map<string, McpToolDef[]>()
+  private built: Tool[] = []
+  /** Per server: the tools it offers and the problems with the others. */
+  private readonly offered = new Map<string, { tools: McpToolInfo[]; problems: string[] }>()
+  private changes = 0
+  private emit: Emit | null = null
+  private readonly early: SessionEventDraft<'mcp.server'>[] = []
+  private starts: Promise<void>[] = []
+
+  constructor(private readonly opts: McpHubOptions) {}
+
+  /** Starts every trusted server; returns at once. */
+  start(): void {
+    for (const p of this.opts.problems ?? []) {
+      this.send({ server: p.server ?? p.source, status: 'misconfigured', message: describeProblem(p) })
+    }
+    for (const server of this.opts.servers) {
+      if (server.origin === 'workspace' && !this.opts.trusted(server)) {
+        this.send({
+          server: server.name,
+          status: 'untrusted',
+          origin: server.origin,
+          message: `The workspace's MCP server "${server.name}" was not started: nobody has trusted it. Trust it in the app, or run lanes with --trust-project-mcp.`,
+        })
+        continue
+      }
+      const connection = new McpConnection(server, this.opts.workspace, {
+        status: (status, message) => this.onStatus(connection, status, message),
+        tools: (tools) => {
+          this.listed.set(server.name, tools)
+          this.rebuild()
+          if (connection.status === 'ready') this.onStatus(connection, 'ready')
+        },
+      })
+      this.connections.push(connection)
+      this.starts.push(connection.start())
+    }
+  }
+
+  /** Events go to the session from now on (those from before it existed first). */
+  attach(emit: Emit): void {
+    this.emit = emit
+    for (const draft of this.early.splice(0)) emit(draft)
+  }
+
+  /** Resolves once every server has become ready or failed (tests, benchmarks; runs never wait for it). */
+  async settled(): Promise<void> {
+    await Promise.all(this.starts)
+  }
+
+  tools(): readonly Tool[] {
+    return this.built
+  }
+
+  version(): number {
+    return this.changes
+  }
+
+  /** What one server offers (Settings' token counts). */
+  offers(server: string): { tools: McpToolInfo[]; problems: string[] } | undefined {
+    return this.offered.get(server)
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.connections.map((c) => c.close()))
+  }
+
+  private onStatus(connection: McpConnection, status: ServerStatus, message?: string): void {
+    const name = connection.config.name
+    if (status === 'failed' || status === 'stopped') {
+      if (this.listed.delete(name)) this.rebuild()
+    }
+    const offered = status === 'ready' ? this.offered.get(name) : undefined
+    this.send({
+      server: name,
+      status,
+      origin: connection.config.origin,
+      ...(message !== undefined ? { message } : {}),
+      ...(connection.sandboxed !== undefined ? { sandboxed: connection.sandboxed } : {}),
+      ...(status === 'starting' && connection.sandboxNote ? { message: connection.sandboxNote } : {}),
+      ...(offered ? { tools: offered.tools } : {}),
+      ...(offered && offered.problems.length > 0 ? { problems: offered.problems } : {}),
+    })
+  }
+
+  private send(event: Omit<SessionEventDraft<'mcp.server'>, 'type'>): void {
+    const draft = { type: 'mcp.server' as const, ...event }
+    if (this.emit) this.emit(draft)
+    else this.early.push(draft)
+  }
+
+  /** The tools of every server, named together: a collision between two servers is settled the same way. */
+  private rebuild(): void {
+    const entries: { server: string; tool: string; def: McpToolDef; connection: McpConnection }[] = []
+    for (const connection of this.connections) {
+      for (const def of this.listed.get(connection.config.name) ?? [])
+        entries.push({ server: connection.config.name, tool: def.name, def, connection })
+    }
+    const { names, renamed } = assignToolNames(entries, this.opts.reserved)
+    const built: Tool[] = []
+    this.offered.clear()
+    for (const connection of this.connections)
+      this.offered.set(connection.config.name, { tools: [], problems: [] })
+    for (const entry of entries) {
+      const offered = this.offered.get(entry.server) as { tools: McpToolInfo[]; problems: string[] }
+      const name = names.get(toolKey(entry)) as string
+      const tool = mcpTool({ name, def: entry.def, connection: entry.connection })
+      if ('error' in tool) {
+        offered.problems.push(`the tool "${entry.tool}" is left out: ${tool.error}`)
+        continue
+      }
+      built.push(tool)
+      const definition = { name, description: tool.description, input_schema: tool.inputJsonSchema }
+      offered.tools.push({
+        name,
+        tool: entry.tool,
+        readOnly: tool.concurrencySafe,
+        destructive: entry.def.annotations?.destructiveHint === true,
+        tokens: Math.ceil(JSON.stringify(definition).length / 4),
+      })
+    }
+    for (const r of renamed) this.offered.get(r.server)?.problems.push(r.message)
+    this.built = built
+    this.changes++
+  }
+}
