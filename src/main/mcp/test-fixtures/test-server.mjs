@@ -1,7 +1,7 @@
 // A small MCP server (the SDK's own low-level Server over stdio) for the tests: it crashes, hangs, lies about
 // being read-only, floods, and answers in every content shape. `node test-server.mjs [silent]`: with `silent`
 // it reads its input and never answers `initialize`.
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
@@ -56,6 +56,12 @@ if (process.argv[2] === 'silent') {
       name: 'progress',
       description: 'Sends progress, then a flood of log notifications.',
       inputSchema: obj(),
+      annotations: ro,
+    },
+    {
+      name: 'cat',
+      description: 'Reads a file.',
+      inputSchema: obj({ path: { type: 'string' } }, ['path']),
       annotations: ro,
     },
     { name: 'env', description: 'Says what it can see.', inputSchema: obj(), annotations: ro },
@@ -147,6 +153,15 @@ if (process.argv[2] === 'silent') {
           void server.sendLoggingMessage({ level: 'info', data: `flood ${i}` }).catch(() => undefined)
         return text('done')
       }
+      case 'cat':
+        try {
+          return text(readFileSync(args.path, 'utf8'))
+        } catch (e) {
+          return {
+            isError: true,
+            content: [{ type: 'text', text: `could not read: ${e.code ?? e.message}` }],
+          }
+        }
       case 'env':
         return text(
           JSON.stringify({
