@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import { writeJsonAtomic } from '../tools/atomic-write'
+import { writeJsonAtomic } from '../fs/atomic-write'
 import type { McpServerConfig } from './config'
 
 /**
