@@ -268,6 +268,25 @@ describe('lanes run with MCP servers', () => {
     expect(kept.length).toBe(1024 * 1024)
   })
 
+  it('a server still starting never holds up the first model request, and is stopped with the run', async () => {
+    const config = {
+      mcpServers: { silent: { command: 'node', args: [TEST_SERVER, 'silent'], lanes: { timeoutSec: 60 } } },
+    }
+    const started = Date.now()
+    const { code, events } = await runWithMcp({
+      workspace,
+      sessionsDir,
+      config,
+      turns: [{ blocks: [{ text: 'done already' }] }],
+    })
+    expect(code).toBe(0)
+    // The run is over long before the server's minute to start: nothing waited for it.
+    expect(Date.now() - started).toBeLessThan(15_000)
+    const statuses = events.filter((e) => e.type === 'mcp.server').map((e) => e.status)
+    expect(statuses).toEqual(['starting', 'stopped'])
+    expect(processesNaming(TEST_SERVER)).toEqual([])
+  })
+
   it('a malformed config names its line; a server that never answers initialize fails; the rest still start', async () => {
     const bad = join(sessionsDir, 'bad.json')
     await writeFile(bad, '{\n  "mcpServers": {\n    "x": { "command": "node" },\n  }\n}\n')
