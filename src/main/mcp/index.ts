@@ -1,6 +1,9 @@
+import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import type { ToolRegistry } from '../tools/registry'
-import { loadMcpConfigs, type McpServerConfig } from './config'
+import type { McpServersView } from '../../shared/ipc'
+import { describeProblem, loadMcpConfigs, type McpServerConfig } from './config'
 import { McpHub } from './hub'
+import { trustKey, type McpTrustStore } from './trust'
 
 export { McpHub } from './hub'
 export { McpTrustStore, trustKey } from './trust'
@@ -32,4 +35,38 @@ export async function openMcp(opts: {
   })
   hub.start()
   return { hub, registry: opts.registry.withSource(hub) }
+}
+
+/** The workspace's own servers as the trust dialog shows them. */
+export async function workspaceServers(workspace: string, store: McpTrustStore): Promise<McpServersView> {
+  const { servers, problems } = await loadMcpConfigs({ workspace, userFiles: [] })
+  const trusted = await store.trustedKeys(workspace)
+  const sandbox = sandboxSupport()
+  return {
+    servers: servers.map((s) => ({
+      name: s.name,
+      kind: s.kind,
+      ...(s.kind === 'stdio'
+        ? { command: s.command, args: s.args, env: s.env }
+        : { url: s.url, headers: s.headers }),
+      permissions: s.permissions,
+      trusted: trusted.has(trustKey(s)),
+      trustKey: trustKey(s),
+      noSandbox: s.kind === 'stdio' && !sandbox.available ? sandbox.reason : null,
+    })),
+    problems: problems.map(describeProblem),
+  }
+}
+
+/** Trusts the workspace's server with this key, if the file still holds it; false when it does not. */
+export async function trustWorkspaceServer(
+  workspace: string,
+  store: McpTrustStore,
+  key: string,
+): Promise<boolean> {
+  const { servers } = await loadMcpConfigs({ workspace, userFiles: [] })
+  const server = servers.find((s) => trustKey(s) === key)
+  if (!server) return false
+  await store.trust(workspace, server)
+  return true
 }

@@ -31,9 +31,8 @@ function sorted<T>(record: Record<string, T>): [string, T][] {
 export class McpTrustStore {
   constructor(private readonly file: string) {}
 
-  async isTrusted(workspace: string, server: McpServerConfig): Promise<boolean> {
-    const all = await this.readAll()
-    return (all[workspace] ?? []).includes(trustKey(server))
+  async trustedKeys(workspace: string): Promise<Set<string>> {
+    return new Set((await this.readAll())[workspace] ?? [])
   }
 
   async trust(workspace: string, server: McpServerConfig): Promise<void> {
