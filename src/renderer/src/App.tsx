@@ -11,6 +11,7 @@ import { rewoundToTurn } from './features/rewind/rewind-summary'
 import { ContinueRunButton } from './features/transcript/ContinueRunButton'
 import { Transcript } from './features/transcript/Transcript'
 import { WorkspacePanel } from './features/workspace/WorkspacePanel'
+import { McpServers } from './features/mcp/McpServers'
 import { useAppStore } from './store/app-store'
 import { totalTokens } from '../../shared/pricing'
 import { usageDetail, usageSummary } from './lib/usage'
@@ -55,6 +56,7 @@ export function App() {
           </button>
         </header>
         <WorkspacePanel />
+        <McpServers />
         <SessionList />
       </aside>
       <main className="main">
