@@ -138,6 +138,39 @@ describe('lanes run with MCP servers', () => {
     })
   })
 
+  it('a write paused for approval runs on --continue, the server started again for it', async () => {
+    const config = { mcpServers: { t: { command: 'node', args: [TEST_SERVER] } } }
+    const first = await runWithMcp({
+      workspace,
+      sessionsDir,
+      config,
+      turns: [
+        {
+          ...start,
+          blocks: [
+            { tool: 'mcp__t__write', id: 'w1', input: { name: 'later.txt', text: 'after the pause' } },
+          ],
+        },
+      ],
+    })
+    expect(first.code).toBe(3)
+    const sessionId = first.events.find((e) => e.type === 'session.created')?.sessionId as string
+    await expect(readFile(join(workspace, 'later.txt'))).rejects.toThrow(/ENOENT/)
+    // The call resumes the moment the session opens, while its server is still starting: it waits for it.
+    const second = await runWithMcp({
+      workspace,
+      sessionsDir,
+      config,
+      continueSession: sessionId,
+      args: ['--approve', 'all'],
+      turns: [{ blocks: [{ text: 'ok' }] }],
+    })
+    expect(second.stderr).toBe('')
+    expect(second.code).toBe(0)
+    expect(finished(second.events, 'w1')).toMatchObject({ isError: false, output: 'written' })
+    expect(await readFile(join(workspace, 'later.txt'), 'utf8')).toBe('after the pause')
+  })
+
   it('an error result carries the hint; images, links, resources and structured content come out readable', async () => {
     const config = { mcpServers: { t: { command: 'node', args: [TEST_SERVER] } } }
     const { events, requests } = await runWithMcp({

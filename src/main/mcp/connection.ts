@@ -66,6 +66,11 @@ export class McpConnection {
     return this.config.permissions.timeoutSec * 1000
   }
 
+  /** Resolves once the current start (or restart) is over, ready or failed. */
+  whenSettled(): Promise<void> {
+    return this.ready
+  }
+
   /** Starts the server; resolves when it is ready or has failed (never rejects). */
   start(): Promise<void> {
     this.ready = this.connect('starting')

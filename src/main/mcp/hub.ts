@@ -1,10 +1,11 @@
 import type { Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js'
 import type { McpToolInfo, SessionEventDraft } from '../../shared/events'
 import type { ToolSource } from '../tools/registry'
-import type { Tool } from '../tools/tool'
+import { z } from 'zod'
+import { defineTool, fail, type Tool } from '../tools/tool'
 import { describeProblem, type McpConfigProblem, type McpServerConfig } from './config'
 import { McpConnection, type ServerStatus } from './connection'
-import { assignToolNames, toolKey } from './names'
+import { assignToolNames, sanitizePart, toolKey } from './names'
 import { mcpTool } from './tools'
 
 /**
@@ -85,6 +86,35 @@ export class McpHub implements ToolSource {
 
   version(): number {
     return this.changes
+  }
+
+  /**
+   * A call to a tool of a server that is still starting or restarting (a call resumed from the log right after
+   * a continue): it waits for the server, then runs as the tool it lists, or fails as unknown. Until the server
+   * says what the tool is, it is taken as unsafe and asks.
+   */
+  pending(name: string): Tool | undefined {
+    const connection = this.connections.find(
+      (c) =>
+        (c.status === 'starting' || c.status === 'restarting') &&
+        name.startsWith(`mcp__${sanitizePart(c.config.name)}__`),
+    )
+    if (!connection) return undefined
+    const server = connection.config.name
+    return defineTool({
+      name,
+      description: `A tool of the MCP server "${server}", which is still starting.`,
+      input: z.record(z.string(), z.unknown()),
+      server,
+      concurrencySafe: false,
+      title: () => `${server}: ${name.slice(`mcp__${sanitizePart(server)}__`.length)}`,
+      execute: async (input, ctx, approved) => {
+        await connection.whenSettled()
+        const tool = this.built.find((t) => t.name === name)
+        if (!tool) return fail(`Unknown tool "${name}": the MCP server "${server}" does not offer it.`)
+        return tool.execute(input, ctx, approved)
+      },
+    }) as Tool
   }
 
   /** What one server offers (Settings' token counts). */

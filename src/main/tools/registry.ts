@@ -15,6 +15,11 @@ export interface ToolDefinition {
 export interface ToolSource {
   tools(): readonly Tool[]
   version(): number
+  /**
+   * A tool the source does not list yet but may soon (its server still starting): a call resumed from the log,
+   * or one the model knew from before, waits for it instead of failing as unknown.
+   */
+  pending?(name: string): Tool | undefined
 }
 
 export class ToolRegistry {
@@ -39,7 +44,13 @@ export class ToolRegistry {
 
   /** Looked up by own name only: a model asking for `__proto__` or `toString` finds nothing. */
   get(name: string): Tool | undefined {
-    return this.byName.get(name) ?? this.dynamic().get(name)
+    const found = this.byName.get(name) ?? this.dynamic().get(name)
+    if (found) return found
+    for (const source of this.sources) {
+      const pending = source.pending?.(name)
+      if (pending) return pending
+    }
+    return undefined
   }
 
   names(): string[] {

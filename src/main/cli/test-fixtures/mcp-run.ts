@@ -28,6 +28,8 @@ export async function runWithMcp(opts: {
   turns: ScenarioTurn[]
   config?: unknown
   args?: string[]
+  /** Continue this session instead of starting one. */
+  continueSession?: string
 }): Promise<{
   code: number
   events: SessionEvent[]
@@ -35,7 +37,10 @@ export async function runWithMcp(opts: {
   requests: { tools?: { name: string }[]; messages: { role: string; content: unknown }[] }[]
 }> {
   const model = await startScriptedModel({ scenario: { turns: opts.turns } })
-  const args = ['run', '--workspace', opts.workspace, '--task', 'use the servers']
+  const args =
+    opts.continueSession !== undefined
+      ? ['run', '--continue', opts.continueSession]
+      : ['run', '--workspace', opts.workspace, '--task', 'use the servers']
   args.push('--sessions-dir', opts.sessionsDir, '--base-url', model.baseUrl)
   if (opts.config !== undefined) {
     const file = join(opts.sessionsDir, `mcp-${Math.random().toString(36).slice(2)}.json`)
