@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
+import { createServer } from 'node:net'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
@@ -27,6 +28,15 @@ const start = { firstTokenMs: SERVER_START_MS }
 function processesNaming(text: string): string[] {
   const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
   return out.split('\n').filter((line) => line.includes(text) && !line.includes('ps -eo'))
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number }
+      probe.close(() => resolve(port))
+    })
+  })
 }
 
 describe('lanes run with MCP servers', () => {
@@ -280,6 +290,36 @@ describe('lanes run with MCP servers', () => {
     expect(statuses).toEqual(['starting', 'ready', 'restarting', 'ready', 'stopped'])
     expect(finished(events, 'w1')).toMatchObject({ isError: false, output: 'waited 1 ms' })
     expect(processesNaming(TEST_SERVER)).toEqual([])
+  })
+
+  it('an HTTP server (the everything server over streamable HTTP) is reached at its URL with its headers', async () => {
+    const port = await freePort()
+    const child = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stderr.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve())
+        child.once('exit', () => reject(new Error('the HTTP server did not start')))
+      })
+      const url = `http://127.0.0.1:${port}/mcp`
+      const config = { mcpServers: { web: { type: 'http', url, headers: { 'X-Lanes-Test': '1' } } } }
+      const { code, events } = await runWithMcp({
+        workspace,
+        sessionsDir,
+        config,
+        turns: [
+          { ...start, blocks: [{ tool: 'mcp__web__echo', id: 'e1', input: { message: 'over http' } }] },
+          { blocks: [{ text: 'ok' }] },
+        ],
+      })
+      expect(code).toBe(0)
+      expect(queued(events, 'e1')).toMatchObject({ server: 'web', safe: true })
+      expect(finished(events, 'e1')?.output).toContain('over http')
+    } finally {
+      child.kill()
+    }
   })
 
   it('a 1 MB answer reaches the model capped, with the whole of it kept in the session folder', async () => {
