@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { CONTEXT_WINDOW_TOKENS } from '../src/shared/models'
 import { TurnScheduler } from '../src/main/agent/scheduler'
 import { startScriptedModel } from '../src/main/agent/scripted-model'
 import { launchSession, prepareEngine, DEFAULT_ENGINE_SETTINGS } from '../src/main/app/engine'
@@ -45,6 +46,7 @@ async function readyHub(workspace: string): Promise<McpHub> {
     servers: [server('t', [TEST_SERVER])],
     trusted: () => true,
     reserved: new Set(),
+    contextWindowTokens: CONTEXT_WINDOW_TOKENS,
   })
   hub.start()
   await hub.settled()

@@ -23,3 +23,6 @@ const ADAPTIVE_BY_DEFAULT = [/^claude-sonnet-5-5(\b|-)/, /^claude-opus-5-5(\b|-)
 export function thinkingSettingsFor(model: string): readonly ThinkingSetting[] | null {
   return ADAPTIVE_BY_DEFAULT.some((re) => re.test(model)) ? ThinkingSetting.options : null
 }
+
+/** The context window of the Claude models Lanes offers, in tokens (what tool definitions are weighed against). */
+export const CONTEXT_WINDOW_TOKENS = 200_000

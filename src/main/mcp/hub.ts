@@ -6,6 +6,7 @@ import { defineTool, fail, type Tool } from '../tools/tool'
 import { describeProblem, type McpConfigProblem, type McpServerConfig } from './config'
 import { McpConnection, type ServerStatus } from './connection'
 import { assignToolNames, sanitizePart, toolKey } from './names'
+import { toolSearch } from './tool-search'
 import { mcpTool } from './tools'
 
 /**
@@ -23,7 +24,12 @@ export interface McpHubOptions {
   trusted(server: McpServerConfig): boolean
   /** Names taken by Lanes' own tools. */
   reserved: ReadonlySet<string>
+  /** The model's context window: definitions over a tenth of it are found through a search tool instead. */
+  contextWindowTokens: number
 }
+
+/** The share of the context window the MCP tools' definitions may take before they are searched for instead. */
+const DEFERRED_SHARE = 0.1
 
 type Emit = (draft: SessionEventDraft<'mcp.server'>) => void
 
@@ -80,9 +86,33 @@ export class McpHub implements ToolSource {
     await Promise.all(this.starts)
   }
 
+  /**
+   * The tools the model is told about: all of them, or, when their definitions would take more than a tenth of
+   * the context window, the search tool and the tools searches have loaded so far.
+   */
   tools(): readonly Tool[] {
-    return this.built
+    if (!this.deferred) return this.built
+    return [this.search, ...this.built.filter((t) => this.loaded.has(t.name))]
   }
+
+  /** The definitions are over budget: tools are found through the search tool. */
+  private deferred = false
+  private readonly loaded = new Set<string>()
+  private readonly search = toolSearch({
+    candidates: () =>
+      this.built.map((tool) => ({
+        tool,
+        server: tool.server ?? '',
+        original: this.originals.get(tool.name) ?? tool.name,
+      })),
+    load: (names) => {
+      const before = this.loaded.size
+      for (const name of names) this.loaded.add(name)
+      if (this.loaded.size !== before) this.changes++
+    },
+    servers: () => this.connections.map((c) => c.config.name),
+  })
+  private readonly originals = new Map<string, string>()
 
   version(): number {
     return this.changes
@@ -94,6 +124,9 @@ export class McpHub implements ToolSource {
    * says what the tool is, it is taken as unsafe and asks.
    */
   pending(name: string): Tool | undefined {
+    // A tool not loaded by a search is still the tool it is, should the model call it by name.
+    const unloaded = this.built.find((t) => t.name === name)
+    if (unloaded) return unloaded
     const connection = this.connections.find(
       (c) =>
         (c.status === 'starting' || c.status === 'restarting') &&
@@ -182,6 +215,10 @@ export class McpHub implements ToolSource {
     }
     for (const r of renamed) this.offered.get(r.server)?.problems.push(r.message)
     this.built = built
+    this.originals.clear()
+    for (const entry of entries) this.originals.set(names.get(toolKey(entry)) as string, entry.tool)
+    const tokens = [...this.offered.values()].flatMap((o) => o.tools).reduce((sum, t) => sum + t.tokens, 0)
+    this.deferred = tokens > this.opts.contextWindowTokens * DEFERRED_SHARE
     this.changes++
   }
 }

@@ -1,6 +1,7 @@
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import type { ToolRegistry } from '../tools/registry'
 import type { McpServersView } from '../../shared/ipc'
+import { CONTEXT_WINDOW_TOKENS } from '../../shared/models'
 import { describeProblem, loadMcpConfigs, type McpServerConfig } from './config'
 import { McpHub } from './hub'
 import { trustKey, type McpTrustStore } from './trust'
@@ -23,6 +24,8 @@ export async function openMcp(opts: {
   userServers?: readonly McpServerConfig[]
   /** Whether a workspace server may start (`--trust-project-mcp`, or the app's trust store). */
   trusted(server: McpServerConfig): boolean
+  /** Tool definitions over a tenth of it are found through a search tool (default: Claude's window). */
+  contextWindowTokens?: number
 }): Promise<{ hub: McpHub; registry: ToolRegistry } | null> {
   const { servers, problems } = await loadMcpConfigs(opts)
   if (servers.length === 0 && problems.length === 0) return null
@@ -32,6 +35,7 @@ export async function openMcp(opts: {
     problems,
     trusted: opts.trusted,
     reserved: new Set(opts.registry.names()),
+    contextWindowTokens: opts.contextWindowTokens ?? CONTEXT_WINDOW_TOKENS,
   })
   hub.start()
   return { hub, registry: opts.registry.withSource(hub) }
