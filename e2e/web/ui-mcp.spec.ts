@@ -61,6 +61,8 @@ test('trusting a folder’s MCP server after seeing what it runs; its calls and 
     await expect(cards.nth(1)).toHaveAttribute('data-status', 'ok', { timeout: 30_000 })
     for (const i of [0, 1]) await expect(cards.nth(i).getByTestId('tool-card-server')).toHaveText('helper')
     await expect(cards.nth(0)).toContainText('helper: image')
+    // The sidebar says what the server's definitions cost in every request.
+    await expect(section.getByTestId('mcp-server-cost')).toContainText(/\d+ tools · about [\d,]+ tokens/)
 
     await cards.nth(0).locator('.tool-card-toggle').click()
     const image = cards.nth(0).getByTestId('tool-images').locator('img')

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react'
 import type { McpServerView, McpServersView } from '../../../../shared/ipc'
+import { CONTEXT_WINDOW_TOKENS } from '../../../../shared/models'
 import { Modal } from '../../components/Modal'
 import { trapTab } from '../../lib/focus-trap'
 import { useAppStore } from '../../store/app-store'
@@ -11,6 +12,8 @@ import { useAppStore } from '../../store/app-store'
  */
 export function McpServers() {
   const workspace = useAppStore((s) => s.workspace?.path ?? null)
+  // What the open session's servers offered, as its log says (their tools' definitions, in tokens).
+  const offered = useAppStore((s) => s.view?.mcpServers)
   // Kept with the folder it describes: another folder's list is never shown for this one.
   const [listed, setListed] = useState<{ workspace: string; view: McpServersView } | null>(null)
   const [reviewing, setReviewing] = useState(false)
@@ -54,6 +57,7 @@ export function McpServers() {
             <span className={`badge ${s.trusted ? '' : 'danger'}`}>
               {s.trusted ? 'trusted' : 'not trusted'}
             </span>
+            <DefinitionCost tools={offered?.[s.name]?.tools} />
           </li>
         ))}
       </ul>
@@ -191,4 +195,17 @@ function ServerDetails({ server, onTrust }: { server: McpServerView; onTrust(): 
 /** An argument as a shell would need it written, so what is shown is unambiguous. */
 function quoted(arg: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`
+}
+
+/** A server's tool definitions in tokens: what it adds to every request (or to the searches, over budget). */
+function DefinitionCost({ tools }: { tools: readonly { tokens: number }[] | undefined }) {
+  if (tools === undefined) return null
+  const tokens = tools.reduce((sum, t) => sum + t.tokens, 0)
+  const share = tokens / CONTEXT_WINDOW_TOKENS
+  return (
+    <div className="muted small" data-testid="mcp-server-cost">
+      {tools.length} tools · about {tokens.toLocaleString('en')} tokens of definitions
+      {share > 0.1 ? ' (over a tenth of the context window: found through a search tool)' : ''}
+    </div>
+  )
 }
