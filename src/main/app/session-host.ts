@@ -285,7 +285,7 @@ export class SessionHost {
     })
     const { session, model } = launched
     id = session.sessionId
-    mcp?.hub.attach((draft) => void session.emit(draft))
+    mcp?.hub.attach((draft) => void session.emit(draft).catch(() => undefined))
     const done = go(session).finally(async () => {
       // Every server's process ends with the run, its stop in the log.
       await mcp?.hub.close().catch(() => undefined)

@@ -284,7 +284,7 @@ async function run(argv: string[]): Promise<number> {
     return 1
   }
   const { session, model } = launched
-  mcp?.hub.attach((draft) => void session.emit(draft))
+  mcp?.hub.attach((draft) => void session.emit(draft).catch(() => undefined))
   if (model.demo) {
     process.stderr.write(
       'lanes: no ANTHROPIC_API_KEY or base URL set, so the built-in demo model is answering (offline, scripted).\n',
