@@ -76,6 +76,13 @@ describe('loadMcpConfigs', () => {
     expect(problems[0]?.message).toContain('already used')
   })
 
+  it('refuses a configuration over 1 MiB without reading it', async () => {
+    const big = join(dir(), 'big.json')
+    await writeFile(big, ' '.repeat(1024 * 1024 + 1))
+    const { problems } = await loadMcpConfigs({ workspace: dir(), userFiles: [big] })
+    expect(problems[0]?.message).toContain('at most 1 MiB')
+  })
+
   it('a workspace without .mcp.json has no servers and no problems; a named file that is missing is one', async () => {
     const missing = join(dir(), 'nope.json')
     const { servers, problems } = await loadMcpConfigs({ workspace: dir(), userFiles: [missing] })

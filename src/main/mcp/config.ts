@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { z } from 'zod'
 
@@ -10,6 +10,7 @@ import { z } from 'zod'
  */
 
 export const WORKSPACE_MCP_FILE = '.mcp.json'
+const MAX_CONFIG_BYTES = 1024 * 1024
 
 /** What a server may reach (issue 22): the workspace, the network, how long a call may take. */
 export const McpPermissions = z.strictObject({
@@ -24,7 +25,6 @@ const StdioEntry = z.object({
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
-  cwd: z.string().optional(),
   lanes: McpPermissions.optional(),
 })
 
@@ -45,10 +45,12 @@ export type McpServerConfig = {
   source: string
   /** The permissions it runs with: its `lanes` key over the defaults of its origin. */
   permissions: Required<McpPermissions>
-} & (
-  | { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string }
-  | { kind: 'http'; url: string; headers: Record<string, string> }
-)
+} &
+  /** A server runs in the workspace (or, given none, in its empty home folder). */
+  (
+    | { kind: 'stdio'; command: string; args: string[]; env: Record<string, string> }
+    | { kind: 'http'; url: string; headers: Record<string, string> }
+  )
 
 /** A problem with one file or one entry; the rest of the configuration is used. */
 export interface McpConfigProblem {
@@ -122,7 +124,6 @@ function serverFromEntry(
     command: data.command,
     args: data.args,
     env: data.env,
-    ...(data.cwd !== undefined ? { cwd: data.cwd } : {}),
   }
 }
 
@@ -163,6 +164,12 @@ export async function loadMcpConfigs(opts: {
   const read = async (file: string, origin: McpOrigin, optional: boolean): Promise<void> => {
     let text: string
     try {
+      // A configuration is a few hundred bytes: a huge file (or a device) is refused, not read into memory.
+      const size = (await stat(file)).size
+      if (size > MAX_CONFIG_BYTES) {
+        problems.push({ source: file, message: `it is ${size} bytes; a configuration may be at most 1 MiB` })
+        return
+      }
       text = await readFile(file, 'utf8')
     } catch (e) {
       if (optional && (e as NodeJS.ErrnoException).code === 'ENOENT') return

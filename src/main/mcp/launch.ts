@@ -36,7 +36,7 @@ const MODES: Record<McpServerConfig['permissions']['workspace'], SandboxMode> = 
 export function serverLaunch(server: StdioConfig, workspace: string): ServerLaunch | { error: string } {
   const readable = installFolders(server, workspace)
   const support = sandboxSupport()
-  const cwd = server.cwd !== undefined ? resolve(workspace, server.cwd) : workspace
+  const cwd = workspace
   if (!support.available) {
     // The SDK's own inheritance (HOME, PATH, USER, SHELL, TERM, LOGNAME), never the app's keys.
     const env: Record<string, string> = {}
@@ -84,7 +84,7 @@ export function serverLaunch(server: StdioConfig, workspace: string): ServerLaun
     command: launch.program,
     args: [...args, server.command, ...server.args],
     env,
-    cwd: existsSync(cwd) ? cwd : workspace,
+    cwd,
     sandboxed: true,
     readable,
   }

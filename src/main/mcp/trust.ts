@@ -16,7 +16,6 @@ export function trustKey(server: McpServerConfig): string {
           command: server.command,
           args: server.args,
           env: sorted(server.env),
-          cwd: server.cwd ?? null,
         }
       : { kind: 'http', url: server.url, headers: sorted(server.headers) }
   const canonical = JSON.stringify({ ...what, permissions: sorted(server.permissions) })
