@@ -273,7 +273,8 @@ async function run(argv: string[]): Promise<number> {
       approvals: approve ?? 'pause',
       onEvent: (event) => {
         process.stdout.write(JSON.stringify(event) + '\n')
-        if (event.type === 'mcp.server' && event.message !== undefined && MCP_TOLD.has(event.status))
+        const told = event.type === 'mcp.server' && (MCP_TOLD.has(event.status) || event.sandboxed === false)
+        if (event.type === 'mcp.server' && event.message !== undefined && told)
           process.stderr.write(`lanes: MCP server "${event.server}" ${event.status}: ${event.message}\n`)
       },
       from: resume ? { resume } : { task: values.task as string },
