@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { useTempDir } from '../test-fixtures/temp-dir'
-import { finished, runWithMcp, SERVER_START_MS, TEST_SERVER } from './test-fixtures/mcp-run'
+import { finished, runWithMcp, TEST_SERVER } from './test-fixtures/mcp-run'
 
 /** An MCP server answering with 100 MB: slow (the server writes it all), so kept out of the unit run. */
 describe('lanes run with an MCP server that answers with 100 MB', () => {
@@ -24,7 +24,7 @@ describe('lanes run with an MCP server that answers with 100 MB', () => {
       sessionsDir,
       config,
       turns: [
-        { firstTokenMs: SERVER_START_MS, blocks: [{ tool: 'mcp__t__big', id: 'b2', input: { mb: 100 } }] },
+        { afterReady: { t: 1 }, blocks: [{ tool: 'mcp__t__big', id: 'b2', input: { mb: 100 } }] },
         { blocks: [{ text: 'ok' }] },
       ],
     })

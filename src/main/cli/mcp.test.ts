@@ -12,7 +12,6 @@ import {
   finished,
   queued,
   runWithMcp,
-  SERVER_START_MS,
   TEST_SERVER,
 } from './test-fixtures/mcp-run'
 
@@ -22,9 +21,13 @@ import {
  */
 
 const sandboxed = sandboxSupport().available
-const start = { firstTokenMs: SERVER_START_MS }
+/** A turn played once the server has been ready `times` times (it starts in the background with the run). */
+const start = (server: string, times = 1) => ({ afterReady: { [server]: times } })
 
-/** Processes whose command line names this test's workspace: none may outlive a run. */
+/**
+ * Processes whose command line names this test's workspace (its servers are given it as an argument): none may
+ * outlive a run. Other test files' servers, running meanwhile, name other folders.
+ */
 function processesNaming(text: string): string[] {
   const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
   return out.split('\n').filter((line) => line.includes(text) && !line.includes('ps -eo'))
@@ -60,7 +63,7 @@ describe('lanes run with MCP servers', () => {
       config,
       turns: [
         {
-          ...start,
+          ...start('fs'),
           blocks: [
             { tool: 'mcp__fs__read_text_file', id: 'ra', input: { path: join(workspace, 'a.txt') } },
             { tool: 'mcp__fs__read_text_file', id: 'rb', input: { path: join(workspace, 'b.txt') } },
@@ -88,7 +91,7 @@ describe('lanes run with MCP servers', () => {
     const ready = events.find((e) => e.type === 'mcp.server' && e.status === 'ready')
     expect(ready).toMatchObject({ server: 'fs', origin: 'user', sandboxed })
     expect(events.findLast((e) => e.type === 'mcp.server')).toMatchObject({ server: 'fs', status: 'stopped' })
-    expect(processesNaming(workspace)).toEqual([])
+    expect(processesNaming(workspace).join('\n')).toBe('')
   })
 
   it("asks for the filesystem server's write; --approve none rejects it and nothing is written", async () => {
@@ -101,7 +104,7 @@ describe('lanes run with MCP servers', () => {
       args: ['--approve', 'none'],
       turns: [
         {
-          ...start,
+          ...start('fs'),
           blocks: [
             { tool: 'mcp__fs__write_file', id: 'w1', input: { path: target, content: 'no' } },
             { tool: 'mcp__fs__list_directory', id: 'l1', input: { path: workspace } },
@@ -129,7 +132,7 @@ describe('lanes run with MCP servers', () => {
       args: ['--approve', 'all'],
       turns: [
         {
-          ...start,
+          ...start('t'),
           blocks: [
             { tool: 'mcp__t__write', id: 'w1', input: { name: 'out.txt', text: 'landed' } },
             { tool: 'mcp__t__write', id: 'w2', input: { name: 'no/such/dir/x.txt', text: 'x' } },
@@ -156,7 +159,7 @@ describe('lanes run with MCP servers', () => {
       config,
       turns: [
         {
-          ...start,
+          ...start('t'),
           blocks: [
             { tool: 'mcp__t__write', id: 'w1', input: { name: 'later.txt', text: 'after the pause' } },
           ],
@@ -189,7 +192,7 @@ describe('lanes run with MCP servers', () => {
       config,
       turns: [
         {
-          ...start,
+          ...start('t'),
           blocks: [
             { tool: 'mcp__t__fail', id: 'f1', input: {} },
             { tool: 'mcp__t__image', id: 'i1', input: {} },
@@ -237,7 +240,7 @@ describe('lanes run with MCP servers', () => {
       args: ['--trust-project-mcp'],
       turns: [
         {
-          ...start,
+          ...start('t'),
           blocks: [
             { tool: 'mcp__t__note', id: 'n1', input: { text: 'sneaky' } },
             { tool: 'mcp__t__env', id: 'e1', input: {} },
@@ -272,14 +275,14 @@ describe('lanes run with MCP servers', () => {
   })
 
   it('a server that dies mid-call: the call gets an error, the server is started again and the run goes on', async () => {
-    const config = { mcpServers: { t: { command: 'node', args: [TEST_SERVER] } } }
+    const config = { mcpServers: { t: { command: 'node', args: [TEST_SERVER, 'stdio', workspace] } } }
     const { code, events } = await runWithMcp({
       workspace,
       sessionsDir,
       config,
       turns: [
-        { ...start, blocks: [{ tool: 'mcp__t__crash', id: 'c1', input: {} }] },
-        { firstTokenMs: SERVER_START_MS, blocks: [{ tool: 'mcp__t__wait', id: 'w1', input: { ms: 1 } }] },
+        { ...start('t'), blocks: [{ tool: 'mcp__t__crash', id: 'c1', input: {} }] },
+        { ...start('t', 2), blocks: [{ tool: 'mcp__t__wait', id: 'w1', input: { ms: 1 } }] },
         { blocks: [{ text: 'ok' }] },
       ],
     })
@@ -289,7 +292,7 @@ describe('lanes run with MCP servers', () => {
     const statuses = events.filter((e) => e.type === 'mcp.server').map((e) => e.status)
     expect(statuses).toEqual(['starting', 'ready', 'restarting', 'ready', 'stopped'])
     expect(finished(events, 'w1')).toMatchObject({ isError: false, output: 'waited 1 ms' })
-    expect(processesNaming(TEST_SERVER)).toEqual([])
+    expect(processesNaming(workspace).join('\n')).toBe('')
   })
 
   it('an HTTP server (the everything server over streamable HTTP) is reached at its URL with its headers', async () => {
@@ -310,7 +313,10 @@ describe('lanes run with MCP servers', () => {
         sessionsDir,
         config,
         turns: [
-          { ...start, blocks: [{ tool: 'mcp__web__echo', id: 'e1', input: { message: 'over http' } }] },
+          {
+            ...start('web'),
+            blocks: [{ tool: 'mcp__web__echo', id: 'e1', input: { message: 'over http' } }],
+          },
           { blocks: [{ text: 'ok' }] },
         ],
       })
@@ -329,7 +335,7 @@ describe('lanes run with MCP servers', () => {
       sessionsDir,
       config,
       turns: [
-        { ...start, blocks: [{ tool: 'mcp__t__big', id: 'b1', input: { mb: 1 } }] },
+        { ...start('t'), blocks: [{ tool: 'mcp__t__big', id: 'b1', input: { mb: 1 } }] },
         { blocks: [{ text: 'ok' }] },
       ],
     })
@@ -343,7 +349,9 @@ describe('lanes run with MCP servers', () => {
 
   it('a server still starting never holds up the first model request, and is stopped with the run', async () => {
     const config = {
-      mcpServers: { silent: { command: 'node', args: [TEST_SERVER, 'silent'], lanes: { timeoutSec: 60 } } },
+      mcpServers: {
+        silent: { command: 'node', args: [TEST_SERVER, 'silent', workspace], lanes: { timeoutSec: 60 } },
+      },
     }
     const started = Date.now()
     const { code, events } = await runWithMcp({
@@ -357,7 +365,7 @@ describe('lanes run with MCP servers', () => {
     expect(Date.now() - started).toBeLessThan(15_000)
     const statuses = events.filter((e) => e.type === 'mcp.server').map((e) => e.status)
     expect(statuses).toEqual(['starting', 'stopped'])
-    expect(processesNaming(TEST_SERVER)).toEqual([])
+    expect(processesNaming(workspace).join('\n')).toBe('')
   })
 
   it('a malformed config names its line; a server that never answers initialize fails; the rest still start', async () => {
@@ -365,9 +373,9 @@ describe('lanes run with MCP servers', () => {
     await writeFile(bad, '{\n  "mcpServers": {\n    "x": { "command": "node" },\n  }\n}\n')
     const config = {
       mcpServers: {
-        silent: { command: 'node', args: [TEST_SERVER, 'silent'], lanes: { timeoutSec: 1 } },
+        silent: { command: 'node', args: [TEST_SERVER, 'silent', workspace], lanes: { timeoutSec: 1 } },
         wrong: { command: 42 },
-        t: { command: 'node', args: [TEST_SERVER] },
+        t: { command: 'node', args: [TEST_SERVER, 'stdio', workspace] },
       },
     }
     const { code, events, stderr } = await runWithMcp({
@@ -376,7 +384,7 @@ describe('lanes run with MCP servers', () => {
       config,
       args: ['--mcp-config', bad],
       turns: [
-        { ...start, blocks: [{ tool: 'mcp__t__wait', id: 'w1', input: { ms: 1 } }] },
+        { ...start('t'), blocks: [{ tool: 'mcp__t__wait', id: 'w1', input: { ms: 1 } }] },
         { blocks: [{ text: 'ok' }] },
       ],
     })
@@ -388,7 +396,7 @@ describe('lanes run with MCP servers', () => {
     )
     expect(silent?.type === 'mcp.server' && silent.message).toContain('did not answer within 1 s')
     expect(finished(events, 'w1')).toMatchObject({ isError: false })
-    expect(processesNaming(TEST_SERVER)).toEqual([])
+    expect(processesNaming(workspace).join('\n')).toBe('')
   })
 
   it('names: sanitized, collisions told apart in a fixed order and reported; a bad schema is left out with its reason', async () => {
@@ -398,7 +406,7 @@ describe('lanes run with MCP servers', () => {
       sessionsDir,
       config,
       turns: [
-        { ...start, blocks: [{ tool: 'mcp__my_server__same_name_2', id: 'n1', input: {} }] },
+        { ...start('my.server'), blocks: [{ tool: 'mcp__my_server__same_name_2', id: 'n1', input: {} }] },
         { blocks: [{ text: 'ok' }] },
       ],
     })
@@ -424,7 +432,7 @@ describe('lanes run with MCP servers', () => {
       config,
       turns: [
         {
-          ...start,
+          ...start('every'),
           blocks: [
             { tool: 'mcp__every__echo', id: 'e1', input: { message: 'hello' } },
             { tool: 'mcp__every__get-tiny-image', id: 'i1', input: {} },
@@ -446,9 +454,10 @@ describe('lanes run with MCP servers', () => {
       config,
       args: ['--approve', 'all'],
       turns: [
-        { ...start, blocks: [{ tool: 'mcp__t__progress', id: 'p1', input: {} }] },
+        { ...start('t'), blocks: [{ tool: 'mcp__t__progress', id: 'p1', input: {} }] },
         { blocks: [{ tool: 'mcp__t__grow', id: 'g1', input: {} }] },
-        { firstTokenMs: 500, blocks: [{ tool: 'mcp__t__grown', id: 'n1', input: {} }] },
+        // Its new list is announced as the server's second ready state.
+        { ...start('t', 2), blocks: [{ tool: 'mcp__t__grown', id: 'n1', input: {} }] },
         { blocks: [{ text: 'ok' }] },
       ],
     })

@@ -98,7 +98,12 @@ export class McpConnection {
       },
     )
     const transport = this.transport()
-    client.onclose = () => this.onClosed(client)
+    let ended!: () => void
+    this.ended.set(client, new Promise<void>((resolve) => (ended = resolve)))
+    client.onclose = () => {
+      ended()
+      this.onClosed(client)
+    }
     client.onerror = (error) => {
       this.lastError = error.message
     }
@@ -254,10 +259,21 @@ export class McpConnection {
   /** Closing a client ends its process (stdin closed, then SIGTERM, then SIGKILL); `close()` waits for all. */
   private readonly retiring = new Set<Promise<void>>()
 
+  /**
+   * Resolves when a client's connection has closed: for stdio, when its process has exited. The SDK may already
+   * be closing it (a start that timed out), in which case `close()` returns at once while the process still
+   * runs; waiting for this is what makes "stopped" mean gone.
+   */
+  private readonly ended = new WeakMap<Client, Promise<void>>()
+
   private retire(client: Client): void {
+    const gone = this.ended.get(client) ?? Promise.resolve()
+    // The SDK's close ends stdin, then SIGTERM after 2 s, then SIGKILL after 2 s more.
+    const limit = new Promise<void>((resolve) => setTimeout(resolve, 6000).unref())
     const done: Promise<void> = client
       .close()
       .catch(() => undefined)
+      .then(() => Promise.race([gone, limit]))
       .then(() => void this.retiring.delete(done))
     this.retiring.add(done)
   }

@@ -141,6 +141,14 @@ export class McpHub implements ToolSource {
       server,
       concurrencySafe: false,
       title: () => `${server}: ${name.slice(`mcp__${sanitizePart(server)}__`.length)}`,
+      // What the user reviews is the tool's own preview, once its server has said what the tool is.
+      preview: async (input, ctx, opts) => {
+        await connection.whenSettled()
+        const tool = this.built.find((t) => t.name === name)
+        if (tool?.preview) return tool.preview(input, ctx, opts)
+        const summary = `MCP server "${server}", tool ${name} (not offered by the server), with ${JSON.stringify(input).slice(0, 2000)}`
+        return { ok: true, preview: { kind: 'other', summary } }
+      },
       execute: async (input, ctx, approved) => {
         await connection.whenSettled()
         const tool = this.built.find((t) => t.name === name)

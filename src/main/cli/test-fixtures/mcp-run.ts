@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -13,19 +13,27 @@ const require = createRequire(import.meta.url)
 export const FILESYSTEM_SERVER = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js')
 export const EVERYTHING_SERVER = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
 
-/**
- * The first model answer waits this long before it streams, so the servers (started with the session, in
- * the background) are up when its calls are dispatched; the request itself is sent at once.
- */
-export const SERVER_START_MS = 3000
-
-export type ScriptedTurn = ScenarioTurn
+/** Waits until the newest session log shows each server ready at least that many times. */
+async function readyInLog(sessionsDir: string, wanted: Record<string, number>): Promise<void> {
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    const logs = (await readdir(sessionsDir)).filter((f) => f.endsWith('.jsonl'))
+    const texts = await Promise.all(logs.map((f) => readFile(join(sessionsDir, f), 'utf8').catch(() => '')))
+    const lines = texts.flatMap((t) => t.split('\n')).filter((l) => l.includes('"mcp.server"'))
+    const readyTimes = (server: string) =>
+      lines.filter((l) => l.includes('"status":"ready"') && l.includes(`"server":${JSON.stringify(server)}`))
+        .length
+    if (Object.entries(wanted).every(([server, n]) => readyTimes(server) >= n)) return
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error(`the MCP servers ${JSON.stringify(wanted)} were not ready within a minute`)
+}
 
 /** Runs `lanes run` against a scripted model and returns its events, stderr, exit code and the requests. */
 export async function runWithMcp(opts: {
   workspace: string
   sessionsDir: string
-  turns: ScenarioTurn[]
+  turns: (ScenarioTurn & { afterReady?: Record<string, number> })[]
   config?: unknown
   args?: string[]
   /** Continue this session instead of starting one. */
@@ -36,7 +44,19 @@ export async function runWithMcp(opts: {
   stderr: string
   requests: { tools?: { name: string }[]; messages: { role: string; content: unknown }[] }[]
 }> {
-  const model = await startScriptedModel({ scenario: { turns: opts.turns } })
+  // Each turn is played once the servers it names have been ready that many times (the session log says so):
+  // the servers start in the background, and a loaded machine may take seconds to start one.
+  let played = 0
+  const model = await startScriptedModel({
+    scenario: { turns: [] },
+    respond: async () => {
+      const turn = opts.turns[played++]
+      if (!turn) return { blocks: [{ text: 'The scripted conversation has no more turns.' }] }
+      const { afterReady, ...rest } = turn
+      if (afterReady) await readyInLog(opts.sessionsDir, afterReady)
+      return rest
+    },
+  })
   const args =
     opts.continueSession !== undefined
       ? ['run', '--continue', opts.continueSession]
