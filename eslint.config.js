@@ -8,7 +8,8 @@ import tseslint from 'typescript-eslint'
  * Layers by runtime, enforced here (VS Code's habit): what a file may import depends on where it runs.
  * - src/shared: zod and itself only (runs in main, preload and renderer alike).
  * - src/renderer: never src/main, never electron or node:*.
- * - src/main is layered by folder: the engine (tools/, agent/, session/, mcp/) below the app (app/: the API both
+ * - src/main is layered by folder: the engine (tools/, agent/, session/, secrets/, mcp/) below the app (app/: the
+ *   API both
  *   windows share, sessions, settings), below the hosts (electron/, cli/). Nothing imports a layer above it.
  * - under the engine, two libraries that know nothing of tools, calls or sessions: fs/ (the file-safety layer:
  *   atomic writes, checked folders and reads) and git/ (reading git's files as bytes; it may use fs/).
@@ -20,6 +21,7 @@ const ENGINE = [
   'src/main/tools/',
   'src/main/agent/',
   'src/main/session/',
+  'src/main/secrets/',
   'src/main/mcp/',
   'src/main/fs/',
   'src/main/git/',
