@@ -8,12 +8,13 @@ import tseslint from 'typescript-eslint'
  * Layers by runtime, enforced here (VS Code's habit): what a file may import depends on where it runs.
  * - src/shared: zod and itself only (runs in main, preload and renderer alike).
  * - src/renderer: never src/main, never electron or node:*.
- * - src/main is layered by folder: the engine (tools/, agent/, session/, secrets/) below the app (app/: the API both
+ * - src/main is layered by folder: the engine (tools/, agent/, session/, secrets/, mcp/) below the app (app/: the
+ *   API both
  *   windows share, sessions, settings), below the hosts (electron/, cli/). Nothing imports a layer above it.
  * - under the engine, two libraries that know nothing of tools, calls or sessions: fs/ (the file-safety layer:
  *   atomic writes, checked folders and reads) and git/ (reading git's files as bytes; it may use fs/).
  * - only src/main/electron/ knows Electron; the rest of main runs under plain Node (CLI, browser mode, tests).
- * - tools never import the agent.
+ * - tools never import the agent; MCP (mcp/: servers whose tools are Tools) neither, nor does the agent import it.
  * - only src/main/electron/ipc.ts touches ipcMain and only src/preload/index.ts touches ipcRenderer.
  */
 const ENGINE = [
@@ -21,6 +22,7 @@ const ENGINE = [
   'src/main/agent/',
   'src/main/session/',
   'src/main/secrets/',
+  'src/main/mcp/',
   'src/main/fs/',
   'src/main/git/',
 ]
@@ -74,11 +76,20 @@ const layers = {
       if (rel.startsWith('src/main/tools/') && resolvesInto('src/main/agent')) {
         report('Tools never import the agent.')
       }
+      if (rel.startsWith('src/main/mcp/') && resolvesInto('src/main/agent')) {
+        report('MCP never imports the agent: its tools reach the loop through the registry.')
+      }
+      if (
+        (rel.startsWith('src/main/agent/') || rel.startsWith('src/main/tools/')) &&
+        resolvesInto('src/main/mcp')
+      ) {
+        report('The agent and the tools never import mcp/: its tools come through the registry (ToolSource).')
+      }
       // Their tests may drive a tool to show what a reader protects; their code never depends on one.
       if (
         LIBRARIES.some((dir) => rel.startsWith(dir)) &&
         !rel.endsWith('.test.ts') &&
-        ['src/main/tools/', 'src/main/agent/', 'src/main/session/'].some(resolvesInto)
+        ['src/main/tools/', 'src/main/agent/', 'src/main/session/', 'src/main/mcp/'].some(resolvesInto)
       ) {
         report(`fs/ and git/ are libraries under the engine: they never import tools, agent or session.`)
       }

@@ -104,6 +104,7 @@ const samples: Record<SessionEventType, unknown[]> = {
       safe: true,
       lane: { kind: 'parallel', group: 0 },
       title: 'Read src/a.ts',
+      server: 'files',
     },
     {
       type: 'tool.queued',
@@ -354,6 +355,20 @@ const samples: Record<SessionEventType, unknown[]> = {
       text: '<project-instructions>...</project-instructions>',
     },
     { type: 'instructions.loaded', ...base, scope: 'nested', folder: 'pkg/a', turn: 2, files: [], text: '' },
+  ],
+  'mcp.server': [
+    { type: 'mcp.server', ...base, server: 'files', status: 'starting' },
+    {
+      type: 'mcp.server',
+      ...base,
+      server: 'files',
+      status: 'ready',
+      origin: 'workspace',
+      sandboxed: true,
+      message: 'ok',
+      tools: [{ name: 'mcp__files__read', tool: 'read', readOnly: true, destructive: false, tokens: 40 }],
+      problems: ['the tool "bad" is left out: its input schema is not valid JSON Schema'],
+    },
   ],
 }
 

@@ -250,6 +250,8 @@ export const ToolQueuedEvent = z.object({
   lane: Lane,
   /** Short label for the timeline ("Read src/a.ts"). */
   title: z.string().optional(),
+  /** The MCP server that provides the tool (`mcp__<server>__<tool>`), as configured. */
+  server: z.string().optional(),
 })
 
 export const ApprovalRequestedEvent = z.object({
@@ -567,6 +569,36 @@ export const InstructionsLoadedEvent = z.object({
   text: z.string(),
 })
 
+/** An MCP tool as a session offers it: the name the model sees and what its server says about it. */
+export const McpToolInfo = z.object({
+  name: z.string(),
+  /** The tool's name on its server. */
+  tool: z.string(),
+  readOnly: z.boolean(),
+  destructive: z.boolean(),
+  /** Its definition's size in the request, estimated (about four characters a token). */
+  tokens: Count,
+})
+export type McpToolInfo = z.infer<typeof McpToolInfo>
+
+/**
+ * An MCP server of the session changed state: `untrusted` (a workspace's server nobody trusted: never started),
+ * `starting`, `ready` (with the tools it offers), `restarting` (after a crash), `failed`, `stopped`; or its
+ * configuration could not be used (`misconfigured`). `problems`: tools left out or renamed, and why.
+ */
+export const McpServerEvent = z.object({
+  type: z.literal('mcp.server'),
+  ...base,
+  server: z.string(),
+  status: z.enum(['misconfigured', 'untrusted', 'starting', 'ready', 'restarting', 'failed', 'stopped']),
+  message: z.string().optional(),
+  origin: z.enum(['workspace', 'user']).optional(),
+  /** Runs in the OS sandbox (absent: not a process of this machine, or not started). */
+  sandboxed: z.boolean().optional(),
+  tools: z.array(McpToolInfo).optional(),
+  problems: z.array(z.string()).optional(),
+})
+
 /** The user stopped the run. */
 export const RunStoppedEvent = z.object({ type: z.literal('run.stopped'), ...base, runId: z.string().min(1) })
 
@@ -600,6 +632,7 @@ export const SessionEvent = z.discriminatedUnion('type', [
   RunStoppedEvent,
   ContextCompactedEvent,
   InstructionsLoadedEvent,
+  McpServerEvent,
 ])
 export type SessionEvent = z.infer<typeof SessionEvent>
 

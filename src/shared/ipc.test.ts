@@ -147,6 +147,17 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
       { thinking: 'disabled' },
     ],
   },
+  'mcp:list': { valid: [undefined], invalid: [{}, 'x'] },
+  'mcp:trust': {
+    valid: [{ trustKey: 'a'.repeat(64) }],
+    invalid: [
+      undefined,
+      {},
+      { trustKey: 'evil' },
+      { trustKey: 'A'.repeat(64) },
+      { trustKey: 'a'.repeat(64), x: 1 },
+    ],
+  },
 }
 
 const eventSamples: Record<EventChannel, { valid: unknown[]; invalid: unknown[] }> = {

@@ -175,6 +175,38 @@ export const SessionLoaded = z.object({
 })
 export type SessionLoaded = z.infer<typeof SessionLoaded>
 
+/**
+ * One MCP server of the open folder's `.mcp.json` as the trust dialog shows it: exactly what would run (command,
+ * arguments, environment; or URL and headers), with what permissions, and whether there is a sandbox for it.
+ */
+export const McpServerView = z.object({
+  name: z.string(),
+  kind: z.enum(['stdio', 'http']),
+  command: z.string().optional(),
+  args: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  url: z.string().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  permissions: z.object({
+    workspace: z.enum(['none', 'read-only', 'read-write']),
+    network: z.boolean(),
+    timeoutSec: z.number(),
+  }),
+  trusted: z.boolean(),
+  /** A hash of everything above but the name: trusting it trusts exactly this. */
+  trustKey: z.string(),
+  /** Why it would run without a sandbox; null when it runs in one (or is not a process here). */
+  noSandbox: z.string().nullable(),
+})
+export type McpServerView = z.infer<typeof McpServerView>
+
+export const McpServersView = z.object({
+  servers: z.array(McpServerView),
+  /** The file, or an entry, that could not be used, each in one sentence. */
+  problems: z.array(z.string()),
+})
+export type McpServersView = z.infer<typeof McpServersView>
+
 export const requestChannels = {
   'app:info': { input: NoInput, output: AppInfo },
   /** Without a path, Electron shows the native folder dialog; browser mode needs the path. */
@@ -234,6 +266,16 @@ export const requestChannels = {
   },
   'settings:get': { input: NoInput, output: SettingsView },
   'settings:set': { input: SettingsUpdate, output: SettingsView },
+  /** The open folder's `.mcp.json` servers, for the trust dialog. */
+  'mcp:list': { input: NoInput, output: McpServersView },
+  /**
+   * Trusts the open folder's server whose `trustKey` this is: what the dialog showed. A file changed since has
+   * another key, so this is refused and the dialog shows the new one.
+   */
+  'mcp:trust': {
+    input: z.object({ trustKey: z.string().regex(/^[0-9a-f]{64}$/) }).strict(),
+    output: McpServersView,
+  },
 } as const
 
 export const eventChannels = {

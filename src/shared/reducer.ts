@@ -14,7 +14,7 @@ import type {
   Usage,
 } from './events'
 import { LIVE_OUTPUT_TAIL_CHARS, type ToolCallState, type ToolCallStatus } from './tool-call'
-import { setOwn } from './own'
+import { own, setOwn } from './own'
 
 /**
  * The UI state as a pure function of the events: the live view applies them one by one as they arrive, the
@@ -157,6 +157,8 @@ export interface SessionState {
   contextTokens: number
   /** Project-instruction files in use: the root's latest reading, then each nested folder's. */
   instructions: readonly (InstructionFile & { scope: 'root' | 'nested' })[]
+  /** The session's MCP servers by name, as their latest `mcp.server` event left them. */
+  mcpServers: Readonly<Record<string, McpServerState>>
   counts: SessionCounts
   /** -1 before the first event. */
   lastSeq: number
@@ -176,6 +178,8 @@ const emptyByStatus: Record<ToolCallStatus, number> = {
   cancelled: 0,
 }
 
+export type McpServerState = Omit<EventOf<'mcp.server'>, 'type' | 'seq'>
+
 export function initialSessionState(): SessionState {
   // Every key present from the start (also the undefined ones) so that every state object has one shape and
   // the copies made per event stay on V8's fast path.
@@ -187,6 +191,7 @@ export function initialSessionState(): SessionState {
     turns: [],
     pendingApprovals: [],
     snapshots: {},
+    mcpServers: {},
     usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 },
     rewinds: [],
     compactions: [],
@@ -649,6 +654,19 @@ function apply(r: Reduction, event: SessionEvent): void {
       return
     }
 
+    case 'mcp.server': {
+      const { type: _type, seq: _seq, ...server } = event
+      const servers = (s.mcpServers = edit(r, s.mcpServers))
+      // A server's tools and sandbox stay known while it restarts or stops.
+      const before = own(servers, event.server)
+      setOwn(servers, event.server, {
+        ...(before?.tools ? { tools: before.tools } : {}),
+        ...(before?.sandboxed !== undefined ? { sandboxed: before.sandboxed } : {}),
+        ...server,
+      })
+      return
+    }
+
     default: {
       const unknown: never = event
       return anomaly(r, `unknown event type ${JSON.stringify((unknown as { type?: unknown })?.type)}`)
@@ -678,6 +696,7 @@ function newCall(event: EventOf<'tool.queued'>, runId: string | undefined): Tool
     input: event.input,
     rawInput: event.rawInput,
     title: event.title,
+    server: event.server,
     safe: event.safe,
     lane: event.lane,
     queuedAt: event.at,

@@ -70,6 +70,8 @@ const ToolCallBase = z.object({
   input: z.unknown(),
   rawInput: z.string().optional(),
   title: z.string().optional(),
+  /** The MCP server that provides the tool. */
+  server: z.string().optional(),
   safe: z.boolean(),
   lane: Lane,
   queuedAt: z.number(),

@@ -2,6 +2,7 @@ import type { Lane } from '../../shared/events'
 import type { SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { z } from 'zod'
+import { toolResultContent } from '../../shared/result-text'
 import type { WorkspaceSecrets } from '../secrets/workspace-secrets'
 import { parseToolArgs, type ParsedArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
@@ -39,7 +40,8 @@ export interface ToolUseSeen {
 export type ToolResultBlock = {
   type: 'tool_result'
   tool_use_id: string
-  content: string
+  /** Text, or text and images (a tool that returned images: an MCP server's). */
+  content: ReturnType<typeof toolResultContent>
   is_error?: boolean
 }
 
@@ -224,6 +226,8 @@ export class TurnCalls {
       safe: call.safe,
       lane,
       ...(title !== undefined ? { title } : {}),
+      // MCP (issue 22): the server that provides the tool.
+      ...(tool?.server !== undefined ? { server: tool.server } : {}),
     })
   }
 
@@ -265,7 +269,8 @@ export class TurnCalls {
     this.results.set(callId, {
       type: 'tool_result',
       tool_use_id: callId,
-      content: output,
+      // MCP (issue 22): images a tool returned go to the model as image blocks after the text.
+      content: toolResultContent(output, result.metadata),
       ...(result.isError ? { is_error: true } : {}),
     })
     switch (outcome.kind) {

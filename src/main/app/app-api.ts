@@ -1,3 +1,4 @@
+import { trustWorkspaceServer, workspaceServers } from '../mcp/index'
 import { SessionLogError } from '../session/log'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import { listFolder, openWorkspace, recentFolders, resolveWorkspace } from './folders'
@@ -175,6 +176,18 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
     'settings:get': async () => ok(await sessions.settings()),
 
     'settings:set': async (update) => sessions.updateSettings(update).then(ok, failed),
+
+    'mcp:list': async () =>
+      current
+        ? ok(await workspaceServers(current.path, sessions.mcpTrust))
+        : ok({ servers: [], problems: [] }),
+
+    'mcp:trust': async ({ trustKey }) => {
+      if (!current) return err('invalid-input', 'Open a project folder first.')
+      if (!(await trustWorkspaceServer(current.path, sessions.mcpTrust, trustKey)))
+        return err('invalid-input', 'The server changed since it was shown: look at it again.')
+      return ok(await workspaceServers(current.path, sessions.mcpTrust))
+    },
   }
 
   return {

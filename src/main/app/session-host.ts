@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import type { ThinkingSetting } from '../../shared/models'
 import { join } from 'node:path'
+import { McpTrustStore, openMcp, trustKey } from '../mcp/index'
 import type { SessionEvent, SessionSummary } from '../../shared/events'
 import type {
   ApprovalReply,
@@ -92,8 +93,12 @@ export class SessionHost {
   private engine: ReturnType<typeof prepareEngine> | null = null
   private readonly settingsFile: string
 
+  /** The folders' MCP servers the user trusted, by the hash of what runs (mcp/trust.ts). */
+  readonly mcpTrust: McpTrustStore
+
   constructor(private readonly opts: SessionHostOptions) {
     this.settingsFile = join(opts.sessionsDir, 'settings.json')
+    this.mcpTrust = new McpTrustStore(join(opts.sessionsDir, 'mcp-trust.json'))
   }
 
   list(workspace: string): Promise<SessionSummary[]> {
@@ -246,9 +251,17 @@ export class SessionHost {
     const resume = 'sessionId' in target ? await this.sessionStart(target.sessionId) : null
     const workspace = resume ? resume.workspace : newWorkspace
     if (workspace === null) throw new RefusedError('invalid-input', 'Open a project folder first.')
-    const { session, model } = await launchSession({
+    // The folder's MCP servers the user trusted (exactly as they are now) start with the run, in the background.
+    const trusted = await this.mcpTrust.trustedKeys(workspace)
+    const mcp = await openMcp({
       workspace,
       registry,
+      userFiles: [],
+      trusted: (server) => trusted.has(trustKey(server)),
+    })
+    const launched = await launchSession({
+      workspace,
+      registry: mcp?.registry ?? registry,
       model: {
         host: this.opts.host ?? 'app',
         apiKey: (await this.opts.keys.get()) ?? undefined,
@@ -269,8 +282,15 @@ export class SessionHost {
       // The session names itself: its first event (session.created) comes before `launchSession` returns.
       onEvent: (event, sessionId) => this.enqueue(sessionId, event),
       from: resume ? { resume: resume.start } : (target as { task: string }),
+    }).catch(async (e: unknown) => {
+      await mcp?.hub.close()
+      throw e
     })
+    const { session, model } = launched
+    mcp?.hub.attach((draft) => void session.emit(draft).catch(() => undefined))
     const done = go(session).finally(async () => {
+      // Every server's process ends with the run, its stop in the log.
+      await mcp?.hub.close().catch(() => undefined)
       this.live.delete(session.sessionId)
       await session.close().catch(() => undefined)
       await model.close().catch(() => undefined)

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createAppApi, type AppApi } from '../app/app-api'
@@ -14,6 +15,7 @@ import {
   type SessionStart,
 } from '../app/engine'
 import { defaultSessionsDir } from '../app/paths'
+import { openMcp } from '../mcp/index'
 import { openInBrowser } from './open-browser'
 import { rewindCommand } from './rewind-command'
 import { startWebHost, type WebHost } from '../app/web-host'
@@ -28,12 +30,16 @@ const HELP = `lanes — watch a coding agent work, review every change, replay a
 Usage:
   lanes run --workspace DIR --task TEXT [--base-url URL] [--model M] [--scheduler streaming|batch]
             [--approve all|none] [--sessions-dir DIR] [--max-turns N] [--land-protected]
+            [--mcp-config FILE]... [--trust-project-mcp]
       Runs one task without a window and prints every event as one JSON line on stdout.
       --approve all approves every call that would ask, none rejects them; without --approve the run
       pauses at the first approval, saves the pause and exits with code 3.
       An approved command's changes to protected paths (git's configuration and hooks, .env files, ...)
       are discarded and reported (a command.held line) unless --land-protected is given.
       Exit code: 0 finished, 3 paused, 1 failed or stopped, 2 usage error.
+      --mcp-config FILE (repeatable) starts the MCP servers of FILE ({"mcpServers": {...}}, .mcp.json's
+      shape), trusted because you named them. The workspace's own .mcp.json servers start only with
+      --trust-project-mcp. Their tools are offered as mcp__<server>__<tool>.
 
   lanes run --continue SESSION_ID [--approve all|none] [--sessions-dir DIR] [--base-url URL] [--model M]
             [--land-protected]
@@ -75,7 +81,10 @@ function packageVersion(): string {
   }
 }
 
-function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(argv: string[], options: T) {
+function parse<T extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>>(
+  argv: string[],
+  options: T,
+) {
   try {
     return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values
   } catch (e) {
@@ -185,6 +194,9 @@ function oneOf<T extends string>(
   return value as T
 }
 
+/** MCP states a person running `lanes run` is told about on stderr too. */
+const MCP_TOLD = new Set(['misconfigured', 'untrusted', 'failed', 'restarting'])
+
 const EXIT_CODES: Record<RunOutcome['status'], number> = { finished: 0, paused: 3, failed: 1, stopped: 1 }
 
 async function run(argv: string[]): Promise<number> {
@@ -199,6 +211,8 @@ async function run(argv: string[]): Promise<number> {
     'sessions-dir': { type: 'string' },
     'max-turns': { type: 'string' },
     'land-protected': { type: 'boolean' },
+    'mcp-config': { type: 'string', multiple: true },
+    'trust-project-mcp': { type: 'boolean' },
   })
   const approve = oneOf('--approve', values.approve, ['all', 'none'] as const)
   const scheduler = oneOf('--scheduler', values.scheduler, ['streaming', 'batch'] as const)
@@ -233,7 +247,16 @@ async function run(argv: string[]): Promise<number> {
     return 1
   }
 
-  const { registry } = await prepareEngine()
+  const { registry: shared } = await prepareEngine()
+  // MCP servers start now, in the background: the session and its first model request do not wait for them.
+  const trustProject = values['trust-project-mcp'] === true
+  const mcp = await openMcp({
+    workspace: opened.value.path,
+    registry: shared,
+    userFiles: (values['mcp-config'] ?? []).map((file) => resolve(file)),
+    trusted: () => trustProject,
+  })
+  const registry = mcp?.registry ?? shared
   let launched: LaunchedSession
   try {
     launched = await launchSession({
@@ -255,14 +278,19 @@ async function run(argv: string[]): Promise<number> {
       ...(values['land-protected'] ? { landProtected: true } : {}),
       onEvent: (event) => {
         process.stdout.write(JSON.stringify(event) + '\n')
+        const told = event.type === 'mcp.server' && (MCP_TOLD.has(event.status) || event.sandboxed === false)
+        if (event.type === 'mcp.server' && event.message !== undefined && told)
+          process.stderr.write(`lanes: MCP server "${event.server}" ${event.status}: ${event.message}\n`)
       },
       from: resume ? { resume } : { task: values.task as string },
     })
   } catch (e) {
+    await mcp?.hub.close()
     process.stderr.write(`lanes run: ${(e as Error).message}\n`)
     return 1
   }
   const { session, model } = launched
+  mcp?.hub.attach((draft) => void session.emit(draft).catch(() => undefined))
   if (model.demo) {
     process.stderr.write(
       'lanes: no ANTHROPIC_API_KEY or base URL set, so the built-in demo model is answering (offline, scripted).\n',
@@ -287,6 +315,8 @@ async function run(argv: string[]): Promise<number> {
   } finally {
     process.off('SIGINT', stop)
     process.off('SIGTERM', stop)
+    // Every server's process is gone before the command returns (no orphans), its stop in the log.
+    await mcp?.hub.close()
     await session.close()
     await model.close()
   }

@@ -6,6 +6,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import type { EventOf, SessionEvent } from '../../shared/events'
 import { reduceEvents, type SessionState, type TurnState } from '../../shared/reducer'
+import { resultImages, toolResultContent } from '../../shared/result-text'
 import type { ToolCallState } from '../../shared/tool-call'
 import { withoutRewoundTurns } from './rewind-history'
 
@@ -241,7 +242,8 @@ function resultOf(call: ToolCallState, cleared = false): ToolResultBlockParam | 
   const result: ToolResultBlockParam = { type: 'tool_result', tool_use_id: call.callId }
   // The API refuses empty text; an empty output is sent as a result without content.
   if (cleared) result.content = CLEARED_RESULT
-  else if (call.output !== '') result.content = call.output
+  else if (call.output !== '' || resultImages(call.metadata).length > 0)
+    result.content = toolResultContent(call.output, call.metadata) as ToolResultBlockParam['content']
   if (call.isError === true || call.status !== 'ok') result.is_error = true
   return result
 }

@@ -142,6 +142,13 @@ export interface Tool<S extends z.ZodType = z.ZodType, P = unknown> {
   name: string
   description: string
   input: S
+  /**
+   * The JSON Schema the model is told, when the tool has one of its own (an MCP server's tool: `input` then
+   * checks it); absent, it is generated from `input`.
+   */
+  inputJsonSchema?: { type: 'object'; [key: string]: unknown }
+  /** The MCP server that provides the tool (events and the timeline show it); absent for Lanes' own tools. */
+  server?: string
   /** Safe tools may run concurrently with other safe tools. When in doubt: false (Codex habit). */
   concurrencySafe: boolean
   /** "Read src/app.ts", "Run npm test": what the timeline shows before the call has a result. */

@@ -10,6 +10,7 @@ import { rewoundToTurn } from './features/rewind/rewind-summary'
 import { ContinueRunButton } from './features/transcript/ContinueRunButton'
 import { Transcript } from './features/transcript/Transcript'
 import { WorkspacePanel } from './features/workspace/WorkspacePanel'
+import { McpServers } from './features/mcp/McpServers'
 import { useAppStore } from './store/app-store'
 import { ApprovalPanel, RewindDialog } from './lazy-views'
 import { shownTurn } from './lib/turn-numbers'
@@ -56,6 +57,7 @@ export function App() {
           </button>
         </header>
         <WorkspacePanel />
+        <McpServers />
         <SessionList />
       </aside>
       <main className="main">

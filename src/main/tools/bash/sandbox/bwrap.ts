@@ -57,16 +57,20 @@ export function bwrapArgs(spec: SandboxSpec, masks: Masks, context: BwrapContext
   if (spec.network) for (const dir of RESOLVER_DIRS) if (exists(dir)) args.push('--ro-bind', dir, dir)
   for (const dir of pathFolders(context)) args.push('--ro-bind-try', dir, dir)
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', SANDBOX_TMP, '--dir', SANDBOX_HOME)
-  args.push(spec.mode === 'read-only' ? '--ro-bind' : '--bind', spec.workspace, spec.workspace)
-  if (spec.mode === 'workspace-write') {
-    for (const p of masks.protected) args.push('--ro-bind', p.path, p.path)
-  }
-  for (const p of masks.secrets) {
-    if (p.kind === 'dir') args.push('--tmpfs', p.path, '--remount-ro', p.path)
-    else args.push('--ro-bind', '/dev/null', p.path)
+  for (const dir of spec.readable ?? []) args.push('--ro-bind-try', dir, dir)
+  if (spec.mode !== 'no-workspace') {
+    args.push(spec.mode === 'read-only' ? '--ro-bind' : '--bind', spec.workspace, spec.workspace)
+    if (spec.mode === 'workspace-write') {
+      for (const p of masks.protected) args.push('--ro-bind', p.path, p.path)
+    }
+    for (const p of masks.secrets) {
+      if (p.kind === 'dir') args.push('--tmpfs', p.path, '--remount-ro', p.path)
+      else args.push('--ro-bind', '/dev/null', p.path)
+    }
   }
   for (const file of systemSecrets()) args.push('--ro-bind', '/dev/null', file)
-  args.push('--chdir', spec.workspace, '--json-status-fd', String(STATUS_FD))
+  args.push('--chdir', spec.mode === 'no-workspace' ? SANDBOX_HOME : spec.workspace)
+  if (spec.statusReport !== false) args.push('--json-status-fd', String(STATUS_FD))
   return args
 }
 

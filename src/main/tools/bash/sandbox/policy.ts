@@ -5,7 +5,7 @@ import { ensureUtf8Locale, NON_INTERACTIVE_ENV } from '../child-env'
  * `workspace-write`, with the network only when the user switched "needs the internet" on in the review.
  * "Run outside the sandbox" is not a mode of the sandbox: the command then runs as before, unconfined.
  */
-export type SandboxMode = 'read-only' | 'workspace-write'
+export type SandboxMode = 'read-only' | 'workspace-write' | 'no-workspace'
 
 /**
  * A person's approval of one bash command (in the review, or earlier with "always allow"), with the review's
@@ -19,10 +19,18 @@ export interface CommandApproval {
 }
 
 export interface SandboxSpec {
+  /** `no-workspace`: the workspace is not there at all (an MCP server the user gave no access to it). */
   mode: SandboxMode
   /** Real path of the workspace root. */
   workspace: string
   network: boolean
+  /** Further folders readable inside (an MCP server's own install folder), by real path. */
+  readable?: readonly string[]
+  /**
+   * A long-lived program that is not a bash command (an MCP server): no exit report on descriptor 3, which its
+   * launcher does not open. Bash commands keep it (absent: true).
+   */
+  statusReport?: boolean
 }
 
 /** The environment names a sandboxed command inherits from the app: an allowlist, never a denylist. */

@@ -115,6 +115,23 @@ describe('bwrapArgs', () => {
     expect(text).toContain('--share-net')
     expect(text.indexOf('--bind /w /w')).toBeLessThan(text.indexOf('/w/.git/config'))
   })
+
+  it('for an MCP server given no workspace: neither the workspace nor its masks, its install folder, no status report', () => {
+    const spec = {
+      mode: 'no-workspace' as const,
+      workspace: '/w',
+      network: false,
+      readable: ['/opt/srv/node_modules'],
+      statusReport: false,
+    }
+    const args = bwrapArgs(spec, masks, context)
+    const text = args.join(' ')
+    expect(text).not.toMatch(/ \/w( |$)/)
+    expect(text).not.toContain('/w/.env')
+    expect(text).toContain('--ro-bind-try /opt/srv/node_modules /opt/srv/node_modules')
+    expect(text).toContain('--chdir /tmp/home')
+    expect(text).not.toContain('--json-status-fd')
+  })
 })
 
 describe('seatbeltProfile', () => {

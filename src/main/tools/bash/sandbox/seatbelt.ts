@@ -48,14 +48,15 @@ export function seatbeltProfile(spec: SandboxSpec, masks: Masks, context: Seatbe
     '(allow file-read-metadata)',
     `(allow file-read* ${[...SYSTEM_READ, ...context.pathFolders].map(subpath).join(' ')})`,
     `(allow file-read* file-write* ${subpath(context.tmp)} (literal "/dev/null") (literal "/dev/tty") (regex #"^/dev/ttys[0-9]+$"))`,
-    `(allow file-read* ${subpath(spec.workspace)})`,
+    ...(spec.mode !== 'no-workspace' ? [`(allow file-read* ${subpath(spec.workspace)})`] : []),
+    ...(spec.readable ?? []).map((dir) => `(allow file-read* ${subpath(dir)})`),
   ]
   if (spec.mode === 'workspace-write') {
     lines.push(`(allow file-write* ${subpath(spec.workspace)})`)
     if (masks.protected.length > 0)
       lines.push(`(deny file-write* ${masks.protected.map((p) => matcher(p.path, p.kind)).join(' ')})`)
   }
-  if (masks.secrets.length > 0)
+  if (masks.secrets.length > 0 && spec.mode !== 'no-workspace')
     lines.push(`(deny file-read* file-write* ${masks.secrets.map((p) => matcher(p.path, p.kind)).join(' ')})`)
   if (spec.network) lines.push('(allow network* system-socket)')
   return lines.join('\n') + '\n'

@@ -2,7 +2,7 @@ import { CommandChanges } from './CommandChanges'
 import { memo, useState } from 'react'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { AnsiText } from '../../components/AnsiText'
-import { resultForPeople } from '../../../../shared/result-text'
+import { resultForPeople, resultImages } from '../../../../shared/result-text'
 import { failureLine, plainFailure } from '../../lib/failure'
 import { callTitle, formatDuration, skipReason, statusLabel } from '../../lib/format'
 import { DiffView } from '../../lazy-views'
@@ -69,6 +69,11 @@ export const ToolCard = memo(function ToolCard({
         >
           <span className={`status-dot status-${call.status}`} aria-hidden="true" />
           <span className="tool-card-title">{title}</span>
+          {call.server !== undefined && (
+            <span className="badge tool-card-server" data-testid="tool-card-server" title="MCP server">
+              {call.server}
+            </span>
+          )}
           <span className="tool-card-meta">
             <span className={`status-text status-${call.status}`}>
               {plain?.label ?? statusLabel(call.status)}
@@ -152,7 +157,10 @@ export const ToolCard = memo(function ToolCard({
         <div className="tool-card-body" key={call.callId}>
           {preview?.kind === 'write' && <DiffView preview={preview} decisions={call.approval?.hunks} />}
           {call.status === 'skipped' ? null : call.output !== undefined ? (
-            <Output text={resultForPeople(call.output)} ansi={isBash} />
+            <>
+              <Output text={resultForPeople(call.output)} ansi={isBash} />
+              <ResultImages call={call} />
+            </>
           ) : call.live ? (
             <pre className="output">
               <AnsiText text={call.live.tail} />
@@ -204,5 +212,22 @@ function Output({ text, ansi }: { text: string; ansi: boolean }) {
         </button>
       )}
     </>
+  )
+}
+
+/** Images a tool returned (an MCP server's), as the model got them. */
+function ResultImages({ call }: { call: ToolCallState }) {
+  const images = resultImages(call.metadata)
+  if (images.length === 0) return null
+  return (
+    <div className="tool-images" data-testid="tool-images">
+      {images.map((image, i) => (
+        <img
+          key={i}
+          src={`data:${image.mediaType};base64,${image.data}`}
+          alt={`Image ${i + 1} returned by ${call.server ?? call.name}`}
+        />
+      ))}
+    </div>
   )
 }

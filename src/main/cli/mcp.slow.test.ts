@@ -1,0 +1,37 @@
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { useTempDir } from '../test-fixtures/temp-dir'
+import { finished, runWithMcp, TEST_SERVER } from './test-fixtures/mcp-run'
+
+/** An MCP server answering with 100 MB: slow (the server writes it all), so kept out of the unit run. */
+describe('lanes run with an MCP server that answers with 100 MB', () => {
+  const base = useTempDir('lanes-mcp-big-')
+  let workspace: string
+  let sessionsDir: string
+  beforeEach(async () => {
+    workspace = join(base(), 'ws')
+    sessionsDir = join(base(), 'sessions')
+    await mkdir(workspace)
+    await mkdir(sessionsDir)
+  })
+
+  it('is refused within bounded memory, and the run goes on', async () => {
+    const config = { mcpServers: { t: { command: 'node', args: [TEST_SERVER] } } }
+    const before = process.memoryUsage().rss
+    const { code, events } = await runWithMcp({
+      workspace,
+      sessionsDir,
+      config,
+      turns: [
+        { afterReady: { t: 1 }, blocks: [{ tool: 'mcp__t__big', id: 'b2', input: { mb: 100 } }] },
+        { blocks: [{ text: 'ok' }] },
+      ],
+    })
+    expect(code).toBe(0)
+    expect(finished(events, 'b2')).toMatchObject({ isError: true })
+    expect(finished(events, 'b2')?.output).toContain('larger than 16 MiB')
+    // Never the whole answer in memory: what the SDK reads is cut at 16 MiB.
+    expect(process.memoryUsage().rss - before).toBeLessThan(100 * 1024 * 1024)
+  }, 120_000)
+})

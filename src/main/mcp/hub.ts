@@ -1,0 +1,232 @@
+import type { Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js'
+import type { McpToolInfo, SessionEventDraft } from '../../shared/events'
+import type { ToolSource } from '../tools/registry'
+import { z } from 'zod'
+import { defineTool, fail, type Tool } from '../tools/tool'
+import { describeProblem, type McpConfigProblem, type McpServerConfig } from './config'
+import { McpConnection, type ServerStatus } from './connection'
+import { assignToolNames, sanitizePart, toolKey } from './names'
+import { toolSearch } from './tool-search'
+import { mcpTool } from './tools'
+
+/**
+ * A session's MCP servers: started together in the background when the session starts (a slow one never holds
+ * up the first model request: its tools join the request after it is ready), their tools offered through the
+ * registry as `mcp__<server>__<tool>` (a `ToolSource`), every change of state an `mcp.server` event carrying the
+ * server's name, all stopped with the session. A workspace's server nobody trusted is never started.
+ */
+
+export interface McpHubOptions {
+  workspace: string
+  servers: readonly McpServerConfig[]
+  problems?: readonly McpConfigProblem[]
+  /** Whether a workspace's own server may start (the user trusted exactly this command). */
+  trusted(server: McpServerConfig): boolean
+  /** Names taken by Lanes' own tools. */
+  reserved: ReadonlySet<string>
+  /** The model's context window: definitions over a tenth of it are found through a search tool instead. */
+  contextWindowTokens: number
+}
+
+/** The share of the context window the MCP tools' definitions may take before they are searched for instead. */
+const DEFERRED_SHARE = 0.1
+
+type Emit = (draft: SessionEventDraft<'mcp.server'>) => void
+
+export class McpHub implements ToolSource {
+  private readonly connections: McpConnection[] = []
+  /** Each running server's tool list as it last gave it. */
+  private readonly listed = new Map<string, McpToolDef[]>()
+  private built: Tool[] = []
+  /** Per server: the tools it offers and the problems with the others. */
+  private readonly offered = new Map<string, { tools: McpToolInfo[]; problems: string[] }>()
+  private changes = 0
+  private emit: Emit | null = null
+  private readonly early: SessionEventDraft<'mcp.server'>[] = []
+  private starts: Promise<void>[] = []
+
+  constructor(private readonly opts: McpHubOptions) {}
+
+  /** Starts every trusted server; returns at once. */
+  start(): void {
+    for (const p of this.opts.problems ?? []) {
+      this.send({ server: p.server ?? p.source, status: 'misconfigured', message: describeProblem(p) })
+    }
+    for (const server of this.opts.servers) {
+      if (server.origin === 'workspace' && !this.opts.trusted(server)) {
+        this.send({
+          server: server.name,
+          status: 'untrusted',
+          origin: server.origin,
+          message: `The workspace's MCP server "${server.name}" was not started: nobody has trusted it. Trust it in the app, or run lanes with --trust-project-mcp.`,
+        })
+        continue
+      }
+      const connection = new McpConnection(server, this.opts.workspace, {
+        status: (status, message) => this.onStatus(connection, status, message),
+        tools: (tools) => {
+          this.listed.set(server.name, tools)
+          this.rebuild()
+          if (connection.status === 'ready') this.onStatus(connection, 'ready')
+        },
+      })
+      this.connections.push(connection)
+      this.starts.push(connection.start())
+    }
+  }
+
+  /** Events go to the session from now on (those from before it existed first). */
+  attach(emit: Emit): void {
+    this.emit = emit
+    for (const draft of this.early.splice(0)) emit(draft)
+  }
+
+  /** Resolves once every server has become ready or failed (tests, benchmarks; runs never wait for it). */
+  async settled(): Promise<void> {
+    await Promise.all(this.starts)
+  }
+
+  /**
+   * The tools the model is told about: all of them, or, when their definitions would take more than a tenth of
+   * the context window, the search tool and the tools searches have loaded so far.
+   */
+  tools(): readonly Tool[] {
+    if (!this.deferred) return this.built
+    return [this.search, ...this.built.filter((t) => this.loaded.has(t.name))]
+  }
+
+  /** The definitions are over budget: tools are found through the search tool. */
+  private deferred = false
+  private readonly loaded = new Set<string>()
+  private readonly search = toolSearch({
+    candidates: () =>
+      this.built.map((tool) => ({
+        tool,
+        server: tool.server ?? '',
+        original: this.originals.get(tool.name) ?? tool.name,
+      })),
+    load: (names) => {
+      const before = this.loaded.size
+      for (const name of names) this.loaded.add(name)
+      if (this.loaded.size !== before) this.changes++
+    },
+    servers: () => this.connections.map((c) => c.config.name),
+  })
+  private readonly originals = new Map<string, string>()
+
+  version(): number {
+    return this.changes
+  }
+
+  /**
+   * A call to a tool of a server that is still starting or restarting (a call resumed from the log right after
+   * a continue): it waits for the server, then runs as the tool it lists, or fails as unknown. Until the server
+   * says what the tool is, it is taken as unsafe and asks.
+   */
+  pending(name: string): Tool | undefined {
+    // A tool not loaded by a search is still the tool it is, should the model call it by name.
+    const unloaded = this.built.find((t) => t.name === name)
+    if (unloaded) return unloaded
+    const connection = this.connections.find(
+      (c) =>
+        (c.status === 'starting' || c.status === 'restarting') &&
+        name.startsWith(`mcp__${sanitizePart(c.config.name)}__`),
+    )
+    if (!connection) return undefined
+    const server = connection.config.name
+    return defineTool({
+      name,
+      description: `A tool of the MCP server "${server}", which is still starting.`,
+      input: z.record(z.string(), z.unknown()),
+      server,
+      concurrencySafe: false,
+      title: () => `${server}: ${name.slice(`mcp__${sanitizePart(server)}__`.length)}`,
+      // What the user reviews is the tool's own preview, once its server has said what the tool is.
+      preview: async (input, ctx, opts) => {
+        await connection.whenSettled()
+        const tool = this.built.find((t) => t.name === name)
+        if (tool?.preview) return tool.preview(input, ctx, opts)
+        const summary = `MCP server "${server}", tool ${name} (not offered by the server), with ${JSON.stringify(input).slice(0, 2000)}`
+        return { ok: true, preview: { kind: 'other', summary } }
+      },
+      execute: async (input, ctx, approved) => {
+        await connection.whenSettled()
+        const tool = this.built.find((t) => t.name === name)
+        if (!tool) return fail(`Unknown tool "${name}": the MCP server "${server}" does not offer it.`)
+        return tool.execute(input, ctx, approved)
+      },
+    }) as Tool
+  }
+
+  /** What one server offers (Settings' token counts). */
+  offers(server: string): { tools: McpToolInfo[]; problems: string[] } | undefined {
+    return this.offered.get(server)
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.connections.map((c) => c.close()))
+  }
+
+  private onStatus(connection: McpConnection, status: ServerStatus, message?: string): void {
+    const name = connection.config.name
+    if (status === 'failed' || status === 'stopped') {
+      if (this.listed.delete(name)) this.rebuild()
+    }
+    const offered = status === 'ready' ? this.offered.get(name) : undefined
+    this.send({
+      server: name,
+      status,
+      origin: connection.config.origin,
+      ...(message !== undefined ? { message } : {}),
+      ...(connection.sandboxed !== undefined ? { sandboxed: connection.sandboxed } : {}),
+      ...(status === 'starting' && connection.sandboxNote ? { message: connection.sandboxNote } : {}),
+      ...(offered ? { tools: offered.tools } : {}),
+      ...(offered && offered.problems.length > 0 ? { problems: offered.problems } : {}),
+    })
+  }
+
+  private send(event: Omit<SessionEventDraft<'mcp.server'>, 'type'>): void {
+    const draft = { type: 'mcp.server' as const, ...event }
+    if (this.emit) this.emit(draft)
+    else this.early.push(draft)
+  }
+
+  /** The tools of every server, named together: a collision between two servers is settled the same way. */
+  private rebuild(): void {
+    const entries: { server: string; tool: string; def: McpToolDef; connection: McpConnection }[] = []
+    for (const connection of this.connections) {
+      for (const def of this.listed.get(connection.config.name) ?? [])
+        entries.push({ server: connection.config.name, tool: def.name, def, connection })
+    }
+    const { names, renamed } = assignToolNames(entries, this.opts.reserved)
+    const built: Tool[] = []
+    this.offered.clear()
+    for (const connection of this.connections)
+      this.offered.set(connection.config.name, { tools: [], problems: [] })
+    for (const entry of entries) {
+      const offered = this.offered.get(entry.server) as { tools: McpToolInfo[]; problems: string[] }
+      const name = names.get(toolKey(entry)) as string
+      const tool = mcpTool({ name, def: entry.def, connection: entry.connection })
+      if ('error' in tool) {
+        offered.problems.push(`the tool "${entry.tool}" is left out: ${tool.error}`)
+        continue
+      }
+      built.push(tool)
+      const definition = { name, description: tool.description, input_schema: tool.inputJsonSchema }
+      offered.tools.push({
+        name,
+        tool: entry.tool,
+        readOnly: tool.concurrencySafe,
+        destructive: entry.def.annotations?.destructiveHint === true,
+        tokens: Math.ceil(JSON.stringify(definition).length / 4),
+      })
+    }
+    for (const r of renamed) this.offered.get(r.server)?.problems.push(r.message)
+    this.built = built
+    this.originals.clear()
+    for (const entry of entries) this.originals.set(names.get(toolKey(entry)) as string, entry.tool)
+    const tokens = [...this.offered.values()].flatMap((o) => o.tools).reduce((sum, t) => sum + t.tokens, 0)
+    this.deferred = tokens > this.opts.contextWindowTokens * DEFERRED_SHARE
+    this.changes++
+  }
+}

@@ -1,0 +1,76 @@
+import { sandboxSupport } from '../tools/bash/sandbox/launch'
+import type { ToolRegistry } from '../tools/registry'
+import type { McpServersView } from '../../shared/ipc'
+import { DEFAULT_CONTEXT_WINDOW } from '../../shared/models'
+import { describeProblem, loadMcpConfigs, type McpServerConfig } from './config'
+import { McpHub } from './hub'
+import { trustKey, type McpTrustStore } from './trust'
+
+export { McpHub } from './hub'
+export { McpTrustStore, trustKey } from './trust'
+export { loadMcpConfigs, parseMcpConfig, WORKSPACE_MCP_FILE, type McpServerConfig } from './config'
+
+/**
+ * A session's MCP servers, for the app and `lanes run` alike: the configuration read (the user's files, then
+ * the workspace's `.mcp.json`), the trusted servers started in the background, and the registry the session
+ * uses: the shared one plus the servers' tools. Call `hub.attach()` once the session exists and
+ * `hub.close()` when it ends.
+ */
+export async function openMcp(opts: {
+  workspace: string
+  registry: ToolRegistry
+  /** `--mcp-config` files: trusted, because the user named them. */
+  userFiles: readonly string[]
+  userServers?: readonly McpServerConfig[]
+  /** Whether a workspace server may start (`--trust-project-mcp`, or the app's trust store). */
+  trusted(server: McpServerConfig): boolean
+  /** Tool definitions over a tenth of it are found through a search tool (default: Claude's window). */
+  contextWindowTokens?: number
+}): Promise<{ hub: McpHub; registry: ToolRegistry } | null> {
+  const { servers, problems } = await loadMcpConfigs(opts)
+  if (servers.length === 0 && problems.length === 0) return null
+  const hub = new McpHub({
+    workspace: opts.workspace,
+    servers,
+    problems,
+    trusted: opts.trusted,
+    reserved: new Set(opts.registry.names()),
+    contextWindowTokens: opts.contextWindowTokens ?? DEFAULT_CONTEXT_WINDOW,
+  })
+  hub.start()
+  return { hub, registry: opts.registry.withSource(hub) }
+}
+
+/** The workspace's own servers as the trust dialog shows them. */
+export async function workspaceServers(workspace: string, store: McpTrustStore): Promise<McpServersView> {
+  const { servers, problems } = await loadMcpConfigs({ workspace, userFiles: [] })
+  const trusted = await store.trustedKeys(workspace)
+  const sandbox = sandboxSupport()
+  return {
+    servers: servers.map((s) => ({
+      name: s.name,
+      kind: s.kind,
+      ...(s.kind === 'stdio'
+        ? { command: s.command, args: s.args, env: s.env }
+        : { url: s.url, headers: s.headers }),
+      permissions: s.permissions,
+      trusted: trusted.has(trustKey(s)),
+      trustKey: trustKey(s),
+      noSandbox: s.kind === 'stdio' && !sandbox.available ? sandbox.reason : null,
+    })),
+    problems: problems.map(describeProblem),
+  }
+}
+
+/** Trusts the workspace's server with this key, if the file still holds it; false when it does not. */
+export async function trustWorkspaceServer(
+  workspace: string,
+  store: McpTrustStore,
+  key: string,
+): Promise<boolean> {
+  const { servers } = await loadMcpConfigs({ workspace, userFiles: [] })
+  const server = servers.find((s) => trustKey(s) === key)
+  if (!server) return false
+  await store.trust(workspace, server)
+  return true
+}

@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { writeJsonAtomic } from '../fs/atomic-write'
+import type { McpServerConfig } from './config'
+
+/**
+ * Trust in a workspace's server is trust in exactly what runs: its command, arguments, environment, URL and
+ * headers, and the permissions it gets. The key is a hash of all of them, never the server's name, so a
+ * changed `.mcp.json` (a new argument, an extra variable, a wider permission) asks again.
+ */
+export function trustKey(server: McpServerConfig): string {
+  const what =
+    server.kind === 'stdio'
+      ? {
+          kind: 'stdio',
+          command: server.command,
+          args: server.args,
+          env: sorted(server.env),
+        }
+      : { kind: 'http', url: server.url, headers: sorted(server.headers) }
+  const canonical = JSON.stringify({ ...what, permissions: sorted(server.permissions) })
+  return createHash('sha256').update(canonical).digest('hex')
+}
+
+function sorted<T>(record: Record<string, T>): [string, T][] {
+  return Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+}
+
+/** The trusted keys per workspace, in one JSON file written atomically. */
+export class McpTrustStore {
+  constructor(private readonly file: string) {}
+
+  async trustedKeys(workspace: string): Promise<Set<string>> {
+    return new Set((await this.readAll())[workspace] ?? [])
+  }
+
+  async trust(workspace: string, server: McpServerConfig): Promise<void> {
+    const all = await this.readAll()
+    const keys = new Set(all[workspace] ?? [])
+    keys.add(trustKey(server))
+    all[workspace] = [...keys]
+    await writeJsonAtomic(this.file, all)
+  }
+
+  private async readAll(): Promise<Record<string, string[]>> {
+    try {
+      const parsed = JSON.parse(await readFile(this.file, 'utf8')) as unknown
+      if (typeof parsed !== 'object' || parsed === null) return {}
+      const out: Record<string, string[]> = {}
+      for (const [workspace, keys] of Object.entries(parsed)) {
+        if (Array.isArray(keys)) out[workspace] = keys.filter((k): k is string => typeof k === 'string')
+      }
+      return out
+    } catch {
+      return {}
+    }
+  }
+}

@@ -1,0 +1,211 @@
+import { useEffect, useRef, useState } from 'react'
+import type { McpServerView, McpServersView } from '../../../../shared/ipc'
+import { DEFAULT_CONTEXT_WINDOW } from '../../../../shared/models'
+import { Modal } from '../../components/Modal'
+import { trapTab } from '../../lib/focus-trap'
+import { useAppStore } from '../../store/app-store'
+
+/**
+ * The open folder's MCP servers (its `.mcp.json`): none starts until the user has seen exactly what would run
+ * (command, arguments, environment, or URL and headers) and with what permissions, and trusted it. Trust is for
+ * that exact server: a changed file shows it here again as not trusted.
+ */
+export function McpServers() {
+  const workspace = useAppStore((s) => s.workspace?.path ?? null)
+  // What the open session's servers offered, as its log says (their tools' definitions, in tokens).
+  const offered = useAppStore((s) => s.view?.mcpServers)
+  // Kept with the folder it describes: another folder's list is never shown for this one.
+  const [listed, setListed] = useState<{ workspace: string; view: McpServersView } | null>(null)
+  const [reviewing, setReviewing] = useState(false)
+  const [error, setError] = useState<string | null>(null)
+
+  useEffect(() => {
+    if (workspace === null) return
+    let current = true
+    void window.api.invoke('mcp:list').then((r) => {
+      if (current && r.ok) setListed({ workspace, view: r.value })
+    })
+    return () => {
+      current = false
+    }
+  }, [workspace])
+
+  const view = listed !== null && listed.workspace === workspace ? listed.view : null
+  const setView = (value: McpServersView): void => {
+    if (workspace !== null) setListed({ workspace, view: value })
+  }
+  if (!view || (view.servers.length === 0 && view.problems.length === 0)) return null
+  const untrusted = view.servers.filter((s) => !s.trusted)
+  const trust = async (server: McpServerView): Promise<void> => {
+    const r = await window.api.invoke('mcp:trust', { trustKey: server.trustKey })
+    if (r.ok) {
+      setView(r.value)
+      setError(null)
+    } else {
+      setError(r.error)
+      const again = await window.api.invoke('mcp:list')
+      if (again.ok) setView(again.value)
+    }
+  }
+  return (
+    <section className="mcp-servers" aria-label="MCP servers" data-testid="mcp-servers">
+      <div className="section-label">MCP servers</div>
+      <ul className="mcp-server-list">
+        {view.servers.map((s) => (
+          <li key={s.name} data-testid="mcp-server" data-trusted={s.trusted}>
+            <span className="mcp-server-name">{s.name}</span>{' '}
+            <span className={`badge ${s.trusted ? '' : 'danger'}`}>
+              {s.trusted ? 'trusted' : 'not trusted'}
+            </span>
+            <DefinitionCost tools={offered?.[s.name]?.tools} />
+          </li>
+        ))}
+      </ul>
+      {untrusted.length > 0 && (
+        <p className="muted small">
+          This folder asks to start {untrusted.length === 1 ? 'a server' : `${untrusted.length} servers`};
+          none runs until you trust it.
+        </p>
+      )}
+      <button type="button" className="button" data-testid="mcp-review" onClick={() => setReviewing(true)}>
+        {untrusted.length > 0 ? 'Review and trust…' : 'Show servers…'}
+      </button>
+      {reviewing && (
+        <TrustDialog view={view} error={error} onTrust={trust} onClose={() => setReviewing(false)} />
+      )}
+    </section>
+  )
+}
+
+function TrustDialog({
+  view,
+  error,
+  onTrust,
+  onClose,
+}: {
+  view: McpServersView
+  error: string | null
+  onTrust(server: McpServerView): Promise<void>
+  onClose(): void
+}) {
+  const dialogRef = useRef<HTMLDivElement>(null)
+  useEffect(() => {
+    const previous = document.activeElement as HTMLElement | null
+    dialogRef.current?.querySelector<HTMLElement>('button')?.focus()
+    const onKey = (event: KeyboardEvent): void => {
+      if (event.key === 'Escape') onClose()
+      else if (dialogRef.current) trapTab(event, dialogRef.current)
+    }
+    window.addEventListener('keydown', onKey)
+    return () => {
+      window.removeEventListener('keydown', onKey)
+      previous?.focus()
+    }
+  }, [onClose])
+  return (
+    <Modal
+      title="This folder's MCP servers"
+      titleId="mcp-trust-title"
+      testId="mcp-trust-dialog"
+      className="mcp-trust"
+      closeLabel="Close"
+      dialogRef={dialogRef}
+      onClose={onClose}
+    >
+      <p className="muted small">
+        Its <code>.mcp.json</code> came with the folder. Trust a server only if you would run this command
+        yourself: it starts with every task in this folder, with the permissions below.
+      </p>
+      {view.problems.map((p) => (
+        <p key={p} className="warning-line">
+          {p}
+        </p>
+      ))}
+      {view.servers.map((s) => (
+        <ServerDetails key={s.trustKey} server={s} onTrust={() => void onTrust(s)} />
+      ))}
+      {error && (
+        <p className="error-text" role="alert">
+          {error}
+        </p>
+      )}
+    </Modal>
+  )
+}
+
+function ServerDetails({ server, onTrust }: { server: McpServerView; onTrust(): void }) {
+  const env = Object.entries(server.env ?? server.headers ?? {})
+  const p = server.permissions
+  return (
+    <article className="mcp-server-details" data-testid="mcp-server-details" aria-label={server.name}>
+      <h3>{server.name}</h3>
+      {server.kind === 'stdio' ? (
+        <code className="bash-command" data-testid="mcp-command">
+          {[server.command ?? '', ...(server.args ?? [])].map(quoted).join(' ')}
+        </code>
+      ) : (
+        <code className="bash-command" data-testid="mcp-url">
+          {server.url}
+        </code>
+      )}
+      {env.length > 0 && (
+        <table className="mcp-env" data-testid="mcp-env">
+          <caption className="muted small">{server.kind === 'stdio' ? 'Environment' : 'Headers'}</caption>
+          <tbody>
+            {env.map(([k, v]) => (
+              <tr key={k}>
+                <th scope="row">{k}</th>
+                <td>
+                  <code>{v}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <ul className="mcp-permissions" data-testid="mcp-permissions">
+        <li>
+          This folder:{' '}
+          {p.workspace === 'none'
+            ? 'not visible'
+            : p.workspace === 'read-only'
+              ? 'read only'
+              : 'read and write'}
+        </li>
+        <li>Network: {p.network ? 'allowed' : 'none'}</li>
+        <li>A call may take {p.timeoutSec} s</li>
+        <li>Your home folder: not visible (an empty one)</li>
+      </ul>
+      {server.noSandbox !== null && (
+        <p className="warning-line" data-testid="mcp-no-sandbox">
+          No sandbox here: it would run with all your permissions. {server.noSandbox}
+        </p>
+      )}
+      {server.trusted ? (
+        <p className="decision-note approved">Trusted: it starts with each task in this folder.</p>
+      ) : (
+        <button type="button" className="button primary" data-testid="mcp-trust" onClick={onTrust}>
+          Trust {server.name}
+        </button>
+      )}
+    </article>
+  )
+}
+
+/** An argument as a shell would need it written, so what is shown is unambiguous. */
+function quoted(arg: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`
+}
+
+/** A server's tool definitions in tokens: what it adds to every request (or to the searches, over budget). */
+function DefinitionCost({ tools }: { tools: readonly { tokens: number }[] | undefined }) {
+  if (tools === undefined) return null
+  const tokens = tools.reduce((sum, t) => sum + t.tokens, 0)
+  const share = tokens / DEFAULT_CONTEXT_WINDOW
+  return (
+    <div className="muted small" data-testid="mcp-server-cost">
+      {tools.length} tools · about {tokens.toLocaleString('en')} tokens of definitions
+      {share > 0.1 ? ' (over a tenth of the context window: found through a search tool)' : ''}
+    </div>
+  )
+}
