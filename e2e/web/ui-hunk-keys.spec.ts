@@ -49,7 +49,9 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     await expect(parts.nth(1)).toContainText('Part 2 (lines 12–18)')
 
     const box = (i: number) => parts.nth(i).getByTestId('hunk-apply')
-    // H goes to the first part; J and ↓ move down, K and ↑ up.
+    // The review left the focus in the composer, where the task was typed; Esc goes to the review, and H from
+    // there to the first part; J and ↓ move down, K and ↑ up.
+    await page.keyboard.press('Escape')
     await page.keyboard.press('h')
     await expect(box(0)).toBeFocused()
     await page.screenshot({ path: 'e2e/output/screenshots/ui-hunk-keys-start-800x600-dark.png' })
@@ -105,8 +107,10 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     expect(await contrastViolations(page)).toEqual([])
     await page.emulateMedia({ colorScheme: 'dark' })
 
-    // A approves the call, from the part's checkbox.
+    // A approves the call, from the part's checkbox, once the note on part 2 is confirmed (Enter).
     await page.keyboard.press('a')
+    await expect(panel.getByTestId('approval-confirm')).toContainText('line 15 stays')
+    await page.keyboard.press('Enter')
     await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
     const expected = lines(30)
     expected[1] = 'CHANGED 2'
@@ -166,6 +170,7 @@ test('a change of 500 parts stays responsive: moving and toggling by keyboard, t
     await sendTask(page, 'Change every twentieth row')
     const parts = page.getByTestId('hunk-review').getByTestId('hunk-item')
     await expect(parts).toHaveCount(500, { timeout: 30_000 })
+    await page.keyboard.press('Escape')
     await page.keyboard.press('h')
     const box = (i: number) => parts.nth(i).getByTestId('hunk-apply')
     await expect(box(0)).toBeFocused()

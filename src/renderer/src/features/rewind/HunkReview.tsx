@@ -57,7 +57,8 @@ export function HunkReview({
   onChange(next: HunkChoices): void
 }) {
   const listRef = useRef<HTMLOListElement>(null)
-  const focusNext = useRef<FocusTarget | null>(null)
+  /** A focus move waiting for its field to render, and the element that had the focus when it was asked for. */
+  const focusNext = useRef<{ target: FocusTarget; from: Element | null } | null>(null)
   // One `update` for the life of the review, so a key press re-renders only the part it changes (a change may
   // have 500 parts).
   const latest = useRef({ state, onChange })
@@ -68,13 +69,16 @@ export function HunkReview({
     const { state: now, onChange: report } = latest.current
     report({ ...now, [index]: { ...APPLIED, ...now[index], ...patch } })
   }, [])
-  // A field opened by a key exists only after the render: focus it then.
+  // A field opened by a key exists only after the render: focus it then, and only if the focus is still where
+  // that key was pressed. A move left pending would otherwise fire on some later render (the user typing a note
+  // elsewhere re-renders this) and pull the focus away in mid-word: focus never moves by itself.
   useEffect(() => {
-    const target = focusNext.current
-    if (!target) return
+    const pending = focusNext.current
+    if (!pending) return
     focusNext.current = null
+    if (document.activeElement !== pending.from) return
     listRef.current
-      ?.querySelector<HTMLElement>(`[data-hunk="${target[0]}"] [data-testid="${target[1]}"]`)
+      ?.querySelector<HTMLElement>(`[data-hunk="${pending.target[0]}"] [data-testid="${pending.target[1]}"]`)
       ?.focus()
   })
   if (preview.hunks.length === 0) return null
@@ -87,10 +91,13 @@ export function HunkReview({
   const count = preview.hunks.length
   const stateOf = (index: number): HunkState => state[index] ?? APPLIED
   const focus = (target: FocusTarget): void => {
-    focusNext.current = target
-    listRef.current
-      ?.querySelector<HTMLElement>(`[data-hunk="${target[0]}"] [data-testid="${target[1]}"]`)
-      ?.focus()
+    const field = listRef.current?.querySelector<HTMLElement>(
+      `[data-hunk="${target[0]}"] [data-testid="${target[1]}"]`,
+    )
+    if (field) {
+      focusNext.current = null
+      field.focus()
+    } else focusNext.current = { target, from: document.activeElement }
   }
 
   const onKeyDown = (event: KeyboardEvent<HTMLOListElement>): void => {
