@@ -44,9 +44,10 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     // The keys are on screen, where the parts are.
     await expect(review.getByTestId('hunk-keys')).toContainText('Space')
     await expect(panel.locator('.approval-footer')).toContainText('choose parts of a change')
-    // The diff names its parts as the checkboxes do.
-    await expect(panel.locator('.diff-hunk').nth(1)).toHaveText('Part 2 · lines 12–18')
-    await expect(parts.nth(1)).toContainText('Part 2 (lines 12–18)')
+    // The diff is shown once, with its parts in it: each part's header holds its checkbox.
+    await expect(panel.getByTestId('diff-view')).toHaveCount(1)
+    await expect(panel.locator('.diff-hunk').nth(1)).toContainText('Part 2 · lines 12–18 will be applied')
+    await expect(parts.nth(1).locator('.diff-hunk').getByTestId('hunk-apply')).toBeChecked()
 
     const box = (i: number) => parts.nth(i).getByTestId('hunk-apply')
     // The review left the focus in the composer, where the task was typed; Esc goes to the review, and H from
@@ -69,7 +70,7 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     await expect(box(1)).not.toBeChecked()
     await expect(review).toContainText('2 of 3 will be applied')
     // The diff shows it at once: part 2 struck through and named so.
-    await expect(panel.locator('.diff-hunk').nth(1)).toHaveText('Part 2 · lines 12–18 — left out')
+    await expect(panel.locator('.diff-hunk').nth(1)).toContainText('Part 2 · lines 12–18 left out')
     await expect(panel.locator('.diff-line.left-out.del')).toContainText('line 15')
     await page.keyboard.press('n')
     await expect(parts.nth(1).getByTestId('hunk-note')).toBeFocused()
@@ -95,6 +96,10 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     await page.keyboard.press('Escape')
     await expect(box(2)).toBeFocused()
     await expect(parts.nth(2)).toHaveAttribute('data-decision', 'edited')
+    // Before approving, the diff shows the user's version of part 3, not the agent's.
+    await expect(parts.nth(2).locator('.diff-line.add .code')).toHaveText(['+fixed 29'])
+    await expect(parts.nth(2).locator('.diff-line.del .code')).toHaveText(['−line 29'])
+    await expect(panel.locator('.diff-line.add', { hasText: 'CHANGED 29' })).toHaveCount(0)
     // Esc again leaves the parts for the review; H comes back.
     await page.keyboard.press('Escape')
     await expect(panel).toBeFocused()

@@ -239,13 +239,15 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                     </span>
                   )}
                 </div>
-                <PreviewBody preview={preview} choices={draft.hunks} />
-                {preview.kind === 'write' && !decision && (
+                {preview.kind === 'write' && !decision ? (
+                  // The diff with its parts in it: tick, leave out, edit, note, all where the lines are.
                   <HunkReview
                     preview={preview}
-                    value={draft.hunks ?? {}}
+                    value={draft.hunks ?? NO_CHOICES}
                     onChange={(next) => update([call.callId], (d) => ({ ...d, hunks: next }))}
                   />
+                ) : (
+                  <PreviewBody preview={preview} choices={draft.hunks} />
                 )}
                 {buildsOnPartial(pending, i, drafts) && (
                   <p className="sibling-skip-note" data-testid="builds-on-partial">
@@ -365,6 +367,8 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
     </section>
   )
 }
+
+const NO_CHOICES: HunkChoices = {}
 
 /** The per-hunk decisions of a write's draft; none means the whole change as proposed. */
 function hunkDecisions(call: ToolCallState, draft: Draft): HunkDecision[] {
