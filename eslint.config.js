@@ -10,11 +10,14 @@ import tseslint from 'typescript-eslint'
  * - src/renderer: never src/main, never electron or node:*.
  * - src/main is layered by folder: the engine (tools/, agent/, session/) below the app (app/: the API both
  *   windows share, sessions, settings), below the hosts (electron/, cli/). Nothing imports a layer above it.
+ * - under the engine, two libraries that know nothing of tools, calls or sessions: fs/ (the file-safety layer:
+ *   atomic writes, checked folders and reads) and git/ (reading git's files as bytes; it may use fs/).
  * - only src/main/electron/ knows Electron; the rest of main runs under plain Node (CLI, browser mode, tests).
  * - tools never import the agent.
  * - only src/main/electron/ipc.ts touches ipcMain and only src/preload/index.ts touches ipcRenderer.
  */
-const ENGINE = ['src/main/tools/', 'src/main/agent/', 'src/main/session/']
+const ENGINE = ['src/main/tools/', 'src/main/agent/', 'src/main/session/', 'src/main/fs/', 'src/main/git/']
+const LIBRARIES = ['src/main/fs/', 'src/main/git/']
 const HOSTS = ['src/main/electron/', 'src/main/cli/']
 const IPC_MAIN = ['src/main/electron/ipc.ts', 'src/main/electron/ipc.test.ts']
 
@@ -63,6 +66,17 @@ const layers = {
       }
       if (rel.startsWith('src/main/tools/') && resolvesInto('src/main/agent')) {
         report('Tools never import the agent.')
+      }
+      // Their tests may drive a tool to show what a reader protects; their code never depends on one.
+      if (
+        LIBRARIES.some((dir) => rel.startsWith(dir)) &&
+        !rel.endsWith('.test.ts') &&
+        ['src/main/tools/', 'src/main/agent/', 'src/main/session/'].some(resolvesInto)
+      ) {
+        report(`fs/ and git/ are libraries under the engine: they never import tools, agent or session.`)
+      }
+      if (rel.startsWith('src/main/fs/') && resolvesInto('src/main/git/')) {
+        report('fs/ never imports git/ (git/ builds on fs/).')
       }
     }
     const checkNamed = (node) => {

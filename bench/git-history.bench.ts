@@ -1,12 +1,12 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, promises as fs } from 'node:fs'
 import path from 'node:path'
-import { DEFAULT_HISTORY_BUDGET, findInHistory, type PathJudge } from '../src/main/tools/git-history'
+import { DEFAULT_HISTORY_BUDGET, findInHistory, type PathJudge } from '../src/main/git/history'
 import { isSecretPath, secretFolderContext } from '../src/main/tools/sensitive-paths'
 import { median, result, type Benchmark } from './harness'
 
 /**
- * The history check (git-history.ts: does any commit of the object store hold a secret file?) on a generated
+ * The history check (src/main/git/history.ts: does any commit of the object store hold a secret file?) on a generated
  * repository of 2000 commits over 2000 files, against `git log --all --name-only --format=` on the same
  * repository, the cheapest way git itself lists every path of every commit. Both read the whole history: the
  * repository holds no secret. Figures: packed (after `git gc`, trees stored as deltas), all loose (what a young

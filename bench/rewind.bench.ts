@@ -9,7 +9,7 @@ import { changeKeeper, preimagesDir, PreimageStore, sha256 } from '../src/main/s
 import { applyRewind, planRewind } from '../src/main/session/rewind'
 import { withRewindSession } from '../src/main/session/rewind-session'
 import { recordSession } from '../src/main/session/test-fixtures/recorded-session'
-import { writeFileAtomic } from '../src/main/tools/atomic-write'
+import { writeFileAtomic } from '../src/main/fs/atomic-write'
 import { median, result, type Benchmark, type BenchResult } from './harness'
 
 /**

@@ -27,6 +27,8 @@ export interface MockHandle {
   requests: { channel: string; input: unknown }[]
   /** performance.now() when `session:load` answered (the bench's "file read" moment). */
   loadedAt: number | null
+  /** performance.now() when `session:list` answered. */
+  listedAt: number | null
 }
 
 declare global {
@@ -40,6 +42,7 @@ export function installMockApi(data: MockData): void {
   const handle: MockHandle = {
     requests: [],
     loadedAt: null,
+    listedAt: null,
     emit(channel, payload) {
       for (const listener of listeners.get(channel) ?? []) listener(payload)
     },
@@ -51,6 +54,7 @@ export function installMockApi(data: MockData): void {
       case 'workspace:current':
         return data.workspace
       case 'session:list':
+        handle.listedAt = performance.now()
         return data.sessions
       case 'session:load': {
         const id = (input as { sessionId: string }).sessionId

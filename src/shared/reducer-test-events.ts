@@ -1,7 +1,7 @@
 import { SessionEvent, type SessionEventDraft, type WritePreview } from './events'
 import { getCall, type SessionState, type TurnState } from './reducer'
 
-// What the reducer's tests share (reducer.test.ts, reducer.cost.test.ts): event lists built like the log's.
+// What the reducer's tests share (reducer.test.ts, reducer.cost.test.ts, reducer.call-index.test.ts): event lists built like the log's.
 
 /** Builds a valid event list the way the log writer would: seq from 0, time advancing 10 ms per event. */
 export function recorder(startAt = 1_000_000) {

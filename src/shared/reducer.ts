@@ -183,12 +183,22 @@ export function initialSessionState(): SessionState {
   }
 }
 
+/**
+ * Where each call was queued (call id to turn number), kept across many reductions of one session by a
+ * caller that reduces it in pieces (the renderer's timeline): without it, each piece that looks up many calls
+ * indexes them again. It only ever gains entries, and every lookup is checked against the state at hand, so
+ * states older than the index (a replay's checkpoints) are read correctly. Start it empty with the initial
+ * state and pass it to every reduction of that state's descendants.
+ */
+export type CallIndex = Map<string, number>
+
 /** The state after `events`, starting from `state` (which is not modified). */
 export function reduceEvents(
   events: Iterable<SessionEvent>,
   state: SessionState = initialSessionState(),
+  calls?: CallIndex,
 ): SessionState {
-  const r: Reduction = { state: state as Draft, owned: new WeakSet() }
+  const r: Reduction = { state: state as Draft, owned: new WeakSet(), callTurns: calls }
   for (const event of events) applyEvent(r, event)
   return r.state
 }
@@ -231,6 +241,12 @@ interface Reduction {
    * Objects copied or created during this reduction. Nobody else has seen them, so they are edited in place.
    */
   owned: { has(value: object): boolean; add(value: object): unknown }
+  /**
+   * Call id to turn number, built once this reduction has looked up many calls (a whole log reduced at once):
+   * a new call's "queued already?" check would otherwise scan every turn, quadratic over a long session.
+   */
+  callTurns?: Map<string, number>
+  lookups?: number
 }
 
 /** The few objects one event touches (under ten): a list beats a hash set's allocation for that. */
@@ -435,7 +451,7 @@ function apply(r: Reduction, event: SessionEvent): void {
     }
 
     case 'tool.queued': {
-      if (callTurn(s, event.callId) >= 0) {
+      if (callPos(r, event.callId) >= 0) {
         return anomaly(r, `${describe(event)}: call ${event.callId} already queued`)
       }
       const turn = editTurn(r, turnFor(r, event))
@@ -451,6 +467,7 @@ function apply(r: Reduction, event: SessionEvent): void {
       callIds.push(event.callId)
       const calls = (turn.calls = edit(r, turn.calls))
       define(calls, event.callId, made(r, newCall(event, s.currentRunId)))
+      r.callTurns?.set(event.callId, turn.turn)
       const counts = (s.counts = edit(r, s.counts))
       counts.calls += 1
       const byStatus = (counts.byStatus = edit(r, counts.byStatus))
@@ -664,6 +681,28 @@ function callTurn(state: SessionState, callId: string): number {
   return -1
 }
 
+/** Lookups a reduction makes by scanning before it indexes the calls (a live frame's few events never do). */
+const INDEX_AFTER_LOOKUPS = 32
+
+/** callTurn for the reduction's state, through its index once it has one. */
+function callPos(r: Reduction, callId: string): number {
+  if (r.callTurns === undefined) {
+    r.lookups = (r.lookups ?? 0) + 1
+    if (r.lookups <= INDEX_AFTER_LOOKUPS) return callTurn(r.state, callId)
+    const index = new Map<string, number>()
+    // Oldest first, so an id queued in two turns maps to the newer, as callTurn finds it.
+    for (const turn of r.state.turns) for (const id of turn.callIds) index.set(id, turn.turn)
+    r.callTurns = index
+  }
+  const turn = r.callTurns.get(callId)
+  if (turn === undefined) return -1
+  const pos = findTurn(r.state, turn)
+  // Turn numbers are stable where positions are not (a turn can be inserted before others).
+  return pos >= 0 && Object.hasOwn((r.state.turns[pos] as TurnState).calls, callId)
+    ? pos
+    : callTurn(r.state, callId)
+}
+
 function updateRun(
   r: Reduction,
   event: EventOf<'run.paused' | 'run.resumed' | 'run.finished' | 'run.failed' | 'run.stopped'>,
@@ -760,7 +799,7 @@ function editCall(
   >,
   fits: (call: ToolCallState) => boolean,
 ): CallDraft | undefined {
-  const pos = callTurn(r.state, event.callId)
+  const pos = callPos(r, event.callId)
   if (pos < 0) {
     anomaly(r, `${describe(event)}: unknown call ${event.callId}`)
     return undefined
@@ -849,7 +888,7 @@ function finishRewind(r: Reduction, event: EventOf<'rewind.finished'>): void {
     for (const change of putBack) Reflect.deleteProperty(snapshots, change.path)
   }
   for (const callId of rewind.callIds) {
-    const pos = callTurn(s, callId)
+    const pos = callPos(r, callId)
     if (pos < 0) continue
     const turn = editTurn(r, pos)
     const calls = (turn.calls = edit(r, turn.calls))
@@ -876,7 +915,7 @@ function finishRewind(r: Reduction, event: EventOf<'rewind.finished'>): void {
     runs[runAt] = paused
   }
   const stillAsked = s.pendingApprovals.filter((callId) => {
-    const pos = callTurn(s, callId)
+    const pos = callPos(r, callId)
     return pos < 0 || (s.turns[pos] as TurnState).rewoundBy === undefined
   })
   if (stillAsked.length !== s.pendingApprovals.length) s.pendingApprovals = stillAsked

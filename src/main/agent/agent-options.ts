@@ -1,6 +1,6 @@
 import type { RunFailureKind, SessionEvent } from '../../shared/events'
 import type { ToolRegistry } from '../tools/registry'
-import type { AlwaysAllowStore } from './approvals'
+import type { AlwaysAllowStore } from './always-allow-store'
 import type { ModelClient } from './model'
 import type { SchedulerMode } from './scheduler'
 

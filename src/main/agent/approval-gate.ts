@@ -4,9 +4,9 @@ import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import { describeEveryHunkRejected } from '../tools/hunk-review'
 import type { Approved, Tool, ToolContext, ToolResult } from '../tools/tool'
 import type { AgentOptions } from './agent-options'
-import { buildPreview, decidePolicy } from './approvals'
+import { buildPreview, decidePolicy } from './approval-policy'
 import type { GateVerdict } from './scheduler'
-import { executeReviewed } from './reviewed-change'
+import { executeReviewed } from '../tools/reviewed-change'
 
 /**
  * The approval gate (DESIGN 5) of one turn: for each call, prepare (the policy, decided the moment its block

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionEvent } from '../../shared/events'
 import { loadBashGrammar } from '../tools/bash/validate'
-import { AgentSession } from './loop'
+import { AgentSession } from './agent-session'
 import { startScriptedModel } from './scripted-model'
 import { scriptedAgentOptions } from './test-fixtures/agent-options'
 

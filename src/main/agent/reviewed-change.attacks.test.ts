@@ -5,7 +5,7 @@ import type { HunkDecision, SessionEvent } from '../../shared/events'
 import { getCall, reduceEvents } from '../../shared/reducer'
 import { readSession, sessionPaths } from '../session/log'
 import type { Decision } from './approval-gate'
-import { AgentSession } from './loop'
+import { AgentSession } from './agent-session'
 import type { Scenario } from './scenario'
 import { byType, cleanUpScriptedRuns, recordedRequests, scriptedRun } from './test-fixtures/scripted-run'
 

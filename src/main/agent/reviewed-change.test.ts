@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { SessionEvent } from '../../shared/events'
 import { getCall, reduceEvents } from '../../shared/reducer'
 import { readSession, sessionPaths } from '../session/log'
-import { AgentSession } from './loop'
+import { AgentSession } from './agent-session'
 import type { Scenario } from './scenario'
 import { cleanUpScriptedRuns, recordedRequests, scriptedRun } from './test-fixtures/scripted-run'
 

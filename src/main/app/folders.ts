@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, realpath, stat } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { basename, dirname, join, parse as parsePath } from 'node:path'
 import type { FolderListing, Result, WorkspaceInfo } from '../../shared/ipc'
-import { writeJsonAtomic } from '../tools/atomic-write'
+import { writeJsonAtomic } from '../fs/atomic-write'
 
 /**
  * Folders the user works in: opening one (a path typed, picked in the native dialog or in browser mode's

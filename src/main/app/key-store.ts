@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import { mkdir, readFile, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { writeJsonAtomic } from '../tools/atomic-write'
+import { writeJsonAtomic } from '../fs/atomic-write'
 
 /**
  * Where the Claude API key the user enters in Settings is kept, in every host (the app, `lanes web`, `lanes

@@ -4,7 +4,7 @@ import type { RewindDone, RewindFileView, RewindPreview, RewindTarget } from '..
 import { applyRewind, planRewind, type PlannedFile, type Refusal, type RewindPlan } from '../session/rewind'
 import { unfinishedRewind } from '../session/rewind-history'
 import { withRewindSession, type RewindSession } from '../session/rewind-session'
-import { FolderReader } from '../tools/checked-read'
+import { FolderReader } from '../fs/checked-read'
 import { fileDiff } from '../tools/file-diff'
 
 /**

@@ -11,7 +11,7 @@ import type {
   SettingsUpdate,
   SettingsView,
 } from '../../shared/ipc'
-import type { AgentSession, RunOutcome } from '../agent/loop'
+import type { AgentSession, RunOutcome } from '../agent/agent-session'
 import { DEFAULT_MODEL } from '../agent/model'
 import { DEFAULT_BASH_TIMEOUT_SEC } from '../tools/schemas'
 import {
@@ -22,7 +22,7 @@ import {
   type ConnectedModel,
   type SessionStart,
 } from './engine'
-import { writeJsonAtomic } from '../tools/atomic-write'
+import { writeJsonAtomic } from '../fs/atomic-write'
 import { readSession, SessionLogError, sessionPaths } from '../session/log'
 import { recordedWorkspace } from './folders'
 import { applyRewindFromApp, finishCutShortRewind, planRewindView } from './rewind-view'

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createAppApi, type AppApi } from '../app/app-api'
 import { recentFolders, recordedWorkspace, resolveWorkspace } from '../app/folders'
-import type { RunOutcome } from '../agent/loop'
+import type { RunOutcome } from '../agent/agent-session'
 import { runFakeModelCli } from './fake-model'
 import {
   DEFAULT_ENGINE_SETTINGS,

@@ -1,7 +1,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { AgentSession } from '../agent/loop'
+import { AgentSession } from '../agent/agent-session'
 import type { Scenario } from '../agent/scenario'
 import { cleanUpScriptedRuns, scriptedRun } from '../agent/test-fixtures/scripted-run'
 import { applyRewindFromApp, planRewindView } from '../app/rewind-view'

@@ -26,6 +26,8 @@ export interface SessionPaths {
 
 /** A session's log is `<id>.jsonl`: the session list finds sessions by it. */
 export const LOG_SUFFIX = '.jsonl'
+/** A live writer's lock is `<id>.lock` beside its log. */
+export const LOCK_SUFFIX = '.lock'
 
 /** Throws `invalid-id` for an id that could escape the folder or is not filename-safe. */
 export function sessionPaths(sessionsDir: string, sessionId: string): SessionPaths {
@@ -35,7 +37,7 @@ export function sessionPaths(sessionsDir: string, sessionId: string): SessionPat
   }
   return {
     log: join(sessionsDir, `${sessionId}${LOG_SUFFIX}`),
-    lock: join(sessionsDir, `${sessionId}.lock`),
+    lock: join(sessionsDir, `${sessionId}${LOCK_SUFFIX}`),
     outputDir: join(sessionsDir, sessionId),
   }
 }

@@ -10,6 +10,7 @@
 
 export { isSessionLocked } from './log-lock'
 export {
+  LOCK_SUFFIX,
   LOG_SUFFIX,
   SessionLogError,
   sessionPaths,
@@ -17,6 +18,7 @@ export {
   type SessionPaths,
 } from './log-paths'
 export {
+  LF,
   parseLine,
   readSession,
   readSessionTail,

@@ -3,7 +3,7 @@ import { constants, readSync } from 'node:fs'
 import { mkdir, open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionEventDraft } from '../../shared/events'
-import { BLOCKING_MAX_BYTES } from '../tools/file-io'
+import { BLOCKING_MAX_BYTES } from '../fs/quick-read'
 import type { ChangeKeeper } from '../tools/tool'
 
 /**

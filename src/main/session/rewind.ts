@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { realpath, stat } from 'node:fs/promises'
 import type { RewindChange, RewindSkip, SessionEvent, SessionEventDraft } from '../../shared/events'
-import { removeFile, WriteBatch, writeFileAtomic } from '../tools/atomic-write'
-import { FolderReader } from '../tools/checked-read'
+import { removeFile, WriteBatch, writeFileAtomic } from '../fs/atomic-write'
+import { FolderReader } from '../fs/checked-read'
 import { MAX_CHANGE_BYTES } from '../tools/file-change'
-import { TimeSlices } from '../tools/file-io'
+import { TimeSlices } from '../fs/time-slices'
 import { PreimageError, sha256, type PreimageStore } from './preimages'
 import { foreignFile, lanesLeft, preimagesOf, turnRewoundAway, unfinishedRewind } from './rewind-history'
 

@@ -217,6 +217,30 @@ describe('listSessions', () => {
   })
 })
 
+describe('listSessions reading windows', () => {
+  const output = (i: number) =>
+    ({ type: 'tool.output', callId: `c${i}`, chunk: `${'x'.repeat(990)}\n` }) as const
+
+  it('finds the last run event behind more than the first tail window, and a task longer than the first head window', async () => {
+    const longTask = `Fix the build. ${'Say exactly what failed. '.repeat(600)}`
+    // 60 KB of output after the run started, nothing after: the run was going when the app died.
+    await session('long', [started(longTask), ...Array.from({ length: 60 }, (_, i) => output(i))], {
+      createdAt: 1,
+    })
+    const [long] = await listSessions(dir())
+    expect(long).toMatchObject({ sessionId: 'long', status: 'paused', interrupted: true, task: longTask })
+  })
+
+  it('reads a log again once it grew, and not before', async () => {
+    const w = await session('grows', [started()], { keepOpen: true })
+    expect((await listSessions(dir()))[0]).toMatchObject({ status: 'running', eventCount: 2 })
+    await w.append({ type: 'run.finished', runId: 'r1', reason: 'end_turn' })
+    await w.close()
+    writers.splice(writers.indexOf(w), 1)
+    expect((await listSessions(dir()))[0]).toMatchObject({ status: 'finished', eventCount: 3 })
+  })
+})
+
 describe('newSessionId', () => {
   it('is a filename-safe id that sorts by creation time', () => {
     const ids = [

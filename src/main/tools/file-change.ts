@@ -1,7 +1,7 @@
 import { constants, promises as fs } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { capWritePreview } from '../../shared/events'
-import { writeFileAtomic } from './atomic-write'
+import { writeFileAtomic } from '../fs/atomic-write'
 import { fileDiff } from './file-diff'
 import type { FileDiff } from './file-diff'
 import { isProtectedPath } from './sensitive-paths'

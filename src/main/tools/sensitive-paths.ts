@@ -1,8 +1,8 @@
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
-import { TimeSlices } from './file-io'
-import { findInHistory, type HistoryBudget, type PathJudge } from './git-history'
-import { trackedPaths } from './git-index'
+import { TimeSlices } from '../fs/time-slices'
+import { findInHistory, type HistoryBudget, type PathJudge } from '../git/history'
+import { trackedPaths } from '../git/index-file'
 
 /**
  * The one definition of which workspace paths are sensitive (DESIGN 2.2, 2.3, 5). Every user judges names
@@ -170,8 +170,8 @@ export const STRICT_RULES: SensitivePathRules = { bareRepoAtRoot: true, gitTrack
 
 /**
  * The rules of the workspace at `root`. `.git` may be a folder or, in a linked worktree or submodule, a file
- * pointing elsewhere; either way git uses it and ignores the root's other names. Its index (git-index.ts) and
- * then its whole object store (git-history.ts) are read as bytes, never by running git on a folder Lanes does
+ * pointing elsewhere; either way git uses it and ignores the root's other names. Its index (git/index-file.ts) and
+ * then its whole object store (git/history.ts) are read as bytes, never by running git on a folder Lanes does
  * not know, for a secret file tracked now or ever committed. What cannot be checked gets the strict answer.
  * `historyBudget` bounds the history check (tests make it small).
  */
@@ -245,7 +245,7 @@ export function isSecretPath(relative: string): boolean {
  * What of a folder's path can still change `isSecretPath` for the names below it: `*` inside a secret folder
  * (or a whole SECRET_NESTED run), otherwise its trailing segments that begin a SECRET_NESTED run (`.config`,
  * `.config/gh`), usually none. Any `folder/rest` and `other/rest` whose folders give the same answer are judged
- * alike, which lets the history walk (git-history.ts) skip a tree it already judged under an equal context.
+ * alike, which lets the history walk (git/history.ts) skip a tree it already judged under an equal context.
  */
 export function secretFolderContext(folder: string): string {
   const segments = segmentsOf(folder)

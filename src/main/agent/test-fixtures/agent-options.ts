@@ -1,5 +1,5 @@
 import { createToolRegistry } from '../../tools/index'
-import type { AgentOptions, ApprovalMode } from '../loop'
+import type { AgentOptions, ApprovalMode } from '../agent-session'
 import { createModelClient } from '../model'
 import type { SchedulerMode } from '../scheduler'
 

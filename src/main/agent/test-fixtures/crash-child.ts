@@ -1,7 +1,7 @@
 // A Lanes run in a process of its own, for the crash tests: prints `session <id>`, then `event <type>` for every
 // event once it is in the log, and runs until the test kills it.
 import { loadBashGrammar } from '../../tools/bash/validate'
-import { AgentSession } from '../loop'
+import { AgentSession } from '../agent-session'
 import { scriptedAgentOptions } from './agent-options'
 
 const [workspace, sessionsDir, baseUrl] = process.argv.slice(2) as [string, string, string]

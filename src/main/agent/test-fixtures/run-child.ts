@@ -3,7 +3,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadBashGrammar } from '../../tools/bash/validate'
-import { AgentSession } from '../loop'
+import { AgentSession } from '../agent-session'
 import { startScriptedModel } from '../scripted-model'
 import { scriptedAgentOptions } from './agent-options'
 

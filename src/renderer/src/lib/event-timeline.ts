@@ -1,5 +1,5 @@
 import type { SessionEvent } from '../../../shared/events'
-import { initialSessionState, reduceEvents, type SessionState } from '../../../shared/reducer'
+import { initialSessionState, reduceEvents, type CallIndex, type SessionState } from '../../../shared/reducer'
 
 /**
  * A session's events and the states they lead to, for the live view and for replay alike.
@@ -24,6 +24,8 @@ export class EventTimeline {
   /** checkpoints[k] = state after the first k * CHECKPOINT_EVERY events. */
   private readonly checkpoints: SessionState[] = [initialSessionState()]
   private headState: SessionState = initialSessionState()
+  /** Shared by every reduction of this session's states (see CallIndex). */
+  private readonly calls: CallIndex = new Map()
   private cursor: { index: number; state: SessionState } = {
     index: 0,
     state: this.checkpoints[0] as SessionState,
@@ -70,7 +72,7 @@ export class EventTimeline {
     let run: SessionEvent[] = []
     const reduceRun = (): void => {
       if (run.length === 0) return
-      this.headState = reduceEvents(run, this.headState)
+      this.headState = reduceEvents(run, this.headState, this.calls)
       run = []
     }
     for (const event of events) {
@@ -101,7 +103,9 @@ export class EventTimeline {
       from = { index: k * CHECKPOINT_EVERY, state: this.checkpoints[k] as SessionState }
     }
     const state =
-      index > from.index ? reduceEvents(this.list.slice(from.index, index), from.state) : from.state
+      index > from.index
+        ? reduceEvents(this.list.slice(from.index, index), from.state, this.calls)
+        : from.state
     this.cursor = { index, state }
     return state
   }

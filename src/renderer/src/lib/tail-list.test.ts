@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { TailList } from './tail-list'
+import { MAX_SETTLE_PASSES, TailList } from './tail-list'
 
 const keys = (n: number, prefix = 'r'): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`)
 const fifty = (): number => 50
@@ -138,5 +138,23 @@ describe('TailList', () => {
     expect(l.resized(200)).toBe(false)
     expect(l.resized(400)).toBe(true)
     expect(l.targetTop()).toBe(4600)
+  })
+
+  it('stops re-laying out after MAX_SETTLE_PASSES when measurements never settle, until something changes', () => {
+    const l = list(100, 'always')
+    // Rows whose measured height depends on where they land: each pass reports another size.
+    const passes = (): number => {
+      let n = 0
+      for (let pass = 0; pass < 50; pass++) {
+        const sizes = l.items().map((i) => [i.key, pass % 2 === 0 ? 40 : 60] as const)
+        if (!l.measured(sizes)) break
+        n++
+      }
+      return n
+    }
+    expect(passes()).toBe(MAX_SETTLE_PASSES)
+    // New rows (a scrub, a live event) start a fresh budget.
+    l.setRows(keys(101), fifty, 'always')
+    expect(passes()).toBe(MAX_SETTLE_PASSES)
   })
 })

@@ -37,6 +37,14 @@ export interface TailListItem {
 /** Within this many pixels of the end counts as at the end (a user reading the newest row keeps following). */
 export const AT_END_SLACK = 48
 
+/**
+ * Layout passes that measurements alone may cause before the next change from outside (rows, viewport, scroll).
+ * Sizes normally settle in one or two; rows whose height depends on where they are (seen in a 100,000-event
+ * replay: two layouts taking turns forever) would otherwise re-render without end, which React stops by
+ * throwing ("Maximum update depth exceeded") and the whole view is lost.
+ */
+export const MAX_SETTLE_PASSES = 8
+
 export class TailList {
   private keys: readonly string[] = []
   private estimate: (index: number) => number = () => 50
@@ -61,6 +69,8 @@ export class TailList {
   private rendered = { first: 0, last: -1 }
   private slots = new Map<string, number>()
   private slotCount = 0
+  /** Layout passes caused by measurements since the last change from outside (see MAX_SETTLE_PASSES). */
+  private settlePasses = 0
 
   constructor(
     /** Space above the first row and below the last. */
@@ -84,6 +94,7 @@ export class TailList {
     this.estimate = estimate
     this.shape = shape
     if (keys === this.keys) return
+    this.settlePasses = 0
     const wasAtEnd = this.atEnd()
     this.keys = keys
     this.dirty = true
@@ -116,6 +127,7 @@ export class TailList {
   scrollToKey(key: string): boolean {
     if (this.indexOf(key) < 0) return false
     this.pin = { kind: 'key', key }
+    this.settlePasses = 0
     return true
   }
 
@@ -190,6 +202,7 @@ export class TailList {
     }
     this.lastWrite = null
     this.unpin()
+    this.settlePasses = 0
     const { first, last } = this.rangeAt(this.targetTop())
     return first !== this.rendered.first || last !== this.rendered.last
   }
@@ -198,12 +211,14 @@ export class TailList {
   resized(height: number): boolean {
     if (Math.abs(height - this.viewportHeight) < 0.5) return false
     this.viewportHeight = height
+    this.settlePasses = 0
     return true
   }
 
   /**
-   * The mounted rows' measured sizes, after a commit. Returns whether the layout changed. In free mode the first
-   * row in view keeps its place on screen, however the rows above it changed.
+   * The mounted rows' measured sizes, after a commit. Returns whether the layout changed (false, whatever the
+   * sizes, after MAX_SETTLE_PASSES in a row). In free mode the first row in view keeps its place on screen,
+   * however the rows above it changed.
    */
   measured(sizes: Iterable<readonly [key: string, size: number]>): boolean {
     this.layout()
@@ -231,7 +246,7 @@ export class TailList {
     // A new size for a shape moves only the rows of that shape not measured yet: if none, nothing moved.
     if (!moved && Math.abs(this.total - total) < 0.5) return false
     if (anchor) this.freeTop = (this.starts[anchor.index] as number) + anchor.offset
-    return true
+    return ++this.settlePasses <= MAX_SETTLE_PASSES
   }
 
   /** Forgets measured sizes of rows no longer listed (a long live session keeps the map bounded). */

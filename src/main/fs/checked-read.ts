@@ -3,7 +3,7 @@ import type { Stats } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { promisify } from 'node:util'
 import { FolderPool } from './checked-folder'
-import { BLOCKING_MAX_BYTES } from './file-io'
+import { BLOCKING_MAX_BYTES } from './quick-read'
 
 /**
  * Reading files by the paths a session's log names (a rewind planning what to put back), as writes go: through

@@ -3,17 +3,17 @@ import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bashTool } from './bash/bash'
-import { isReadOnlyCommand, loadBashGrammar } from './bash/validate'
-import { findInHistory, type PathJudge } from './git-history'
+import { bashTool } from '../tools/bash/bash'
+import { isReadOnlyCommand, loadBashGrammar } from '../tools/bash/validate'
+import { findInHistory, type PathJudge } from './history'
 import {
   GIT_WORKSPACE_RULES,
   isSecretPath,
   loadSensitivePathRules,
   secretFolderContext,
-} from './sensitive-paths'
-import { SENSITIVE_PATH_TABLE } from './sensitive-paths.table'
-import { makeWorkspace, putFile, removeWorkspaces } from './test-fixtures/workspace'
+} from '../tools/sensitive-paths'
+import { SENSITIVE_PATH_TABLE } from '../tools/sensitive-paths.table'
+import { makeWorkspace, putFile, removeWorkspaces } from '../tools/test-fixtures/workspace'
 
 // Real repositories made by the real git in temp folders; the code under test reads their objects as bytes.
 

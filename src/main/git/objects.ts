@@ -9,11 +9,11 @@ import {
   OBJ_TREE,
   type GitObject,
   type WorkBudget,
-} from './git-objects-base'
-import { ObjectCache, PackFile } from './git-pack'
+} from './objects-base'
+import { ObjectCache, PackFile } from './pack'
 
 /**
- * A repository's whole object store, read as bytes: every pack (git-pack.ts) and loose object of its `objects`
+ * A repository's whole object store, read as bytes: every pack (pack.ts) and loose object of its `objects`
  * folder and of the folders its `objects/info/alternates` names (a `git clone --shared` or `--reference`
  * borrows objects from another repository, and `git show` prints them just the same). What it does not
  * understand throws GitObjectsError; the caller then assumes the worst.

@@ -1,7 +1,7 @@
-import { TimeSlices } from './file-io'
+import { TimeSlices } from '../fs/time-slices'
 
 /**
- * What the readers of git's object files share (git-pack.ts, git-objects.ts, git-history.ts): object types,
+ * What the readers of git's object files share (pack.ts, objects.ts, history.ts): object types,
  * the error that makes a caller assume the worst, and the budget that bounds the work on one repository.
  */
 

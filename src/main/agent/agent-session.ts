@@ -22,7 +22,7 @@ import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext } from '../tools/tool'
 import type { AgentOptions, RunOutcome } from './agent-options'
 import { sandboxSwitches, type Decision, type PendingCall } from './approval-gate'
-import { hunkDecisionError } from './reviewed-change'
+import { hunkDecisionError } from '../tools/reviewed-change'
 import { playTurn, resumeTurn, type ContentBlock, type MessageParam, type TurnLoopHost } from './turn'
 
 export type { AgentOptions, ApprovalMode, RunOutcome } from './agent-options'

@@ -2,11 +2,11 @@ import { execFileSync } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { GitIndexError, parseIndex, trackedPaths } from './git-index'
-import { bashTool } from './bash/bash'
-import { isReadOnlyCommand, loadBashGrammar } from './bash/validate'
-import { GIT_WORKSPACE_RULES, loadSensitivePathRules, STRICT_RULES } from './sensitive-paths'
-import { makeWorkspace, removeWorkspaces } from './test-fixtures/workspace'
+import { GitIndexError, parseIndex, trackedPaths } from './index-file'
+import { bashTool } from '../tools/bash/bash'
+import { isReadOnlyCommand, loadBashGrammar } from '../tools/bash/validate'
+import { GIT_WORKSPACE_RULES, loadSensitivePathRules, STRICT_RULES } from '../tools/sensitive-paths'
+import { makeWorkspace, removeWorkspaces } from '../tools/test-fixtures/workspace'
 
 // The index is read as bytes (Lanes never runs git on a folder it does not know); these repositories are made by
 // the real git, in every index format it writes.

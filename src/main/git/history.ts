@@ -1,6 +1,6 @@
 import { findGitDir, submoduleRepos } from './git-dir'
-import { objectDirs, ObjectStore, storeSignature } from './git-objects'
-import { GitObjectsError, OBJ_COMMIT, OBJ_TAG, OBJ_TREE, WorkBudget } from './git-objects-base'
+import { objectDirs, ObjectStore, storeSignature } from './objects'
+import { GitObjectsError, OBJ_COMMIT, OBJ_TAG, OBJ_TREE, WorkBudget } from './objects-base'
 
 /**
  * Whether a file of some kind was ever in a repository: in any commit of its object store, reachable or not.
@@ -8,7 +8,7 @@ import { GitObjectsError, OBJ_COMMIT, OBJ_TAG, OBJ_TREE, WorkBudget } from './gi
  * `git reset --hard`, or left dangling by a history rewrite, is still in git's objects, and `git log -p` or
  * `git show <commit>` print it: no sandbox mask hides what git reads from its own store.
  *
- * Every commit and tag object of the store is found (packs and loose objects alike, see git-objects.ts), so
+ * Every commit and tag object of the store is found (packs and loose objects alike, see objects.ts), so
  * nothing depends on refs or reflogs; each one's root tree is walked with full paths and every file name is
  * judged. Git never runs on the folder (see git-dir.ts). The answer is "unknown" when the store holds anything
  * not understood (a corrupt object, a missing tree, an unknown pack version) or when the budget runs out: the

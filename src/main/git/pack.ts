@@ -1,12 +1,12 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { inflateSync } from 'node:zlib'
-import { GitObjectsError, OBJ_COMMIT, OBJ_TAG, type GitObject, type WorkBudget } from './git-objects-base'
+import { GitObjectsError, OBJ_COMMIT, OBJ_TAG, type GitObject, type WorkBudget } from './objects-base'
 
 /**
  * Git's object files read as bytes (never by running git: see git-dir.ts): pack files with their `.idx`
  * (version 1 and 2, SHA-1 and SHA-256), including deltas against an earlier object of the same pack
  * (OFS_DELTA) or against any object named by id (REF_DELTA), and the zlib and delta formats they share with
- * loose objects (git-objects.ts). Anything that does not fit what git writes throws GitObjectsError: the
+ * loose objects (objects.ts). Anything that does not fit what git writes throws GitObjectsError: the
  * caller then assumes the worst.
  */
 

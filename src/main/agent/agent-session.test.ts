@@ -9,7 +9,7 @@ import { createToolRegistry } from '../tools/index'
 import { ToolRegistry } from '../tools/registry'
 import { defineTool, ok } from '../tools/tool'
 import { ERROR_HINT } from '../tools/result-format'
-import { AgentSession, BROKE_OFF_NOTE, type ApprovalMode } from './loop'
+import { AgentSession, BROKE_OFF_NOTE, type ApprovalMode } from './agent-session'
 import type { SchedulerMode } from './scheduler'
 import type { Scenario } from './scenario'
 import {

@@ -4,7 +4,7 @@ import path from 'node:path'
 /**
  * Where a workspace's git repository keeps its files, found by reading them as text: Lanes never runs git on a
  * folder to learn about it (a downloaded folder's `.git/config` can make git run programs, core.fsmonitor).
- * Shared by the index reader (git-index.ts) and the object-store reader (git-history.ts).
+ * Shared by the index reader (index-file.ts) and the object-store reader (history.ts).
  */
 
 export class GitDirError extends Error {

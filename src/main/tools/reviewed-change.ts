@@ -1,9 +1,9 @@
 import { canReviewByHunk } from '../../shared/events'
 import type { ApprovalPreview, HunkDecision, WritePreview } from '../../shared/events'
-import { NOT_APPLIED_TEXT, UTF8_BOM, type ChangePlan } from '../tools/file-change'
-import { applyHunkDecisions, describeReview } from '../tools/hunk-review'
-import { fail, type PreviewResult, type ToolContext, type ToolResult } from '../tools/tool'
-import { writeFileTool } from '../tools/write-file'
+import { NOT_APPLIED_TEXT, UTF8_BOM, type ChangePlan } from './file-change'
+import { applyHunkDecisions, describeReview } from './hunk-review'
+import { fail, type PreviewResult, type ToolContext, type ToolResult } from './tool'
+import { writeFileTool } from './write-file'
 
 /**
  * A write or edit the user approved only in part (per-hunk review, issue 14): the file gets exactly the

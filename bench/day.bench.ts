@@ -1,0 +1,294 @@
+/// <reference lib="dom" />
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import type { SessionEvent, SessionEventDraft, SessionSummary } from '../src/shared/events'
+import { openSessionWriter } from '../src/main/session/log'
+import { forgetSessionSummaries, listSessions } from '../src/main/session/store'
+import { median, result, type Benchmark, type BenchResult } from './harness'
+import { generateSession } from './ui/generate-session'
+import { mockInitScript } from './ui/mock-api'
+import { mockData } from './ui/preview'
+import { buildRenderer, chromiumExecutable, serveDir } from './ui/renderer-server'
+
+/**
+ * A day of work (issue 21): a session of 100,000 events opens fast and stays small in the renderer, a folder
+ * with 1,000 sessions lists fast, and appending to a long log costs what appending to a short one does.
+ *
+ * - First paint: from the moment `session:load` answered (the log's text in hand, parsed in the page as the
+ *   real transport does) to the first frame painted with timeline bars and transcript rows; the same for a
+ *   100-event session alongside (the baseline), alternated, median of 3 each.
+ * - Renderer memory: the page's JavaScript heap after a forced collection, the 100k-event session open and
+ *   scrubbed through, against the same for the 100-event session. (The DOM is virtualized, so the heap is what
+ *   grows with the log.)
+ * - Session list: the engine's `listSessions` over 1,000 real logs on disk plus the renderer's paint of the
+ *   list, against the same for 10 sessions.
+ * - Append: 2,000 appends, each awaited as the engine does (one fsync at the end, as a turn's end syncs), to a log that already holds 100,000
+ *   events against the same appends to an empty log; and opening either for append (the writer reads only the
+ *   log's tail).
+ */
+
+const BIG = 100_000
+const SMALL = 100
+const SESSIONS = 1_000
+const APPENDS = 2_000
+
+async function openAndPaint(page: Page, url: string, events: string): Promise<number> {
+  const data = mockData([], false)
+  data.events = { 'bench-session': events }
+  await page.addInitScript({ content: mockInitScript(data) })
+  await page.goto(url)
+  await page.getByTestId('session-item').first().waitFor()
+  return page.evaluate(async () => {
+    document.querySelector<HTMLElement>('[data-testid=session-item]')?.click()
+    const ready = ['[data-testid=tool-bar]', '[data-testid=transcript-row]']
+    const painted = await new Promise<number>((resolve) => {
+      const check = (): void => {
+        if (!ready.every((selector) => document.querySelector(selector)))
+          return void requestAnimationFrame(check)
+        requestAnimationFrame(() => resolve(performance.now()))
+      }
+      requestAnimationFrame(check)
+    })
+    return painted - (window.__lanesMock.loadedAt ?? painted)
+  })
+}
+
+/** The JS heap in use after a full collection, in MB. */
+async function heapMb(page: Page): Promise<number> {
+  const cdp = await page.context().newCDPSession(page)
+  await cdp.send('HeapProfiler.enable')
+  await cdp.send('HeapProfiler.collectGarbage')
+  const { usedSize } = await cdp.send('Runtime.getHeapUsage')
+  await cdp.detach()
+  return usedSize / (1024 * 1024)
+}
+
+/** Scrubs the replay through ten positions, so the heap holds what a look through the session builds. */
+async function scrubThrough(page: Page): Promise<void> {
+  await page.evaluate(async () => {
+    const scrubber = document.querySelector<HTMLInputElement>('[data-testid=replay-scrubber]')
+    if (!scrubber) return
+    const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!
+    for (let i = 1; i <= 10; i++) {
+      setter.call(scrubber, String(Math.round((Number(scrubber.max) * i) / 10)))
+      scrubber.dispatchEvent(new Event('input', { bubbles: true }))
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))
+    }
+  })
+}
+
+function summaries(n: number): SessionSummary[] {
+  const at = 1_700_000_000_000
+  return Array.from({ length: n }, (_, i) => ({
+    sessionId: `2026-11-30T19-40-12-${String(i).padStart(3, '0')}Z-a1b2c3`,
+    workspace: '/home/dev/project',
+    title: `Task ${i}: add caching to the API routes and fix the failing tests`,
+    createdAt: at - i * 60_000,
+    updatedAt: at - i * 60_000 + 30_000,
+    status: i % 7 === 0 ? 'failed' : i % 5 === 0 ? 'paused' : 'finished',
+    eventCount: 200 + i,
+  }))
+}
+
+/** From `session:list` answered to the first frame with the whole list's buttons in it. */
+async function listPaint(page: Page, url: string, sessions: SessionSummary[]): Promise<number> {
+  const data = mockData([], false)
+  data.sessions = sessions
+  await page.addInitScript({ content: mockInitScript(data) })
+  await page.goto(url)
+  return page.evaluate(async (count) => {
+    const painted = await new Promise<number>((resolve) => {
+      const check = (): void => {
+        if (document.querySelectorAll('[data-testid=session-item]').length < count)
+          return void requestAnimationFrame(check)
+        requestAnimationFrame(() => resolve(performance.now()))
+      }
+      requestAnimationFrame(check)
+    })
+    return painted - (window.__lanesMock.listedAt ?? painted)
+  }, sessions.length)
+}
+
+/** Real session logs on disk: `n` sessions of 60 events each, for `listSessions`. */
+function writeSessionFolder(dir: string, n: number, events: SessionEvent[]): void {
+  if (existsSync(join(dir, 'done'))) return
+  mkdirSync(dir, { recursive: true })
+  const head = events.slice(0, 59)
+  const last = events.find((e) => e.type === 'run.finished') as SessionEvent
+  for (const s of summaries(n)) {
+    const lines = [...head, { ...last, seq: 59 }].map((e) =>
+      JSON.stringify(e.type === 'session.created' ? { ...e, sessionId: s.sessionId } : e),
+    )
+    writeFileSync(join(dir, `${s.sessionId}.jsonl`), lines.join('\n') + '\n')
+  }
+  writeFileSync(join(dir, 'done'), '')
+}
+
+function draftOf(e: SessionEvent): SessionEventDraft {
+  // The writer assigns seq and at.
+  const { seq: _seq, at: _at, ...draft } = e as SessionEvent & { seq: number; at: number }
+  return draft as SessionEventDraft
+}
+
+/** ms to open a log for append and ms per append (APPENDS appends, one sync), for a log holding `log`. */
+async function appendTimes(
+  dir: string,
+  log: string | null,
+  drafts: SessionEventDraft[],
+): Promise<[number, number]> {
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true })
+  const id = '2026-11-30T19-40-12-000Z-a1b2c3'
+  if (log) copyFileSync(log, join(dir, `${id}.jsonl`))
+  const t0 = performance.now()
+  const writer = await openSessionWriter(dir, id, { create: log === null })
+  const opened = performance.now() - t0
+  const t1 = performance.now()
+  // One at a time, as the engine appends (it waits for the log before every side effect).
+  for (const draft of drafts) await writer.append(draft)
+  await writer.sync()
+  const perAppend = (performance.now() - t1) / drafts.length
+  await writer.close()
+  return [opened, perAppend]
+}
+
+async function run(cacheDir: string): Promise<BenchResult[]> {
+  const bigFile = join(cacheDir, `session-${BIG}.json`)
+  if (!existsSync(bigFile)) writeFileSync(bigFile, JSON.stringify(generateSession({ events: BIG })))
+  const bigJson = readFileSync(bigFile, 'utf8')
+  const bigEvents = JSON.parse(bigJson) as SessionEvent[]
+  const smallEvents = generateSession({ events: SMALL })
+  const smallJson = JSON.stringify(smallEvents)
+  const results: BenchResult[] = []
+
+  // Append: the engine's writer on real files.
+  const bigLog = join(cacheDir, `session-${BIG}.jsonl`)
+  if (!existsSync(bigLog)) writeFileSync(bigLog, bigEvents.map((e) => JSON.stringify(e)).join('\n') + '\n')
+  // Events a live run appends: not the session's first, which only a new log takes.
+  const drafts = bigEvents.slice(2, 2 + APPENDS).map(draftOf)
+  const opens: [number[], number[]] = [[], []]
+  const appends: [number[], number[]] = [[], []]
+  for (let i = 0; i < 5; i++) {
+    for (const [k, log] of [
+      [0, bigLog],
+      [1, null],
+    ] as const) {
+      const [opened, perAppend] = await appendTimes(join(cacheDir, 'append'), log, drafts)
+      opens[k].push(opened)
+      appends[k].push(perAppend)
+    }
+  }
+  results.push(
+    result('day: append per event, 100k-event log', median(appends[0]), median(appends[1]), 'ms', {
+      maxRatio: 1.25,
+      text: 'ratio <= 1.25, O(1) per event (baseline: the same appends to a new log)',
+    }),
+  )
+  results.push(
+    result('day: open a 100k-event log for append', median(opens[0]), median(opens[1]), 'ms', {
+      maxValue: 50,
+      text: 'value < 50 ms, reads only the tail (baseline: creating a new log)',
+    }),
+  )
+
+  // The session list: the engine's listing of real logs, then the renderer's paint.
+  const manyDir = join(cacheDir, `sessions-${SESSIONS}`)
+  const fewDir = join(cacheDir, 'sessions-10')
+  writeSessionFolder(manyDir, SESSIONS, bigEvents)
+  writeSessionFolder(fewDir, 10, bigEvents)
+  const listMany: number[] = []
+  const listFew: number[] = []
+  for (let i = 0; i < 5; i++) {
+    for (const [list, dir, n] of [
+      [listMany, manyDir, SESSIONS],
+      [listFew, fewDir, 10],
+    ] as const) {
+      // A first listing each time (the engine keeps what it read of unchanged logs).
+      forgetSessionSummaries()
+      const t0 = performance.now()
+      const listed = await listSessions(dir)
+      list.push(performance.now() - t0)
+      if (listed.length !== n) throw new Error(`listed ${listed.length} sessions of ${n}`)
+    }
+  }
+
+  const outDir = join(cacheDir, 'renderer')
+  await buildRenderer(outDir)
+  const server = await serveDir(outDir)
+  const browser: Browser = await chromium.launch({
+    executablePath: chromiumExecutable(),
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+  })
+  try {
+    const newPage = async (): Promise<Page> => {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
+      page.on('pageerror', (e) => process.stderr.write(`day bench page error: ${e.message}\n`))
+      return page
+    }
+    const paintMany: number[] = []
+    const paintFew: number[] = []
+    for (let i = 0; i < 5; i++) {
+      for (const [list, n] of [
+        [paintMany, SESSIONS],
+        [paintFew, 10],
+      ] as const) {
+        const page = await newPage()
+        list.push(await listPaint(page, server.url, summaries(n)))
+        await page.close()
+      }
+    }
+    results.push(
+      result(
+        'day: session list of 1,000 sessions, listed and painted',
+        median(listMany) + median(paintMany),
+        median(listFew) + median(paintFew),
+        'ms',
+        { maxValue: 300, text: 'value < 300 ms (baseline: 10 sessions)' },
+      ),
+    )
+    process.stderr.write(
+      `  session list: engine ${median(listMany).toFixed(1)} ms + paint ${median(paintMany).toFixed(1)} ms\n`,
+    )
+
+    const big: number[] = []
+    const tiny: number[] = []
+    const heaps: [number[], number[]] = [[], []]
+    for (let i = 0; i < 3; i++) {
+      for (const [k, list, json] of [
+        [0, big, bigJson],
+        [1, tiny, smallJson],
+      ] as const) {
+        const page = await newPage()
+        list.push(await openAndPaint(page, server.url, json))
+        await scrubThrough(page)
+        heaps[k].push(await heapMb(page))
+        await page.close()
+      }
+    }
+    results.push(
+      result(`day: first paint of a ${BIG / 1000}k-event session`, median(big), median(tiny), 'ms', {
+        maxValue: 500,
+        text: `value < 500 ms (baseline: a ${SMALL}-event session)`,
+      }),
+    )
+    results.push(
+      result(
+        `day: renderer JS heap, ${BIG / 1000}k-event session`,
+        median(heaps[0]),
+        median(heaps[1]),
+        'MB',
+        {
+          maxValue: 300,
+          text: `value < 300 MB after a scrub through it (baseline: a ${SMALL}-event session)`,
+        },
+      ),
+    )
+  } finally {
+    await browser.close()
+    await server.close()
+  }
+  return results
+}
+
+export const benchmarks: Benchmark[] = [{ name: 'day', run }]
