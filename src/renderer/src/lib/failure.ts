@@ -29,7 +29,13 @@ export function plainRunError(error: string | undefined): string {
   return error.replace(/\s*\(request id [^)]*\)/gi, '')
 }
 
-/** Failures a new attempt can get past (the network, an overloaded or rate-limited model). */
+/**
+ * Failures a new attempt can get past: the network, an overloaded or rate-limited model, and a refused key or
+ * address once Settings are changed (a continued run connects with the settings as they are then).
+ */
 export function canRetry(run: RunState): boolean {
-  return run.status === 'failed' && (run.errorKind === 'model' || run.errorKind === 'network')
+  return (
+    run.status === 'failed' &&
+    (run.errorKind === 'model' || run.errorKind === 'network' || run.errorKind === 'auth')
+  )
 }
