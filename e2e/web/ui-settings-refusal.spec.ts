@@ -8,11 +8,22 @@ import { contrastViolations, screenshots, sendTask, startScriptedModel } from '.
 
 const KEY = 'sk-ant-test-ui-0000'
 
-/** Whether the element is inside the window and inside every scrolling box around it. */
+/**
+ * Whether the element is inside the window and inside every scrolling box around it, and not covered (a sticky
+ * bar over it): the points just inside its corners hit it.
+ */
 async function fullyInView(page: Page, el: Locator): Promise<boolean> {
   return el.evaluate((node) => {
     const r = node.getBoundingClientRect()
     if (r.top < 0 || r.bottom > window.innerHeight || r.left < 0 || r.right > window.innerWidth) return false
+    for (const [x, y] of [
+      [r.left + 3, r.top + 3],
+      [r.left + 3, r.bottom - 3],
+      [r.right - 3, r.bottom - 3],
+    ] as const) {
+      const hit = document.elementFromPoint(x, y)
+      if (!hit || !(node === hit || node.contains(hit) || hit.contains(node))) return false
+    }
     for (let p = node.parentElement; p; p = p.parentElement) {
       const style = getComputedStyle(p)
       if (!/(auto|scroll|hidden)/.test(style.overflowY)) continue
