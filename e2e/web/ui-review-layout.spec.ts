@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test'
+import { expect, test, type Page } from '@playwright/test'
 import { contrastViolations, screenshots, sendTask, startAppWithModel } from './ui-support'
 
 // Issue 23, items 5 and 8: on small and large screens the review has room, the transcript stays, the lanes are
@@ -19,7 +19,7 @@ const scenario = {
   ],
 }
 
-const height = async (page: import('@playwright/test').Page, selector: string) =>
+const height = async (page: Page, selector: string) =>
   (await page.locator(selector).first().boundingBox())?.height ?? 0
 
 for (const size of [
