@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runInPty } from '../src/main/tools/bash/pty-runner'
 import { RollingBuffer } from '../src/main/tools/bash/rolling-buffer'
-import { median, result, type Benchmark, type BenchResult } from './harness'
+import { median, result, sized, type Benchmark, type BenchResult } from './harness'
 
 /**
  * The bash tool's runner against plain child_process, side by side in the same run; runs alternate so a
@@ -15,9 +15,9 @@ import { median, result, type Benchmark, type BenchResult } from './harness'
  *   child_process with stdout piped to a file. Nothing to generate up front: the command is the input.
  */
 
-const SPAWN_RUNS = 40
-const FLOOD_RUNS = 3
-const FLOOD_BYTES = 1_000_000_000
+const SPAWN_RUNS = sized(40, 5)
+const FLOOD_RUNS = sized(3, 1)
+const FLOOD_BYTES = sized(1_000_000_000, 20_000_000)
 const FLOOD_COMMAND = `yes 'The quick brown fox jumps over the lazy dog, 0123456789 ABCDEFG' | head -c ${FLOOD_BYTES}`
 
 async function ptyRun(command: string, cwd: string, filePath?: string): Promise<number> {
@@ -104,7 +104,7 @@ export const benchmarks: Benchmark[] = [
       }
       out.push(
         result(
-          'bash 1 GB flood via pty+buffer+file vs child_process piped to file',
+          `bash ${FLOOD_BYTES / 1e9} GB flood via pty+buffer+file vs child_process piped to file`,
           median(ours),
           median(theirs),
           'MB/s',

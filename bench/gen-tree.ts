@@ -1,8 +1,9 @@
 import { existsSync, promises as fs } from 'node:fs'
 import path from 'node:path'
+import { sized } from './harness'
 
 /**
- * A 100k-file source tree for the search benchmarks, generated once into the cache and reused. Shaped like
+ * A 100k-file source tree (about 1,000 files in quick mode) for the search benchmarks, generated once into the cache and reused. Shaped like
  * a large monorepo: nested packages of .ts/.js/.md/.json files of realistic sizes (avg ~3.5 KB), plus the
  * git-ignored bulk such trees carry (`dist/` outputs, `node_modules/`), which grep must skip.
  *
@@ -13,13 +14,14 @@ import path from 'node:path'
 
 // Bump when the layout or contents change: a cached tree of another version is regenerated.
 const VERSION = 2
-const PACKAGES = 20
-const AREAS = 10
-const SUBS = 10
+// Quick mode: the same shape, about 1,000 files.
+const PACKAGES = sized(20, 2)
+const AREAS = sized(10, 3)
+const SUBS = sized(10, 3)
 const FILES_PER_SUB = 45
-const DIST_FILES_PER_PACKAGE = 250
-const DEPENDENCIES = 100
-const FILES_PER_DEPENDENCY = 50
+const DIST_FILES_PER_PACKAGE = sized(250, 25)
+const DEPENDENCIES = sized(100, 10)
+const FILES_PER_DEPENDENCY = sized(50, 10)
 export const RARE_FILES = 6
 export const MODERATE_PATTERN = 'createSession\\('
 export const RARE_PATTERN = 'ZQX_RARE_MARKER'

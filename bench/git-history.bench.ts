@@ -3,7 +3,7 @@ import { existsSync, promises as fs } from 'node:fs'
 import path from 'node:path'
 import { DEFAULT_HISTORY_BUDGET, findInHistory, type PathJudge } from '../src/main/git/history'
 import { isSecretPath, secretFolderContext } from '../src/main/tools/sensitive-paths'
-import { median, result, type Benchmark } from './harness'
+import { median, result, sized, type Benchmark } from './harness'
 
 /**
  * The history check (src/main/git/history.ts: does any commit of the object store hold a secret file?) on a generated
@@ -14,9 +14,9 @@ import { median, result, type Benchmark } from './harness'
  */
 
 const VERSION = 1
-const FILES = 2000
-const COMMITS = 2000
-const RUNS = Number(process.env.LANES_BENCH_RUNS ?? 9)
+const FILES = sized(2000, 200)
+const COMMITS = sized(2000, 100)
+const RUNS = Number(process.env.LANES_BENCH_RUNS ?? sized(9, 1))
 
 /** A fresh judge per run: answers are cached per judge, and the figure is the uncached work. */
 const freshJudge = (): PathJudge => ({ matches: isSecretPath, folderKey: secretFolderContext })
@@ -135,7 +135,7 @@ export const benchmarks: Benchmark[] = [
           () => gitNameOnly(root),
         )
         out.push(
-          result(`git-history ${label} 2000 commits`, times.tool, times.baseline, 'ms', {
+          result(`git-history ${label} ${COMMITS} commits`, times.tool, times.baseline, 'ms', {
             maxValue: DEFAULT_HISTORY_BUDGET.timeMs,
             text: `within the ${DEFAULT_HISTORY_BUDGET.timeMs} ms budget (beyond it the check fails closed)`,
           }),

@@ -21,9 +21,25 @@ export interface Benchmark {
 
 const here = dirname(fileURLToPath(import.meta.url))
 
-/** Large generated inputs live here and are reused between runs (git-ignored). */
+/**
+ * Quick mode (`npm run bench:smoke`: `--quick` or LANES_BENCH_QUICK=1): every benchmark at small sizes, a few
+ * seconds each, its targets not enforced. `npm test` runs it so that a benchmark that no longer runs fails CI; the
+ * figures it prints mean nothing.
+ */
+export const QUICK = process.argv.includes('--quick') || process.env.LANES_BENCH_QUICK === '1'
+
+/** `full` in a real run, `quick` in quick mode: the one switch every size and run count goes through. */
+export function sized<T>(full: T, quick: T): T {
+  return QUICK ? quick : full
+}
+
+/**
+ * Large generated inputs live here and are reused between runs (git-ignored); quick mode's small ones in a
+ * folder of their own, so that neither mode regenerates the other's.
+ */
 export function cacheDir(...parts: string[]): string {
-  const dir = join(process.env.LANES_BENCH_CACHE ?? join(here, '.cache'), ...parts)
+  const base = process.env.LANES_BENCH_CACHE ?? join(here, '.cache')
+  const dir = join(QUICK ? join(base, 'quick') : base, ...parts)
   mkdirSync(dir, { recursive: true })
   return dir
 }

@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import { readFileTool } from '../src/main/tools/read-file'
 import { SnapshotStore } from '../src/main/tools/snapshots'
 import type { ToolContext } from '../src/main/tools/tool'
-import { median, result, timeRuns, type Benchmark, type BenchResult } from './harness'
+import { median, result, sized, timeRuns, type Benchmark, type BenchResult } from './harness'
 import { makeToolContext } from '../src/main/tools/test-fixtures/tool-context'
 
 /**
@@ -22,18 +22,19 @@ import { makeToolContext } from '../src/main/tools/test-fixtures/tool-context'
  * The file is read from the page cache after the first run (no cache dropping: the machine is shared).
  */
 
-const FILE_BYTES = 1024 * 1024 * 1024
-const RUNS = 30
+const FILE_BYTES = sized(1024, 32) * 1024 * 1024
+const SIZE = sized('1 GiB', '32 MiB')
+const RUNS = sized(30, 3)
 const run = promisify(execFile)
 const readFileModule = pathToFileURL(
   fileURLToPath(new URL('../src/main/tools/read-file.ts', import.meta.url)),
 ).href
-const snapshotsModule = pathToFileURL(
-  fileURLToPath(new URL('../src/main/tools/snapshots.ts', import.meta.url)),
+const toolContextModule = pathToFileURL(
+  fileURLToPath(new URL('../src/main/tools/test-fixtures/tool-context.ts', import.meta.url)),
 ).href
 const repoRoot = fileURLToPath(new URL('..', import.meta.url))
 
-/** ~1 GiB of text with varied line lengths: mostly code-like, some long, a few minified-size lines. */
+/** ~1 GiB of text (32 MiB in quick mode) with varied line lengths: mostly code-like, some long, a few minified-size lines. */
 async function ensureBigFile(dir: string): Promise<string> {
   const file = join(dir, 'big.txt')
   const done = join(dir, 'big.txt.done')
@@ -92,12 +93,13 @@ async function fsRead64k(file: string, from: 'start' | 'end'): Promise<void> {
 
 // Peak memory growth of a fresh process doing one thing to the file, sampled every 2 ms.
 const MEMORY_CHILD = `
-const [mode, file, readFileModule, snapshotsModule] = process.argv.slice(2)
+const [mode, file, readFileModule, toolContextModule] = process.argv.slice(2)
 const { createReadStream } = await import('node:fs')
 const { createHash } = await import('node:crypto')
 const { dirname, basename } = await import('node:path')
 const tool = mode === 'tool' ? (await import(readFileModule)).readFileTool : null
-const { SnapshotStore } = await import(snapshotsModule)
+// The context every test runs a tool with (the strict path rules, a fresh snapshot store).
+const { makeToolContext } = await import(toolContextModule)
 globalThis.gc?.()
 await new Promise((r) => setTimeout(r, 50))
 const base = process.memoryUsage()
@@ -109,8 +111,8 @@ const timer = setInterval(() => {
   peakHeap = Math.max(peakHeap, m.heapUsed + m.external)
 }, 2)
 if (mode === 'tool') {
-  const snapshots = new SnapshotStore()
-  const ctx = { workspace: dirname(file), pathRules: STRICT_RULES, signal: new AbortController().signal, snapshots, outputDir: dirname(file), callId: 'm', onProgress: () => {} }
+  const ctx = makeToolContext(dirname(file), { callId: 'm' })
+  const snapshots = ctx.snapshots
   const first = await tool.execute({ path: basename(file), limit: 200 }, ctx)
   await snapshots.settled(file)
   const again = await tool.execute({ path: basename(file), limit: 1 }, ctx)
@@ -136,7 +138,7 @@ async function memoryGrowth(
 ): Promise<{ rss: number; heap: number }> {
   const child = spawn(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', script, mode, file, readFileModule, snapshotsModule],
+    ['--expose-gc', '--import', 'tsx', script, mode, file, readFileModule, toolContextModule],
     { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] },
   )
   let out = ''
@@ -170,7 +172,7 @@ export const benchmarks: Benchmark[] = [
       const headMs = median(await timeRuns(RUNS, () => run('head', ['-n', '200', file])))
       results.push(
         result(
-          'read-file: lines 1-200 of 1 GiB, first call in the process (vs head -n 200)',
+          `read-file: lines 1-200 of ${SIZE}, first call in the process (vs head -n 200)`,
           coldMs,
           headMs,
           'ms',
@@ -186,7 +188,7 @@ export const benchmarks: Benchmark[] = [
       const fresh: number[] = []
       const indexedAfterPause: number[] = []
       const pause = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 200))
-      for (let i = 0; i < 7; i++) {
+      for (let i = 0; i < sized(7, 2); i++) {
         const at = new Date(Date.now() + (i + 1) * 1000)
         await fs.utimes(file, at, at)
         await pause()
@@ -201,7 +203,7 @@ export const benchmarks: Benchmark[] = [
       }
       results.push(
         result(
-          'read-file: lines 1-200 of 1 GiB, not indexed yet (vs head -n 200)',
+          `read-file: lines 1-200 of ${SIZE}, not indexed yet (vs head -n 200)`,
           median(fresh),
           headMs,
           'ms',
@@ -213,7 +215,7 @@ export const benchmarks: Benchmark[] = [
       )
       results.push(
         result(
-          'read-file: lines 1-200 of 1 GiB, not indexed yet (vs indexed, same conditions)',
+          `read-file: lines 1-200 of ${SIZE}, not indexed yet (vs indexed, same conditions)`,
           median(fresh),
           median(indexedAfterPause),
           'ms',
@@ -224,13 +226,13 @@ export const benchmarks: Benchmark[] = [
         await timeRuns(RUNS, () => readFileTool.execute({ path: 'big.txt', limit: 200 }, ctx)),
       )
       results.push(
-        result('read-file: lines 1-200 of 1 GiB, indexed (vs head -n 200)', hotMs, headMs, 'ms', {
+        result(`read-file: lines 1-200 of ${SIZE}, indexed (vs head -n 200)`, hotMs, headMs, 'ms', {
           maxValue: 10,
           text: '< 10 ms',
         }),
       )
       const rawMs = median(await timeRuns(RUNS, () => fsRead64k(file, 'start')))
-      results.push(result('read-file: lines 1-200 of 1 GiB (vs fs.read 64 KiB)', hotMs, rawMs, 'ms'))
+      results.push(result(`read-file: lines 1-200 of ${SIZE} (vs fs.read 64 KiB)`, hotMs, rawMs, 'ms'))
 
       const probe = await readFileTool.execute({ path: 'big.txt', limit: 1 }, ctx)
       const total = probe.metadata?.totalLines
@@ -244,21 +246,26 @@ export const benchmarks: Benchmark[] = [
       )
       const tailMs = median(await timeRuns(RUNS, () => run('tail', ['-n', '200', file])))
       results.push(
-        result('read-file: last 200 lines of 1 GiB (vs tail -n 200)', lastMs, tailMs, 'ms', {
+        result(`read-file: last 200 lines of ${SIZE} (vs tail -n 200)`, lastMs, tailMs, 'ms', {
           maxRatio: 1.5,
           text: 'ratio <= 1.5',
         }),
       )
       const rawTailMs = median(await timeRuns(RUNS, () => fsRead64k(file, 'end')))
       results.push(
-        result('read-file: last 200 lines of 1 GiB (vs fs.read of the last 64 KiB)', lastMs, rawTailMs, 'ms'),
+        result(
+          `read-file: last 200 lines of ${SIZE} (vs fs.read of the last 64 KiB)`,
+          lastMs,
+          rawTailMs,
+          'ms',
+        ),
       )
 
       const shaStart = performance.now()
       await run('sha256sum', [file])
       const shaMs = performance.now() - shaStart
       results.push(
-        result('read-file: background hash + line index of 1 GiB (vs sha256sum)', indexMs, shaMs, 'ms'),
+        result(`read-file: background hash + line index of ${SIZE} (vs sha256sum)`, indexMs, shaMs, 'ms'),
       )
 
       const script = join(dir, 'memory-child.mjs')
@@ -267,7 +274,7 @@ export const benchmarks: Benchmark[] = [
       const streamed = await memoryGrowth(script, 'stream', file)
       results.push(
         result(
-          'read-file: peak RSS growth, 1 GiB read + index (vs stream hash)',
+          `read-file: peak RSS growth, ${SIZE} read + index (vs stream hash)`,
           ours.rss,
           streamed.rss,
           'MB',

@@ -10,7 +10,7 @@ import { applyRewind, planRewind } from '../src/main/session/rewind'
 import { withRewindSession } from '../src/main/session/rewind-session'
 import { recordSession } from '../src/main/session/test-fixtures/recorded-session'
 import { writeFileAtomic } from '../src/main/fs/atomic-write'
-import { median, result, type Benchmark, type BenchResult } from './harness'
+import { median, result, sized, type Benchmark, type BenchResult } from './harness'
 
 /**
  * Undo and rewind (issue 14), each figure against its baseline in the same run:
@@ -56,7 +56,7 @@ async function perWrite(): Promise<BenchResult[]> {
     )
     const file = join(dir, 'big.txt')
     const plain = join(dir, 'plain.txt')
-    const versions = versionsOf(61)
+    const versions = versionsOf(sized(61, 6))
     await writeFile(file, versions[0] as Buffer)
     await writeFile(plain, versions[0] as Buffer)
     const writeOnly: number[] = []
@@ -100,11 +100,13 @@ async function perWrite(): Promise<BenchResult[]> {
   }
 }
 
+const EDITS = sized(1000, 20)
+
 async function diskUse(): Promise<BenchResult[]> {
   const dir = await mkdtemp(join(tmpdir(), 'lanes-bench-rewind-'))
   try {
     const store = await PreimageStore.open(dir)
-    const versions = versionsOf(1000)
+    const versions = versionsOf(EDITS)
     // As write_file keeps them: each edit's content before (the previous one's after) and after.
     for (let i = 1; i < versions.length; i++) {
       await store.put('big.txt', versions[i - 1] as Buffer)
@@ -121,18 +123,18 @@ async function diskUse(): Promise<BenchResult[]> {
     await store.close()
     if (!last.equals(versions.at(-1) as Buffer)) throw new Error('the store returned a wrong content')
     return [
-      result('rewind: store size after 1000 edits of a 1 MB file', used / MB, 1, 'MB', {
+      result(`rewind: store size after ${EDITS} edits of a 1 MB file`, used / MB, 1, 'MB', {
         maxRatio: 5,
         text: 'ratio < 5 (vs the file size)',
       }),
-      result('rewind: read back the 1000th version of the 1 MB file', readMs, 1, 'ms'),
+      result(`rewind: read back the ${EDITS}th version of the 1 MB file`, readMs, 1, 'ms'),
     ]
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
 }
 
-const FILES = 100
+const FILES = sized(100, 10)
 const FILE_BYTES = 32 * 1024
 
 function run(command: string, args: string[]): Promise<void> {
@@ -144,7 +146,7 @@ function run(command: string, args: string[]): Promise<void> {
 }
 
 async function rewind100(): Promise<BenchResult[]> {
-  const rounds = 9
+  const rounds = sized(9, 1)
   const ms = { rewind: [] as number[], open: [] as number[], plan: [] as number[], apply: [] as number[] }
   const cpMs: number[] = []
   const cpSyncMs: number[] = []

@@ -9,7 +9,7 @@ import { runInPty } from '../src/main/tools/bash/pty-runner'
 import { prepareSandbox, sandboxSupport, type SandboxLaunch } from '../src/main/tools/bash/sandbox/launch'
 import { ripgrepArgs } from '../src/main/tools/grep/ripgrep'
 import { ensureTree, RARE_PATTERN } from './gen-tree'
-import { median, result, type Benchmark, type BenchResult } from './harness'
+import { median, QUICK, result, sized, type Benchmark, type BenchResult } from './harness'
 
 /**
  * The sandbox and the exit, side by side in one run (issue 12, points 1 and 9); runs alternate so a shared
@@ -24,8 +24,8 @@ import { median, result, type Benchmark, type BenchResult } from './harness'
  *   against ripgrep run directly with the same arguments.
  */
 
-const RUNS = Number(process.env.LANES_BENCH_RUNS ?? 21)
-const CLI_RUNS = Number(process.env.LANES_BENCH_RUNS ?? 9)
+const RUNS = Number(process.env.LANES_BENCH_RUNS ?? sized(21, 2))
+const CLI_RUNS = Number(process.env.LANES_BENCH_RUNS ?? sized(9, 1))
 const here = fileURLToPath(new URL('.', import.meta.url))
 const cliEntry = join(here, '..', 'bin', 'lanes.js')
 const built = join(here, '..', 'out', 'main', 'cli.js')
@@ -260,7 +260,8 @@ export const benchmarks: Benchmark[] = [
         const plainExits: number[] = []
         const greps: number[] = []
         const rgs: number[] = []
-        await lanesRun(tree.root, sessions)
+        // A warm-up run (page cache, the CLI's compiled code), left out in quick mode: each run starts a process.
+        if (!QUICK) await lanesRun(tree.root, sessions)
         for (let i = 0; i < CLI_RUNS; i++) {
           const cli = await lanesRun(tree.root, sessions)
           exits.push(cli.exitMs)

@@ -1,5 +1,5 @@
 import { TurnScheduler, type SchedulerMode } from '../src/main/agent/scheduler'
-import { median, result, type Benchmark } from './harness'
+import { median, result, sized, type Benchmark } from './harness'
 
 /**
  * Scheduler overhead: turns of fake tools with known durations. The baseline is the ideal critical path of
@@ -91,7 +91,7 @@ export const benchmarks: Benchmark[] = [
         const walls: number[] = []
         const ideals: number[] = []
         const overheads: number[] = []
-        for (let round = 0; round < 25; round++) {
+        for (let round = 0; round < sized(25, 3); round++) {
           for (const shape of shapes) {
             const { wall, ideal } = await runTurn(mode, shape)
             walls.push(wall)

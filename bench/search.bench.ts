@@ -6,7 +6,7 @@ import { grepTool } from '../src/main/tools/grep'
 import { ripgrepArgs } from '../src/main/tools/grep/ripgrep'
 import type { ToolContext, ToolResult } from '../src/main/tools/tool'
 import { ensureTree, MODERATE_PATTERN, RARE_PATTERN } from './gen-tree'
-import { median, result, type Benchmark, type BenchResult } from './harness'
+import { median, result, sized, type Benchmark, type BenchResult } from './harness'
 import { makeToolContext } from '../src/main/tools/test-fixtures/tool-context'
 
 /**
@@ -17,8 +17,8 @@ import { makeToolContext } from '../src/main/tools/test-fixtures/tool-context'
  */
 
 // Runs per side: grep reads the whole tree (seconds on a shared machine), glob stops early (milliseconds).
-const GREP_RUNS = Number(process.env.LANES_BENCH_RUNS ?? 11)
-const GLOB_RUNS = Number(process.env.LANES_BENCH_RUNS ?? 41)
+const GREP_RUNS = Number(process.env.LANES_BENCH_RUNS ?? sized(11, 2))
+const GLOB_RUNS = Number(process.env.LANES_BENCH_RUNS ?? sized(41, 3))
 const GLOB_CAP = 1000
 
 const context = (workspace: string): ToolContext => makeToolContext(workspace, { callId: 'bench' })
@@ -77,10 +77,24 @@ function fastGlobStream(pattern: string, options: fg.Options, cap: number): Prom
   })
 }
 
-async function expectOk(run: Promise<ToolResult>): Promise<ToolResult> {
+async function expectOk(run: Promise<ToolResult>, walker?: 'ripgrep' | 'fast-glob'): Promise<ToolResult> {
   const r = await run
   if (r.isError) throw new Error(`tool failed in the benchmark: ${r.output}`)
+  if (walker !== undefined && r.metadata?.walker !== walker)
+    throw new Error(`glob walked with ${String(r.metadata?.walker)}, not ${walker}`)
   return r
+}
+
+/** `fn` run with no ripgrep binary to be found (LANES_RG_PATH names none), as on a machine without one. */
+async function withoutRipgrep<T>(fn: () => Promise<T>): Promise<T> {
+  const saved = process.env.LANES_RG_PATH
+  process.env.LANES_RG_PATH = '/nonexistent/rg'
+  try {
+    return await fn()
+  } finally {
+    if (saved === undefined) delete process.env.LANES_RG_PATH
+    else process.env.LANES_RG_PATH = saved
+  }
 }
 
 export const benchmarks: Benchmark[] = [
@@ -129,7 +143,7 @@ export const benchmarks: Benchmark[] = [
       }
       const capped = await sideBySide(
         GLOB_RUNS,
-        () => expectOk(globTool.execute({ pattern: '**/*.ts' }, ctx)),
+        () => expectOk(globTool.execute({ pattern: '**/*.ts' }, ctx), 'ripgrep'),
         () => fastGlobStream('**/*.ts', globOptions, GLOB_CAP),
       )
       out.push(
@@ -141,7 +155,7 @@ export const benchmarks: Benchmark[] = [
       // A pattern with few matches walks the whole tree on both sides.
       const fullWalk = await sideBySide(
         GLOB_RUNS,
-        () => expectOk(globTool.execute({ pattern: '**/README.md' }, ctx)),
+        () => expectOk(globTool.execute({ pattern: '**/README.md' }, ctx), 'ripgrep'),
         () => fastGlobStream('**/README.md', globOptions, GLOB_CAP),
       )
       out.push(
@@ -150,7 +164,24 @@ export const benchmarks: Benchmark[] = [
           text: 'ratio <= 1.2',
         }),
       )
-      // For reference only: ripgrep lists files with several threads and applies .gitignore (skips dist/).
+      // The walker glob falls back to where no ripgrep binary runs: fast-glob itself, behind the same matching.
+      const noRipgrep = await withoutRipgrep(() =>
+        sideBySide(
+          GLOB_RUNS,
+          () => expectOk(globTool.execute({ pattern: '**/README.md' }, ctx), 'fast-glob'),
+          () => fastGlobStream('**/README.md', globOptions, GLOB_CAP),
+        ),
+      )
+      out.push(
+        result(
+          'glob **/README.md (full walk, no ripgrep: fast-glob walks) vs fast-glob direct',
+          noRipgrep.tool,
+          noRipgrep.baseline,
+          'ms',
+          { maxRatio: 1.2, text: 'ratio <= 1.2' },
+        ),
+      )
+      // ripgrep lists files with several threads and applies .gitignore (skips dist/); glob lists dist/ too.
       const rgFiles = await sideBySide(
         GLOB_RUNS,
         () => expectOk(globTool.execute({ pattern: '**/*.ts' }, ctx)),
@@ -166,7 +197,7 @@ export const benchmarks: Benchmark[] = [
       )
       const rgFull = await sideBySide(
         GLOB_RUNS,
-        () => expectOk(globTool.execute({ pattern: '**/README.md' }, ctx)),
+        () => expectOk(globTool.execute({ pattern: '**/README.md' }, ctx), 'ripgrep'),
         () => runRipgrep(rgPath, ['--files', '-g', 'README.md'], tree.root),
       )
       out.push(
@@ -175,6 +206,7 @@ export const benchmarks: Benchmark[] = [
           rgFull.tool,
           rgFull.baseline,
           'ms',
+          { maxRatio: 1.2, text: 'ratio <= 1.2' },
         ),
       )
       return out

@@ -11,7 +11,7 @@ import { loadBashGrammar } from '../src/main/tools/bash/validate'
 import { createToolRegistry } from '../src/main/tools/index'
 import { ToolRegistry } from '../src/main/tools/registry'
 import type { Tool } from '../src/main/tools/tool'
-import { median, percentile, result, type Benchmark, type BenchResult } from './harness'
+import { median, percentile, result, sized, type Benchmark, type BenchResult } from './harness'
 
 /**
  * Streaming vs batch through the whole pipeline: the real SDK streaming from the scripted model at 60
@@ -24,7 +24,7 @@ const TOKENS_PER_SECOND = 60
 type Block = Scenario['turns'][number]['blocks'][number]
 
 const read = (path: string): Block => ({ tool: 'read_file', input: { path } })
-const shapes: { name: string; blocks: Block[] }[] = [
+const allShapes: { name: string; blocks: Block[] }[] = [
   { name: '3 quick reads', blocks: [read('a.ts'), read('b.ts'), read('c.ts')] },
   {
     name: 'slow grep then reads',
@@ -41,6 +41,12 @@ const shapes: { name: string; blocks: Block[] }[] = [
     blocks: [read('big-a.ts'), read('big-b.ts'), { tool: 'bash', input: { command: 'sleep 0.4' } }],
   },
 ]
+
+// Quick mode: one shape of reads, one with a command.
+const shapes = sized(
+  allShapes,
+  [allShapes[0], allShapes[2]].filter((s) => s !== undefined),
+)
 
 /** High-resolution times, by call id: when its block closed, when its tool began and ended executing. */
 interface Clock {
@@ -181,7 +187,7 @@ export const benchmarks: Benchmark[] = [
         await writeFile(join(workspace, f), 'export const value = compute(input)\n'.repeat(200_000))
       // A tree big enough for grep to take a noticeable while.
       const line = 'const value = compute(input) // ordinary source line\n'.repeat(80)
-      for (let d = 0; d < 40; d++) {
+      for (let d = 0; d < sized(40, 4); d++) {
         await mkdir(join(workspace, 'tree', `d${d}`))
         for (let f = 0; f < 100; f++) await writeFile(join(workspace, 'tree', `d${d}`, `f${f}.ts`), line)
       }
@@ -190,13 +196,13 @@ export const benchmarks: Benchmark[] = [
       try {
         // Warm-up, not measured: the first runs compile the code paths (JIT, the bash grammar's caches), which a
         // running app has long done.
-        for (const shape of shapes)
+        for (const shape of sized(shapes, []))
           for (const mode of ['batch', 'streaming'] as const)
             await runShape(workspace, join(base, 'sessions'), shape.blocks, mode)
         for (const shape of shapes) {
           const achieved: number[] = []
           const predicted: number[] = []
-          for (let rep = 0; rep < 5; rep++) {
+          for (let rep = 0; rep < sized(5, 1); rep++) {
             const batch = await runShape(workspace, join(base, 'sessions'), shape.blocks, 'batch')
             const streaming = await runShape(workspace, join(base, 'sessions'), shape.blocks, 'streaming')
             achieved.push(batch.wall - streaming.wall)

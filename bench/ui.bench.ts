@@ -3,11 +3,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core'
 import type { SessionEvent } from '../src/shared/events'
-import { percentile, result, type Benchmark, type BenchResult } from './harness'
+import { percentile, result, sized, type Benchmark, type BenchResult } from './harness'
 import { generateSession } from './ui/generate-session'
 import { mockInitScript } from './ui/mock-api'
 import { mockData } from './ui/preview'
-import { buildRenderer, chromiumExecutable, serveDir } from './ui/renderer-server'
+import { benchRenderer, chromiumExecutable, serveDir } from './ui/renderer-server'
 
 /**
  * The renderer on a generated 10,000-event session, in a real Chromium: the production build of the real
@@ -24,10 +24,11 @@ import { buildRenderer, chromiumExecutable, serveDir } from './ui/renderer-serve
  * a slower timer here). The baselines are idle frames measured the same way in the same page.
  */
 
-const EVENTS = 10_000
-const THROUGHPUT_EVENTS = 3_000
-const FRAMES = 240
-const REPEATS = 3
+const EVENTS = sized(10_000, 1_000)
+const THROUGHPUT_EVENTS = sized(3_000, 40)
+const FRAMES = sized(240, 24)
+const REPEATS = sized(3, 1)
+const LABEL = sized('10k', '1k')
 
 async function openSession(
   page: Page,
@@ -223,10 +224,7 @@ async function run(cacheDir: string): Promise<BenchResult[]> {
   const events = JSON.parse(json) as SessionEvent[]
   const small = JSON.stringify(generateSession({ events: 100 }))
 
-  // Built every run: the figures must be of the renderer as it is now.
-  const outDir = join(cacheDir, 'renderer')
-  await buildRenderer(outDir)
-  const server = await serveDir(outDir)
+  const server = await serveDir(await benchRenderer(cacheDir))
   const browser: Browser = await chromium.launch({
     executablePath: chromiumExecutable(),
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
@@ -242,7 +240,7 @@ async function run(cacheDir: string): Promise<BenchResult[]> {
     // First paint: the 10,000-event log against a 100-event one, alternated, median of 5 each.
     const big: number[] = []
     const tiny: number[] = []
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < sized(5, 1); i++) {
       for (const [list, text] of [
         [big, json],
         [tiny, small],
@@ -254,7 +252,7 @@ async function run(cacheDir: string): Promise<BenchResult[]> {
     }
     results.push(
       result(
-        'ui: first paint of the replay view, 10k events',
+        `ui: first paint of the replay view, ${LABEL} events`,
         percentile(big, 50),
         percentile(tiny, 50),
         'ms',
@@ -273,7 +271,7 @@ async function run(cacheDir: string): Promise<BenchResult[]> {
     const p95s: Record<Action, number[]> = { idle: [], scroll: [], scrub: [], jump: [] }
     // A warm-up of each first (not counted): the first frames of an interaction also compile its code.
     process.stderr.write('  frames, warm-up\n')
-    for (const action of ['scroll', 'scrub', 'jump'] as const) await runFrames(page, action, 60)
+    for (const action of ['scroll', 'scrub', 'jump'] as const) await runFrames(page, action, sized(60, 12))
     let scroll: Awaited<ReturnType<typeof frameTimes>> | undefined
     for (let i = 0; i < REPEATS; i++) {
       process.stderr.write(`  frames, run ${i + 1} of ${REPEATS}: idle, scroll, scrub, jump\n`)
@@ -288,13 +286,13 @@ async function run(cacheDir: string): Promise<BenchResult[]> {
     const median = (values: number[]): number => percentile(values, 50)
     const idleP95 = median(p95s.idle)
     results.push(
-      result('ui: transcript scroll p95 frame, 10k events', median(p95s.scroll), idleP95, 'ms', {
+      result(`ui: transcript scroll p95 frame, ${LABEL} events`, median(p95s.scroll), idleP95, 'ms', {
         maxValue: 16.7,
         text: `p95 < 16.7 ms, median of ${REPEATS} runs (baseline: idle frames)`,
       }),
     )
     results.push(
-      result('ui: replay scrub p95 frame, 10k events', median(p95s.scrub), idleP95, 'ms', {
+      result(`ui: replay scrub p95 frame, ${LABEL} events`, median(p95s.scrub), idleP95, 'ms', {
         maxValue: 16.7,
         text: `p95 < 16.7 ms, median of ${REPEATS} runs (baseline: idle frames)`,
       }),
@@ -302,7 +300,7 @@ async function run(cacheDir: string): Promise<BenchResult[]> {
     // A position on its own rebuilds both panes in one frame: a response, judged by the 100 ms budget for
     // answering a click (RAIL), with the frame budget as its baseline.
     results.push(
-      result('ui: replay jump p95 frame, both panes, 10k events', median(p95s.jump), 16.7, 'ms', {
+      result(`ui: replay jump p95 frame, both panes, ${LABEL} events`, median(p95s.jump), 16.7, 'ms', {
         maxValue: 100,
         text: `p95 < 100 ms, median of ${REPEATS} runs, a response to a click (baseline: one frame)`,
       }),

@@ -1,50 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { loadBashGrammar, MAX_COMMAND_BYTES, validateBashCommand } from '../src/main/tools/bash/validate'
-import { percentile, result, type Benchmark } from './harness'
+import { bashCommand, loadCorpus, type BashCase } from '../src/main/test-fixtures/corpus'
+import { percentile, result, sized, type Benchmark } from './harness'
 
 /**
  * Bash validator latency (DESIGN 2.1: it runs on every bash call, before approval). Each command is timed
  * on its own (see `measure`), after the grammar is loaded and a warm-up, interleaved with the baseline on
  * the same string in the same loop so machine load hits both alike. Baseline: a trivial regex-only tokenizer pass (split
  * into quoted strings and bare words, then test for shell metacharacters), the least any checker does.
+ * The commands: the hostile command sample the tests use (src/main/test-fixtures/corpus).
  */
-
-const here = dirname(fileURLToPath(import.meta.url))
-const corpusFile = join(here, '..', '..', 'shared', 'corpus', 'bash-sample.json')
-
-interface CorpusCase {
-  cmd: string | null
-  cmd_prefix?: string
-  cmd_repeat?: [string, number]
-  cmd_suffix?: string
-}
-
-/** Used when the shared corpus is not next to the repository (the figure's name says so). */
-const FALLBACK = [
-  'ls -la src',
-  'npm test -- --watch=false',
-  "grep -rn 'a|b' src",
-  'git log --oneline -n 20',
-  'ls | wc -l',
-  'echo hi >> ~/.bashrc',
-  "git -c alias.x='!rm -rf .' x",
-  "find . -execdir sh -c 'id' ';'",
-  'rm -rf build',
-  "sed '1e rm -rf build' notes.txt",
-]
-
-function corpusCommands(): { commands: string[]; source: string } {
-  if (!existsSync(corpusFile)) return { commands: FALLBACK, source: 'built-in sample' }
-  const cases = JSON.parse(readFileSync(corpusFile, 'utf8')) as CorpusCase[]
-  const commands = cases.map((c) => {
-    if (c.cmd !== null) return c.cmd
-    const [segment, count] = c.cmd_repeat ?? ['', 0]
-    return (c.cmd_prefix ?? '') + segment.repeat(count) + (c.cmd_suffix ?? '')
-  })
-  return { commands, source: 'corpus' }
-}
 
 let sink = 0
 
@@ -106,16 +70,17 @@ export const benchmarks: Benchmark[] = [
     name: 'validator-latency',
     async run() {
       await loadBashGrammar()
-      const { commands: all, source } = corpusCommands()
       // The corpus's 100 KB input is refused by its length before any work; timing a regex over it would
       // only inflate the baseline.
-      const commands = all.filter((command) => Buffer.byteLength(command) <= MAX_COMMAND_BYTES)
-      const label = `${source === 'corpus' ? 'corpus' : 'builtin'}, ${commands.length} cmds`
-      measure(commands, 20)
-      const corpus = measure(commands, 200)
+      const commands = loadCorpus<BashCase>('bash-sample')
+        .map(bashCommand)
+        .filter((command) => Buffer.byteLength(command) <= MAX_COMMAND_BYTES)
+      const label = `corpus, ${commands.length} cmds`
+      measure(commands, sized(20, 1))
+      const corpus = measure(commands, sized(200, 3))
       const large = largeCommands()
-      measure(large, 3)
-      const big = measure(large, 30)
+      measure(large, sized(3, 1))
+      const big = measure(large, sized(30, 2))
       if (sink < 0) throw new Error('unreachable')
       const us = (xs: number[], p: number): number => percentile(xs, p) * 1000
       return [

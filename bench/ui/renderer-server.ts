@@ -1,10 +1,11 @@
 import react from '@vitejs/plugin-react'
 import { execFileSync } from 'node:child_process'
-import { createReadStream, existsSync, statSync } from 'node:fs'
+import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { extname, join, normalize, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'vite'
+import { QUICK } from '../harness'
 
 const repo = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -20,6 +21,40 @@ export async function buildRenderer(outDir: string): Promise<void> {
     logLevel: 'warn',
     build: { outDir, emptyOutDir: true, minify: true },
   })
+}
+
+/** The newest modification time of any file below `dir` (0 if it does not exist). */
+function newestBelow(dir: string): number {
+  if (!existsSync(dir)) return 0
+  let newest = 0
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true }))
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs)
+  return newest
+}
+
+/**
+ * The app's own renderer build (`npm run build`, out/renderer) when it is newer than every source it is built from,
+ * else null. Its index.html loads no preload (the web host injects one), so the bench's `window.api` works with it.
+ */
+function freshAppRenderer(): string | null {
+  const out = resolve(repo, 'out/renderer')
+  const index = join(out, 'index.html')
+  if (!existsSync(index)) return null
+  const sources = ['src/renderer', 'src/shared', 'src/preload'].map((dir) => newestBelow(resolve(repo, dir)))
+  return statSync(index).mtimeMs > Math.max(...sources) ? out : null
+}
+
+/**
+ * The renderer a benchmark serves: built into `<cacheDir>/renderer` on every run (the figures must be of the renderer
+ * as it is now). Quick mode takes the app's own build when it is up to date instead: `npm test` builds just before it
+ * runs the benchmarks, and a build takes a minute on two busy cores.
+ */
+export async function benchRenderer(cacheDir: string): Promise<string> {
+  const fresh = QUICK ? freshAppRenderer() : null
+  if (fresh !== null) return fresh
+  const outDir = join(cacheDir, 'renderer')
+  await buildRenderer(outDir)
+  return outDir
 }
 
 const TYPES: Record<string, string> = {

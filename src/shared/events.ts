@@ -126,7 +126,14 @@ export const StopDetails = z.object({
 export type StopDetails = z.infer<typeof StopDetails>
 
 /** Why a model request is tried again (DESIGN 9 retries). */
-export const RetryReason = z.enum(['overloaded', 'rate_limited', 'server_error', 'connection_lost'])
+/** `unreachable`: no connection to the API could be made; `connection_lost`: one was made, then dropped. */
+export const RetryReason = z.enum([
+  'overloaded',
+  'rate_limited',
+  'server_error',
+  'connection_lost',
+  'unreachable',
+])
 export type RetryReason = z.infer<typeof RetryReason>
 
 /**

@@ -33,9 +33,12 @@ describe('model client: failures and retries', () => {
         { blocks: [{ text: 'third' }] },
       ],
     })
-    const req = request()
+    const reasons: string[] = []
+    const req = request({ onRetry: (info) => reasons.push(info.reason) })
     const result = await createModelClient({ baseUrl: model.baseUrl, retryBaseDelayMs: 5 }).streamTurn(req)
     expect(result.content).toEqual([{ type: 'text', text: 'third' }])
+    // The dropped stream had a connection (the API answered), so it was lost; not "unreachable".
+    expect(reasons[1]).toBe('connection_lost')
     expect(
       req.events
         .filter((e) => e.type === 'text')
@@ -206,7 +209,8 @@ describe('model client: failures and retries', () => {
     expect(error.message).toMatch(/Could not reach the model API at http:\/\/127\.0\.0\.1/)
     expect(error.message).toMatch(/connection refused/)
     // Numbered as the user reads them: the attempt about to be made, of how many in all.
-    expect(retries).toEqual(['2 of 3: connection_lost', '3 of 3: connection_lost'])
+    // No connection was ever made: none is said to be lost.
+    expect(retries).toEqual(['2 of 3: unreachable', '3 of 3: unreachable'])
   })
 
   it('tells each retry with the attempt about to be made and why; an error event before content counts', async () => {

@@ -29,11 +29,19 @@ export class ModelError extends Error {
   partial: TurnResult | undefined
   /** The server asked us to wait longer than we do: the time (epoch ms) it can be tried again. */
   retryAt: number | undefined
+  /** A network failure before any answer came: no connection was ever made, so none was "lost". */
+  readonly unreachable: boolean
 
   constructor(
     kind: ModelErrorKind,
     message: string,
-    extra: { status?: number; retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {},
+    extra: {
+      status?: number
+      retryable?: boolean
+      retryAfterMs?: number
+      cause?: unknown
+      unreachable?: boolean
+    } = {},
   ) {
     super(message, extra.cause !== undefined ? { cause: extra.cause } : undefined)
     // Callers that test for an abort by name (`e.name === 'AbortError'`) recognise a stop.
@@ -44,6 +52,7 @@ export class ModelError extends Error {
     this.retryAfterMs = extra.retryAfterMs
     this.partial = undefined
     this.retryAt = undefined
+    this.unreachable = extra.unreachable ?? false
   }
 }
 
@@ -97,7 +106,16 @@ function parseRetryAfter(headers: Headers | undefined): number | undefined {
  * Turns whatever the SDK or fetch threw into a ModelError a person can act on: SDK errors, fetch's TypeError
  * ("fetch failed", "terminated"), socket errors, a SyntaxError from an SSE line that is not JSON.
  */
-export function classify(e: unknown, ctx: { where: string; model: string; started: boolean }): ModelError {
+export function classify(
+  e: unknown,
+  ctx: {
+    where: string
+    model: string
+    started: boolean
+    /** The API had answered (status and headers) before the failure; `started` implies it. */
+    connected?: boolean
+  },
+): ModelError {
   if (e instanceof APIUserAbortError) return abortError()
   if (!(e instanceof Error))
     return new ModelError('server', `The model request failed: ${String(e)}`, { cause: e })
@@ -109,10 +127,11 @@ export function classify(e: unknown, ctx: { where: string; model: string; starte
   }
   if (e instanceof APIConnectionError || !(e instanceof APIError)) {
     const cause = describeCause(e)
-    const message = ctx.started
+    const connected = ctx.connected ?? ctx.started
+    const message = connected
       ? `The connection to the model was lost${cause ? ` (${cause})` : ''}.`
       : `Could not reach the model API at ${ctx.where}${cause ? ` (${cause})` : ''}. Check the internet connection, a proxy or firewall, or the base URL in Settings.`
-    return new ModelError('network', message, { retryable: true, cause: e })
+    return new ModelError('network', message, { retryable: true, cause: e, unreachable: !connected })
   }
   const status = e.status
   const apiMessage = e.apiMessage ?? undefined
@@ -216,7 +235,7 @@ export function retryReason(error: ModelError): RetryReason {
     case 'rate_limit':
       return 'rate_limited'
     case 'network':
-      return 'connection_lost'
+      return error.unreachable ? 'unreachable' : 'connection_lost'
     default:
       return 'server_error'
   }

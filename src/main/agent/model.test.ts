@@ -1,9 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { createModelClient, DEFAULT_MODEL, type TurnRequest } from './model'
+import { argsRaw, loadCorpus, type ArgsCase } from '../test-fixtures/corpus'
 import { useTempDir } from '../test-fixtures/temp-dir'
 import { request, useScriptedModels } from './test-fixtures/model-client'
 
@@ -81,15 +81,7 @@ describe('model client', () => {
       '{"a": "\u0000\u001b[31m\u2028\ud800"}',
       `{"x": ${'['.repeat(5000)}${']'.repeat(5000)}}`,
     ]
-    const corpusFile = fileURLToPath(new URL('../../../../shared/corpus/args-sample.json', import.meta.url))
-    const corpus = existsSync(corpusFile)
-      ? (
-          JSON.parse(readFileSync(corpusFile, 'utf8')) as {
-            raw: string | null
-            raw_build?: [string, number][]
-          }[]
-        ).map((c) => c.raw ?? (c.raw_build ?? []).map(([segment, count]) => segment.repeat(count)).join(''))
-      : []
+    const corpus = loadCorpus<ArgsCase>('args-sample').map(argsRaw)
     const raws = [...own, ...corpus]
     const model = await serve({
       turns: [{ blocks: raws.map((rawInput) => ({ tool: 'read_file', rawInput })) }],

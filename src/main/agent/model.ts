@@ -154,9 +154,12 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
         controller.abort()
       }, idleTimeoutMs)
     }
+    // The API answered (status and headers came back): from here a network failure lost a connection.
+    let connected = false
     try {
       armIdle()
       const stream = await (client as Anthropic).messages.create(params, { signal: controller.signal })
+      connected = true
       for await (const event of stream) {
         armIdle()
         turn.apply(event as RawMessageStreamEvent, req.onEvent)
@@ -165,7 +168,9 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
       if (e instanceof ListenerError) throw e
       if (req.signal.aborted) throw abortError()
       if (stalled) throw stalledError(idleTimeoutMs, e)
-      throw e instanceof ModelError ? e : classify(e, { where, model, started: turn.started })
+      throw e instanceof ModelError
+        ? e
+        : classify(e, { where, model, started: turn.started, connected: connected || turn.started })
     } finally {
       clearTimeout(idle)
       req.signal.removeEventListener('abort', onAbort)

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { startScriptedModel, type ScriptedModel } from '../agent/scripted-model'
-import { sandboxSupport } from '../tools/bash/sandbox/launch'
+import { sandboxMissing } from '../tools/bash/test-fixtures/sandbox'
 
 /**
  * `lanes web` as a real process, with a real approved command running, taken down the ways a host goes down:
@@ -147,7 +147,7 @@ describe.skipIf(process.platform !== 'linux')('a browser-mode host that goes dow
 
   // A SIGKILLed host runs no code at all: its commands end because the sandbox they run in dies with its
   // parent (bubblewrap's --die-with-parent, the whole PID namespace with it).
-  it.skipIf(!sandboxSupport().available)(
+  it.skipIf(sandboxMissing('the SIGKILLed host test') !== null)(
     'kills the running sandboxed command even when it is SIGKILLed',
     async () => {
       const child = await hostRunningSleep()

@@ -1,6 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { MAX_ARGS_BYTES, parseToolArgs } from './args'
@@ -13,20 +10,8 @@ import {
   WriteFileInput,
   toolInputSchemas,
 } from './schemas'
+import { argsRaw, loadCorpus, type ArgsCase } from '../test-fixtures/corpus'
 import { drawPieces, seededInts } from '../test-fixtures/seeded'
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
-const corpusFile = path.resolve(repoRoot, '..', 'shared', 'corpus', 'args-sample.json')
-
-interface ArgsCase {
-  raw: string | null
-  raw_build?: Array<[string, number]>
-  tool: keyof typeof toolInputSchemas
-  expect: 'repair' | 'reject'
-  parsed?: unknown
-  why: string
-  category: string
-}
 
 function accepted(
   raw: string,
@@ -46,17 +31,12 @@ function rejected(raw: string, schema: z.ZodType, opts?: { truncated?: boolean }
 }
 
 describe('parseToolArgs: the shared corpus', () => {
-  const cases: ArgsCase[] = existsSync(corpusFile)
-    ? (JSON.parse(readFileSync(corpusFile, 'utf8')) as ArgsCase[])
-    : []
-  if (cases.length === 0) {
-    it.skip(`corpus not found at ${corpusFile}`, () => {})
-    return
-  }
+  const cases = loadCorpus<ArgsCase>('args-sample')
   for (const [index, c] of cases.entries()) {
     it(`#${index} ${c.category}: ${c.expect}s ${JSON.stringify(c.raw ?? '<built>').slice(0, 50)} (${c.why.slice(0, 50)})`, () => {
-      const raw = c.raw ?? (c.raw_build ?? []).map(([segment, count]) => segment.repeat(count)).join('')
-      const schema = toolInputSchemas[c.tool]
+      const raw = argsRaw(c)
+      const schema = toolInputSchemas[c.tool as keyof typeof toolInputSchemas]
+      expect(schema, `the corpus names an unknown tool: ${c.tool}`).toBeDefined()
       if (c.expect === 'repair') {
         expect(accepted(raw, schema).value).toEqual(c.parsed)
       } else {

@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process'
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import fastGlob from 'fast-glob'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { braceExpansions, globTool, insideChecker } from './glob'
+import { ripgrepFilesArgs } from './glob/walk'
 import type { ToolResult } from './tool'
 import { makeToolContext } from './test-fixtures/tool-context'
 import { makeWorkspace, removeWorkspaces } from './test-fixtures/workspace'
@@ -271,5 +273,215 @@ describe('insideChecker', () => {
     expect(await check(path.join(ws, 'a', 'missing'))).toBe(false)
     expect(await check(`${ws}-evil`)).toBe(false)
     expect(await check(path.dirname(ws))).toBe(false)
+  })
+})
+
+// glob's folders are read by `rg --files` where it can and by fast-glob otherwise (glob/walk.ts); both must give
+// the same answer, the one fast-glob gave before ripgrep read the folders.
+describe('glob walked by ripgrep and by fast-glob', () => {
+  const secret = 'API_KEY=sk-live-do-not-show'
+  const names = [
+    'README.md',
+    'src/a.ts',
+    'src/b.js',
+    'src/deep/er/c.ts',
+    // Ignore files are not applied: glob answers which files exist.
+    '.gitignore',
+    '.ignore',
+    '.rgignore',
+    'ignored.txt',
+    'build/out.js',
+    // Hidden files and folders are listed, secret ones by name only.
+    '.hidden/x.ts',
+    '.env',
+    '.env.local',
+    // Skipped unless the pattern names them (a `.git` file, as in a submodule, too).
+    '.git/config',
+    '.git/hooks/pre-commit.ts',
+    'sub/.git',
+    'sub/kept.ts',
+    'node_modules/dep/index.js',
+    'pkg/node_modules/dep/index.js',
+    // Names with characters that mean something to a glob, a shell or a line reader.
+    'weird/a b.ts',
+    'weird/[x].ts',
+    'weird/{y}.ts',
+    'weird/q?.ts',
+    'weird/star*.ts',
+    'weird/new\nline.ts',
+    'weird/ünïcödé.ts',
+    'weird/😀.ts',
+    'weird/-dash.ts',
+    'weird/#hash.ts',
+    'weird/!bang.ts',
+    'weird/back\\slash.ts',
+    'weird/semi;colon.ts',
+    'weird/trailing ',
+    'real/inner.ts',
+  ]
+  const patterns = [
+    '**/*',
+    '**',
+    '*',
+    '**/*.ts',
+    '**/*.{ts,js}',
+    '*.md',
+    'src/**',
+    'src/*.ts',
+    '{src,weird}/**/*.ts',
+    '{src/**/*.ts,src/deep/**/*.ts}',
+    'weird/*',
+    'weird/[x].ts',
+    'weird/\\[x\\].ts',
+    'weird/*\\?.ts',
+    '**/😀.ts',
+    '**/?.ts',
+    '**/*line*',
+    '**/.env*',
+    '**/*.TS',
+    '@(src|weird)/*.ts',
+    '!(src)/*.ts',
+    '.git/**',
+    '**/.git',
+    '**/.git/**',
+    'node_modules/**/*.js',
+    '**/node_modules/**',
+    'link-in/*.ts',
+    'link-in/**',
+    '**/inner.ts',
+    'ignored.txt',
+    'build/**',
+    'weird/a b.ts',
+    '**/-dash.ts',
+    '**/a b.ts',
+    '**/trailing ',
+    './src/*.ts',
+    './**/*.ts',
+    'src//a.ts',
+    'src/',
+    'missing/**/*.ts',
+    'README.md/*',
+  ]
+  let ws = ''
+  const withRipgrep = (path: string | undefined, run: () => Promise<ToolResult>): Promise<ToolResult> => {
+    const saved = process.env.LANES_RG_PATH
+    if (path === undefined) delete process.env.LANES_RG_PATH
+    else process.env.LANES_RG_PATH = path
+    return run().finally(() => {
+      if (saved === undefined) delete process.env.LANES_RG_PATH
+      else process.env.LANES_RG_PATH = saved
+    })
+  }
+  const both = async (pattern: string): Promise<{ rg: ToolResult; fg: ToolResult }> => ({
+    rg: await withRipgrep(undefined, () => glob(ws, { pattern })),
+    fg: await withRipgrep('/nonexistent/rg', () => glob(ws, { pattern })),
+  })
+
+  beforeAll(async () => {
+    ws = await makeWorkspace('lanes-glob-walkers-', Object.fromEntries(names.map((n) => [n, n])))
+    await fs.writeFile(path.join(ws, '.env'), secret)
+    await fs.writeFile(path.join(ws, '.gitignore'), 'ignored.txt\nbuild/\n')
+    await fs.writeFile(path.join(ws, '.ignore'), '*\n')
+    await fs.writeFile(path.join(ws, '.rgignore'), '*\n')
+    // A name that is not UTF-8, a FIFO, and links: out of the workspace, and to a folder and a file inside.
+    await fs.writeFile(
+      Buffer.concat([Buffer.from(`${ws}/weird/bad-`), Buffer.from([0xff]), Buffer.from('.ts')]),
+      'x',
+    )
+    execFileSync('mkfifo', [path.join(ws, 'fifo.ts')])
+    const outside = path.join(ws, '..', 'walkers-outside')
+    await fs.mkdir(outside, { recursive: true })
+    await fs.writeFile(path.join(outside, 'secret.ts'), secret)
+    await fs.symlink(outside, path.join(ws, 'link-out'))
+    await fs.symlink(path.join(outside, 'secret.ts'), path.join(ws, 'file-link.ts'))
+    await fs.symlink(path.join(ws, 'real'), path.join(ws, 'link-in'))
+    await fs.symlink(path.join(ws, 'real', 'inner.ts'), path.join(ws, 'inner-link.ts'))
+    // Nested deeper than PATH_MAX: a folder no walker can read.
+    execFileSync('bash', [
+      '-c',
+      `cd "$1" && for i in $(seq 25); do mkdir ${'e'.repeat(200)} && cd "$_"; done`,
+      '_',
+      ws,
+    ])
+  })
+
+  it.each(patterns)('%s: the same answer from either walker', async (pattern) => {
+    const { rg, fg } = await both(pattern)
+    expect(fg.metadata?.walker).toBe('fast-glob')
+    const { walker: rgWalker, ...rgMeta } = rg.metadata ?? {}
+    const { walker: _fgWalker, ...fgMeta } = fg.metadata ?? {}
+    // A pattern fast-glob answers with a stat (no wildcard) is left to fast-glob.
+    expect(rgWalker).toBe(fastGlob.isDynamicPattern(pattern) ? 'ripgrep' : 'fast-glob')
+    expect(rg.output).toBe(fg.output)
+    expect(rgMeta).toEqual(fgMeta)
+    expect(rg.isError).toBe(fg.isError)
+    expect(rg.output).not.toContain('sk-live')
+  })
+
+  it('lists what ignore files name, hidden files, and names with special characters; never links', async () => {
+    const all = listed(await glob(ws, { pattern: '**/*' })).sort()
+    const expected = names
+      .filter((n) => !n.startsWith('.git/') && n !== 'sub/.git' && !n.includes('node_modules/'))
+      // A newline in a name shows as one: the answer is lines of text.
+      .flatMap((n) => n.split('\n'))
+      .sort()
+    expect(all).toEqual(expected)
+    expect(listed(await glob(ws, { pattern: 'link-in/*.ts' }))).toEqual(['link-in/inner.ts'])
+    const deep = await glob(ws, { pattern: '**/*.md' })
+    expect(deep.output).toMatch(/\[Some folders could not be read:\n {2}e+…e+: ENAMETOOLONG/)
+    expect(deep.metadata).toMatchObject({ walker: 'ripgrep', errors: 1 })
+  })
+
+  it('stops the ripgrep walk at the cap with the same note', async () => {
+    const many = Array.from({ length: 1500 }, (_, i) => `many/d${i % 7}/f${i}.log`)
+    const capped = await makeGlobWorkspace(many)
+    const result = await glob(capped, { pattern: '**/*.log' })
+    expect(result.metadata).toMatchObject({ walker: 'ripgrep', count: 1000, truncated: true, sort: 'path' })
+    expect(listed(result).every((f) => many.includes(f))).toBe(true)
+    expect(result.output).toContain(
+      '[Showing the first 1000 matching files found, sorted by path; there are more.',
+    )
+  })
+})
+
+describe("ripgrep's arguments for a glob walk", () => {
+  const args = (pattern: string, ignore = ['**/.git/**', '**/node_modules/**']): string[] => {
+    const tasks = fastGlob.generateTasks(pattern, { dot: true, ignore })
+    return ripgrepFilesArgs(tasks, ignore, [...new Set(tasks.map((t) => t.base))])
+  }
+  const globs = (a: string[]): string[] => a.flatMap((x, i) => (a[i - 1] === '--glob' ? [x] : []))
+
+  it('narrows the walk to the last segment when it is plain names and stars, and prunes ignored folders last', () => {
+    expect(globs(args('**/README.md'))).toEqual(['README.md', '!.git/', '!node_modules/'])
+    expect(globs(args('src/**/*.{ts,js}'))).toEqual(['*.ts', '*.js', '!.git/', '!node_modules/'])
+    expect(globs(args('.git/**', ['**/node_modules/**']))).toEqual(['!node_modules/'])
+  })
+
+  it('lists every file when a last segment could match differently in the two dialects', () => {
+    for (const pattern of [
+      'src/**',
+      '**/?.ts',
+      '**/[ab].ts',
+      '**/@(a|b).ts',
+      '**/name ',
+      '**/#x',
+      '**/!(a).ts',
+    ])
+      expect(
+        globs(args(pattern)).filter((g) => !g.startsWith('!')),
+        pattern,
+      ).toEqual([])
+  })
+
+  it('reads no deeper than a pattern without ** can match', () => {
+    const depth = (pattern: string): string | undefined => {
+      const a = args(pattern)
+      return a.includes('--max-depth') ? a[a.indexOf('--max-depth') + 1] : undefined
+    }
+    expect(depth('*')).toBe('1')
+    expect(depth('src/*.ts')).toBe('1')
+    expect(depth('*/*/x.ts')).toBe('3')
+    expect(depth('src/**/x.ts')).toBeUndefined()
+    expect(args('src/*.ts').slice(-2)).toEqual(['--', 'src'])
   })
 })

@@ -229,54 +229,50 @@ describe('planWrite', () => {
   })
 })
 
-// The shared hostile-path sample (../shared/corpus): every tool refuses what lies outside and never touches it.
+// The hostile path sample (src/main/test-fixtures/corpus): every tool refuses what lies outside and never touches it.
 describe('file tools on the hostile path sample', () => {
   const cases = loadPathCases()
-  // The corpus lives next to the repository on the team machine; elsewhere the test shows as skipped.
-  it.skipIf(cases.length === 0)(
-    'refuse every outside path without touching it, and work on inside paths',
-    async () => {
-      for (const [index, c] of cases.filter((c) => c.tool === undefined || c.tool !== 'glob').entries()) {
-        const caseBase = path.join(base, `case-${index}`)
-        await fs.mkdir(caseBase)
-        const layout = await makeCorpusLayout(caseBase, {
-          rootName: 'project',
-          rootFiles: { 'src/index.ts': 'export {}\n', 'README.md': '# readme\n' },
-          secrets: { outside: 'secret', evil: 'secret' },
-        })
-        const { root: caseRoot, out } = layout
-        await applyCorpusSetup(layout, c.setup_ops)
-        // Configured through the root's symlink where the case says so, unlike the app (which passes the
-        // real root): the tools must hold even then.
-        const workspace = layout.configuredRoot
-        const raw = casePath(c, layout)
-        const caseCtx = { ...ctx, workspace, snapshots: new SnapshotStore() }
-        const label = `${c.category}: ${raw.slice(0, 80)}`
+  it('refuse every outside path without touching it, and work on inside paths', async () => {
+    for (const [index, c] of cases.filter((c) => c.tool === undefined || c.tool !== 'glob').entries()) {
+      const caseBase = path.join(base, `case-${index}`)
+      await fs.mkdir(caseBase)
+      const layout = await makeCorpusLayout(caseBase, {
+        rootName: 'project',
+        rootFiles: { 'src/index.ts': 'export {}\n', 'README.md': '# readme\n' },
+        secrets: { outside: 'secret', evil: 'secret' },
+      })
+      const { root: caseRoot, out } = layout
+      await applyCorpusSetup(layout, c.setup_ops)
+      // Configured through the root's symlink where the case says so, unlike the app (which passes the
+      // real root): the tools must hold even then.
+      const workspace = layout.configuredRoot
+      const raw = casePath(c, layout)
+      const caseCtx = { ...ctx, workspace, snapshots: new SnapshotStore() }
+      const label = `${c.category}: ${raw.slice(0, 80)}`
 
-        const results = [
-          await readFileTool.execute({ path: raw }, caseCtx),
-          await writeFileTool.execute({ path: raw, content: 'written by the test\n' }, caseCtx),
-          await editFileTool.execute({ path: raw, old_string: 'secret', new_string: 'pwned' }, caseCtx),
-        ]
-        for (const secret of [path.join(out, 'secret.txt'), path.join(`${caseRoot}-evil`, 'secret.txt')])
-          expect(await fs.readFile(secret, 'utf8'), label).toBe('secret')
-        if (c.expect === 'outside') {
-          for (const r of results) {
-            expect(r.isError, label).toBe(true)
-            expect(r.output, label).not.toContain('written by the test')
-          }
-          expect((await fs.readdir(out)).sort(), label).toEqual(['secret.txt'])
-        } else if (c.category === 'long') {
-          // Inside, but longer than PATH_MAX: an error result, not a crash.
-          for (const r of results) expect(r.isError, label).toBe(true)
-        } else {
-          // Inside: write_file creates or (after the read) overwrites it.
-          const readFirst = await readFileTool.execute({ path: raw }, caseCtx)
-          const second = await writeFileTool.execute({ path: raw, content: 'second\n' }, caseCtx)
-          expect(second.isError, `${label}: ${second.output}`).toBe(false)
-          expect(readFirst.output.length, label).toBeGreaterThan(0)
+      const results = [
+        await readFileTool.execute({ path: raw }, caseCtx),
+        await writeFileTool.execute({ path: raw, content: 'written by the test\n' }, caseCtx),
+        await editFileTool.execute({ path: raw, old_string: 'secret', new_string: 'pwned' }, caseCtx),
+      ]
+      for (const secret of [path.join(out, 'secret.txt'), path.join(`${caseRoot}-evil`, 'secret.txt')])
+        expect(await fs.readFile(secret, 'utf8'), label).toBe('secret')
+      if (c.expect === 'outside') {
+        for (const r of results) {
+          expect(r.isError, label).toBe(true)
+          expect(r.output, label).not.toContain('written by the test')
         }
+        expect((await fs.readdir(out)).sort(), label).toEqual(['secret.txt'])
+      } else if (c.category === 'long') {
+        // Inside, but longer than PATH_MAX: an error result, not a crash.
+        for (const r of results) expect(r.isError, label).toBe(true)
+      } else {
+        // Inside: write_file creates or (after the read) overwrites it.
+        const readFirst = await readFileTool.execute({ path: raw }, caseCtx)
+        const second = await writeFileTool.execute({ path: raw, content: 'second\n' }, caseCtx)
+        expect(second.isError, `${label}: ${second.output}`).toBe(false)
+        expect(readFirst.output.length, label).toBeGreaterThan(0)
       }
-    },
-  )
+    }
+  })
 })

@@ -1,9 +1,7 @@
 import { useEffect, useRef, useState, type PointerEvent } from 'react'
 import { useShallow } from 'zustand/react/shallow'
-import { ApprovalPanel } from './features/approval/ApprovalPanel'
 import { Composer } from './features/composer/Composer'
 import { ReplayBar } from './features/replay/ReplayBar'
-import { RewindDialog } from './features/rewind/RewindDialog'
 import { SessionList } from './features/sessions/SessionList'
 import { SettingsDialog } from './features/settings/SettingsDialog'
 import { Timeline } from './features/timeline/Timeline'
@@ -12,6 +10,8 @@ import { ContinueRunButton } from './features/transcript/ContinueRunButton'
 import { Transcript } from './features/transcript/Transcript'
 import { WorkspacePanel } from './features/workspace/WorkspacePanel'
 import { useAppStore } from './store/app-store'
+import { ApprovalPanel, RewindDialog } from './lazy-views'
+import { shownTurn } from './lib/turn-numbers'
 import { totalTokens } from '../../shared/pricing'
 import { usageDetail, usageSummary } from './lib/usage'
 
@@ -116,7 +116,8 @@ function SessionView() {
 function SessionHeader({ title }: { title: string | undefined }) {
   const { status, rewound, counts, replayActive, settings, usage } = useAppStore(
     useShallow((s) => ({
-      status: s.view?.status,
+      // The session's own status, not the replay position's: a replay of a finished session is not "running".
+      status: s.timeline?.head.status ?? s.view?.status,
       rewound: s.view ? rewoundToTurn(s.view) !== undefined : false,
       counts: s.view?.counts,
       replayActive: s.replay.active,
@@ -135,7 +136,7 @@ function SessionHeader({ title }: { title: string | undefined }) {
           data-testid="session-status-badge"
           data-status={status}
         >
-          {status === 'running' && <span className="pulse" aria-hidden="true" />}
+          {status === 'running' && !replayActive && <span className="pulse" aria-hidden="true" />}
           {status === 'paused' ? (rewound ? 'rewound' : 'waiting for review') : status}
         </span>
       )}
@@ -213,7 +214,7 @@ function SessionNotices() {
       {!replayActive && (interrupted || stopped) && run && (
         <div className="banner paused" data-testid="session-paused-banner">
           {rewoundTo !== undefined
-            ? `The conversation was rewound to before turn ${rewoundTo}: Claude goes on from there when you continue.`
+            ? `The conversation was rewound to before turn ${shownTurn(head?.turns, rewoundTo)}: Claude goes on from there when you continue.`
             : `${stopped ? 'You stopped this run.' : 'This run was interrupted before it finished (Lanes was closed).'} You can pick it up where it left off.`}
           <ContinueRunButton />
         </div>

@@ -1,6 +1,7 @@
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { App } from './App'
+import { preloadViews } from './lazy-views'
 import './styles.css'
 
 const root = document.getElementById('root')
@@ -10,3 +11,4 @@ createRoot(root).render(
     <App />
   </StrictMode>,
 )
+preloadViews()

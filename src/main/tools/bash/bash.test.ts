@@ -1,13 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ToolContext } from '../tool'
 import { bashTool } from './bash'
 import { MAX_MODEL_BYTES } from './rolling-buffer'
 import { makeToolContext } from '../test-fixtures/tool-context'
+import { bashCommand, loadCorpus, type BashCase } from '../../test-fixtures/corpus'
 
 let workspace: string
 let outputDir: string
@@ -254,37 +253,19 @@ describe('bash', () => {
     expect(result.metadata).toMatchObject({ description: 'Say hello' })
   })
 
-  const corpusPath = join(
-    dirname(fileURLToPath(import.meta.url)),
-    '../../../../../shared/corpus/bash-sample.json',
-  )
-  it.skipIf(!existsSync(corpusPath))(
-    'refuses every hostile command of the shared corpus before running it',
-    async () => {
-      interface Case {
-        cmd: string | null
-        cmd_prefix?: string
-        cmd_repeat?: [string, number]
-        cmd_suffix?: string
-        expect: 'allow' | 'deny'
-      }
-      const cases = (JSON.parse(readFileSync(corpusPath, 'utf8')) as Case[]).filter(
-        (c) => c.expect === 'deny',
-      )
-      expect(cases.length).toBeGreaterThan(0)
-      const ctx = context()
-      for (const c of cases) {
-        const command =
-          c.cmd ??
-          `${c.cmd_prefix ?? ''}${(c.cmd_repeat?.[0] ?? '').repeat(c.cmd_repeat?.[1] ?? 0)}${c.cmd_suffix ?? ''}`
-        const result = await bashTool.execute({ command }, ctx)
-        expect(result.isError, JSON.stringify(command)).toBe(true)
-        expect(result.output).toMatch(/^Command not run: /)
-      }
-      // Nothing ran: no output file was ever opened.
-      expect(await readdir(outputDir)).toEqual([])
-    },
-  )
+  it('refuses every hostile command of the corpus sample before running it', async () => {
+    const cases = loadCorpus<BashCase>('bash-sample').filter((c) => c.expect === 'deny')
+    expect(cases.length).toBeGreaterThan(0)
+    const ctx = context()
+    for (const c of cases) {
+      const command = bashCommand(c)
+      const result = await bashTool.execute({ command }, ctx)
+      expect(result.isError, JSON.stringify(command)).toBe(true)
+      expect(result.output).toMatch(/^Command not run: /)
+    }
+    // Nothing ran: no output file was ever opened.
+    expect(await readdir(outputDir)).toEqual([])
+  })
 
   it('still answers when the output cannot be saved', async () => {
     const result = await bashTool.execute(

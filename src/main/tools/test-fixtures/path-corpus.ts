@@ -1,12 +1,12 @@
-import { existsSync, promises as fs, readFileSync } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { expect, it } from 'vitest'
+import { it } from 'vitest'
+import { buildRepeated, loadCorpus } from '../../test-fixtures/corpus'
 import type { WorkspaceOp } from '../workspace'
 import { makeWorkspace } from './workspace'
 
 /**
- * The shared hostile path sample (`../shared/corpus/path-sample.json`, beside the repository): every tool that
+ * The hostile path sample (`src/main/test-fixtures/corpus/path-sample.json`): every tool that
  * takes a path is tested against it. Its README's layout: `<BASE>` holds the workspace `<ROOT>`, `<OUT>`
  * (`outside`, with secret.txt) and the prefix sibling `<ROOT>-evil` (with secret.txt).
  */
@@ -33,15 +33,9 @@ export interface PathCase {
   category: string
 }
 
-export const PATH_CORPUS_FILE = fileURLToPath(
-  new URL('../../../../../shared/corpus/path-sample.json', import.meta.url),
-)
-
-/** The cases, or none where the corpus is not beside the repository (the tests then show as skipped). */
+/** The cases; a missing or empty sample throws (see test-fixtures/corpus.ts). */
 export function loadPathCases(): PathCase[] {
-  return existsSync(PATH_CORPUS_FILE)
-    ? (JSON.parse(readFileSync(PATH_CORPUS_FILE, 'utf8')) as PathCase[])
-    : []
+  return loadCorpus<PathCase>('path-sample')
 }
 
 export interface CorpusLayout {
@@ -83,10 +77,7 @@ export function fillCorpus(text: string, layout: CorpusLayout): string {
 
 /** The case's path as the model would send it. */
 export function casePath(c: PathCase, layout: CorpusLayout): string {
-  return fillCorpus(
-    c.path ?? (c.path_build ?? []).map(([segment, count]) => segment.repeat(count)).join(''),
-    layout,
-  )
+  return fillCorpus(c.path ?? buildRepeated(c.path_build), layout)
 }
 
 /** A relative link location is inside the root; an absolute one is used as is. */
@@ -143,7 +134,6 @@ export function itHoldsForEachPathCase(
   check: (c: PathCase, run: { layout: CorpusLayout; workspace: string; input: string }) => Promise<void>,
 ): void {
   const cases = loadPathCases()
-  it.skipIf(cases.length === 0)('has the corpus', () => expect(cases.length).toBeGreaterThan(0))
   it.each(cases.map((c, i) => [i, c.category, c.path ?? '(built)', c] as const))(
     'case %i (%s) %s',
     async (_i, _category, _label, c) => {

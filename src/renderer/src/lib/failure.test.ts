@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ERROR_HINT, executionTimeLine } from '../../../shared/result-text'
 import type { ToolCallState } from '../../../shared/tool-call'
-import { failureLine, plainRunError } from './failure'
+import { failureLine, plainFailure, plainRunError } from './failure'
 
 const failed = (output: string): ToolCallState =>
   ({ callId: 'c', status: 'error', isError: true, output }) as ToolCallState
@@ -29,5 +29,67 @@ describe('plainRunError', () => {
     expect(plainRunError('The model API is overloaded right now. (request id req_011CX)')).toBe(
       'The model API is overloaded right now.',
     )
+  })
+})
+
+describe('plainFailure', () => {
+  const refused = (name: string, input: unknown, output: string): ToolCallState =>
+    ({
+      callId: 'c',
+      name,
+      input,
+      status: 'error',
+      isError: true,
+      output: `${output}\n\n${ERROR_HINT}`,
+    }) as ToolCallState
+
+  it('says in plain words that Lanes did not run a command list, that the agent handles it, and keeps the model’s text', () => {
+    const text = 'command lists (`&&`, `||`) are not allowed; run one command per call and check its result'
+    const plain = plainFailure(refused('bash', { command: 'npm test && npm run lint' }, text))!
+    expect(plain.what).toContain('did not run “npm test && npm run lint”')
+    expect(plain.what).not.toContain('not allowed')
+    expect(plain.next).toContain('will run the commands one by one')
+    expect(plain.handled).toBe(true)
+    expect(plain.label).toBe('Not run')
+    expect(plain.forModel).toBe(text)
+  })
+
+  it('explains a write refused for not reading the file first', () => {
+    const plain = plainFailure(
+      refused(
+        'write_file',
+        { path: 'src/a.ts', content: 'x' },
+        'src/a.ts already exists and has not been read in this session. Read it first with read_file, then retry, so its current content is not lost by mistake.',
+      ),
+    )!
+    expect(plain.what).toBe(
+      'The agent tried to change src/a.ts without reading it first, so Lanes stopped it (this keeps your version of the file from being lost).',
+    )
+    expect(plain.what).not.toMatch(/read_file/)
+    expect(plain.next).toContain('will read the file and try again')
+  })
+
+  it('tells the user what they can do when the sandbox cannot start, and does not call it handled', () => {
+    const plain = plainFailure(
+      refused(
+        'bash',
+        { command: 'ls' },
+        'Command not run: the sandbox could not start (bwrap: no permissions).',
+      ),
+    )!
+    expect(plain.handled).toBe(false)
+    expect(plain.next).toContain('Settings')
+  })
+
+  it('keeps a real failure’s own words (a command that ran and failed) and says the agent sees it', () => {
+    const ran = {
+      ...refused('bash', { command: 'npm test' }, 'Error: Cannot find module check-build.js'),
+      startedAt: 1,
+    } as ToolCallState
+    const plain = plainFailure(ran)!
+    expect(plain.what).toBe('Error: Cannot find module check-build.js')
+    expect(plain.handled).toBe(false)
+    expect(plain.label).toBeUndefined()
+    expect(plainFailure({ ...ran, status: 'ok' } as ToolCallState)).toBeUndefined()
   })
 })

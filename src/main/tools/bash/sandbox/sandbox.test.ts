@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { ToolContext } from '../../tool'
 import { bashTool } from '../bash'
 import { runInPty } from '../pty-runner'
-import { prepareSandbox, sandboxStartFailure, sandboxSupport } from './launch'
+import { prepareSandbox, sandboxStartFailure } from './launch'
 import type { SandboxMode } from './policy'
 import {
   CANARY,
@@ -19,17 +19,10 @@ import {
   type Probe,
 } from './probes.corpus'
 import { makeToolContext } from '../../test-fixtures/tool-context'
+import { sandboxMissing } from '../test-fixtures/sandbox'
 
-/**
- * The sandbox run for real with bubblewrap. CI installs it and must not skip this (.ci/run sets
- * LANES_REQUIRE_SANDBOX; CI providers set CI): a missing sandbox fails there. A developer machine without it
- * skips, saying why.
- */
-const support = sandboxSupport()
-const missing = support.available ? null : support.reason
-if (missing !== null && (process.env.CI || process.env.LANES_REQUIRE_SANDBOX))
-  throw new Error(`The sandbox tests need bubblewrap on CI: ${missing}`)
-if (missing !== null) console.warn(`Skipping the sandbox tests: ${missing}`)
+/** The sandbox run for real with bubblewrap (skipped without it, except on CI: see sandboxMissing). */
+const missing = sandboxMissing('the sandbox tests')
 
 let base: string
 let workspace: string

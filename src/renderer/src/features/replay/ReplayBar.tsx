@@ -1,8 +1,11 @@
 import { useEffect } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import type { SessionEvent } from '../../../../shared/events'
+import type { SessionState } from '../../../../shared/reducer'
+import type { EventTimeline } from '../../lib/event-timeline'
 import { formatOffset } from '../../lib/format'
 import { useAppStore, type ReplaySpeed } from '../../store/app-store'
+import { buildTimeAxis, displayTime, realTime, type TimeAxis } from '../timeline/scale'
 
 /**
  * Replay controls: play/pause at 1x, 4x, 16x or instantly, a scrubber over the session's time, and jumps to the
@@ -31,13 +34,30 @@ const JUMPS = [
   },
 ]
 
+/**
+ * Playback runs on the timeline's own axis (timeline/scale.ts): time with calls running plays as it was, idle
+ * and retry time is shortened as the timeline draws it, and a wait for the user is shortened less. So 1x shows
+ * the work at its real pace, and 80 s of connection retries take under a second.
+ */
+const axes = new WeakMap<SessionState, TimeAxis>()
+function playbackAxis(timeline: EventTimeline): TimeAxis {
+  const head = timeline.head
+  let axis = axes.get(head)
+  if (!axis) axes.set(head, (axis = buildTimeAxis(head, timeline.lastAt ?? 0)))
+  return axis
+}
+
+/** Where playback is after `elapsedMs` of wall clock at `speed`, from real time `at`. */
+export function advance(axis: TimeAxis, at: number, elapsedMs: number, speed: number): number {
+  return realTime(axis, displayTime(axis, at) + elapsedMs * speed)
+}
+
 export function ReplayBar() {
-  const { timeline, replay, setReplay, running } = useAppStore(
+  const { timeline, replay, setReplay } = useAppStore(
     useShallow((s) => ({
       timeline: s.timeline,
       replay: s.replay,
       setReplay: s.setReplay,
-      running: s.view?.status === 'running',
       version: s.version,
     })),
   )
@@ -53,7 +73,10 @@ export function ReplayBar() {
       const { replay: current, timeline: tl, setReplay: update } = useAppStore.getState()
       const end = tl?.lastAt ?? 0
       const speed = current.speed === 'instant' ? Number.POSITIVE_INFINITY : current.speed
-      const at = Math.min(end, current.at + (now - previous) * speed)
+      const at =
+        tl && Number.isFinite(speed)
+          ? Math.min(end, Math.max(current.at, advance(playbackAxis(tl), current.at, now - previous, speed)))
+          : end
       previous = now
       update({ at, playing: at < end })
       if (at < end) id = requestAnimationFrame(tick)
@@ -108,7 +131,8 @@ export function ReplayBar() {
             onClick={() =>
               speed === 'instant'
                 ? setReplay({ speed, active: true, playing: false, at: last })
-                : setReplay({ speed })
+                : // Choosing a speed in a replay plays at it (after "Next call" too), from where it stands.
+                  setReplay(replay.active && replay.at < last ? { speed, playing: true } : { speed })
             }
           >
             {speed === 'instant' ? 'Instant' : `${speed}×`}
@@ -153,7 +177,7 @@ export function ReplayBar() {
           data-testid="replay-exit"
           onClick={() => setReplay({ active: false, playing: false })}
         >
-          {running ? 'Back to live' : 'Exit replay'}
+          Exit replay
         </button>
       )}
     </div>

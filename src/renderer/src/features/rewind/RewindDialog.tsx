@@ -1,11 +1,13 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { trapTab } from '../../lib/focus-trap'
 import type { RewindDone, RewindFileView, RewindPreview } from '../../../../shared/ipc'
+import { shownTurn } from '../../lib/turn-numbers'
 import { useAppStore } from '../../store/app-store'
 import { Checkbox } from '../../components/Checkbox'
 import { Modal } from '../../components/Modal'
-import { DiffView } from '../approval/DiffView'
+import { DiffView } from '../../lazy-views'
 import { useRewindStore, type RewindAsk } from './rewind-store'
+import { turnTouches } from './turn-touches'
 
 /**
  * The rewind (or undo) shown before it happens: every file as a diff from now back to the point, a file changed
@@ -28,6 +30,7 @@ type Phase =
 
 function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
   const closeDialog = useRewindStore((s) => s.close)
+  const view = useAppStore((s) => s.view)
   const [phase, setPhase] = useState<Phase>({ kind: 'loading' })
   // Once it is done, closing shows where it went: its row in the transcript and its mark on the timeline.
   const doneId = phase.kind === 'done' ? phase.done.rewindId : undefined
@@ -114,6 +117,15 @@ function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
       )}
       {phase.kind === 'done' && <Done done={phase.done} />}
       {preview && (
+        <OtherTouches
+          touches={turnTouches(
+            view,
+            preview.callIds,
+            preview.files.map((f) => f.relPath),
+          )}
+        />
+      )}
+      {preview && (
         <>
           <p className="muted small">
             {goingBack(preview.files, rewindAnyway)} Changes made by commands (bash) are not tracked and are
@@ -131,7 +143,8 @@ function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
           </ul>
           {ask.mode === 'rewind' && preview.turn !== undefined && (
             <Checkbox testId="rewind-conversation" checked={conversation} onChange={setConversation}>
-              Also take the conversation back: continuing starts again from turn {preview.turn}
+              Also take the conversation back: continuing starts again from turn{' '}
+              {shownTurn(view?.turns, preview.turn)}
             </Checkbox>
           )}
         </>
@@ -166,14 +179,14 @@ function FileItem({
   setAnyway(value: boolean): void
 }) {
   // A file changed since stays as it is unless the user chooses otherwise: its badge says what will happen.
-  const verb =
-    file.conflict && (file.blocked || !anyway)
-      ? 'kept as it is now'
-      : file.action === 'remove'
-        ? 'removed'
-        : file.action === 'create'
-          ? 'created again'
-          : 'restored'
+  const kept = file.conflict && (file.blocked !== undefined || !anyway)
+  const verb = kept
+    ? 'kept as it is now'
+    : file.action === 'remove'
+      ? 'removed'
+      : file.action === 'create'
+        ? 'created again'
+        : 'restored'
   return (
     <li
       className={`rewind-file ${file.conflict ? 'conflict' : ''}`}
@@ -217,7 +230,14 @@ function FileItem({
           )}
         </div>
       ) : null}
-      <DiffView preview={file.diff} />
+      {kept ? (
+        // Nothing happens to it: no diff that would show the user's own lines as going away.
+        <p className="small muted" data-testid="rewind-file-kept">
+          Nothing changes in this file.
+        </p>
+      ) : (
+        <DiffView preview={file.diff} />
+      )}
     </li>
   )
 }
@@ -254,19 +274,61 @@ function Versions({ file }: { file: RewindFileView }) {
   )
 }
 
+/** The other files the turns touched and the commands that ran in them: left as they are. */
+function OtherTouches({ touches }: { touches: ReturnType<typeof turnTouches> }) {
+  if (touches.length === 0) return null
+  const files = touches.filter((t) => t.path !== undefined)
+  const commands = touches.filter((t) => t.path === undefined)
+  return (
+    <div className="rewind-touches small" data-testid="rewind-touches">
+      <p>
+        <strong>Check these afterwards:</strong> the same turn also touched them, and they stay as they are
+        (they may refer to what goes back).
+      </p>
+      <ul>
+        {files.map((t) => (
+          <li key={t.callId} data-testid="rewind-touch" data-path={t.path}>
+            <span className="mono">{t.path}</span> <span className="muted">({t.title})</span>
+          </li>
+        ))}
+        {commands.map((t) => (
+          <li key={t.callId} data-testid="rewind-touch">
+            {t.title} <span className="muted">(a command: what it changed is not tracked)</span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  )
+}
+
+const DONE_VERB = { restore: 'put back as it was', remove: 'removed', create: 'created again' } as const
+
 function Done({ done }: { done: RewindDone }) {
+  // What it did, file by file: the files it changed, then the ones it left as they are and why.
+  const changed = done.changed.length
+  const kept = done.skipped.length
+  const summary =
+    changed === 0
+      ? 'No file was changed.'
+      : `${changed} ${changed === 1 ? 'file was' : 'files were'} put back.`
   return (
     <div role="status" data-testid="rewind-done">
       <p>
-        {done.changed.length === 0
-          ? 'No file needed to change.'
-          : `${done.changed.length} ${done.changed.length === 1 ? 'file was' : 'files were'} put back.`}
+        {summary}
+        {kept > 0 &&
+          ` ${kept} ${kept === 1 ? 'file was' : 'files were'} left as ${kept === 1 ? 'it is' : 'they are'}.`}
       </p>
-      {done.skipped.length > 0 && (
+      {(changed > 0 || kept > 0) && (
         <ul className="small">
+          {done.changed.map((c) => (
+            <li key={c.relPath} data-testid="rewind-changed" data-path={c.relPath}>
+              <span className="mono">{c.relPath}</span>: {DONE_VERB[c.action]}
+            </li>
+          ))}
           {done.skipped.map((s) => (
-            <li key={s.relPath} data-testid="rewind-skipped">
+            <li key={s.relPath} data-testid="rewind-skipped" data-path={s.relPath}>
               <span className="mono">{s.relPath}</span>: {s.reason}
+              {/left as it is/i.test(s.reason) ? '' : '; left as it is'}
             </li>
           ))}
         </ul>

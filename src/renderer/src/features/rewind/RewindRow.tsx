@@ -2,6 +2,7 @@ import { useShallow } from 'zustand/react/shallow'
 import type { RewindState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { formatClock } from '../../lib/format'
+import { shownTurn } from '../../lib/turn-numbers'
 import { useAppStore } from '../../store/app-store'
 import './rewind-history.css'
 import {
@@ -133,8 +134,9 @@ export function TurnHeader({
   firstCallId?: string
   rewoundBy?: string
 }) {
-  const { rewind, selectRewind } = useAppStore(
+  const { rewind, selectRewind, shown } = useAppStore(
     useShallow((s) => ({
+      shown: shownTurn(s.transcriptView?.turns, turn),
       rewind: findRewind(s.transcriptView, rewoundBy),
       selectRewind: s.selectRewind,
     })),
@@ -146,7 +148,7 @@ export function TurnHeader({
       data-turn={turn}
       data-rewound={rewoundBy}
     >
-      <span className="turn-header-label">Turn {turn}</span>
+      <span className="turn-header-label">Turn {shown}</span>
       {rewoundBy !== undefined ? (
         <span className="turn-rewound-note small" data-testid="turn-rewound-note">
           Claude no longer sees this turn (rewound{rewind ? ` at ${formatClock(rewind.startedAt)}` : ''}).{' '}
@@ -161,7 +163,7 @@ export function TurnHeader({
           )}
         </span>
       ) : (
-        firstCallId !== undefined && <RewindToHereButton callId={firstCallId} turn={turn} />
+        firstCallId !== undefined && <RewindToHereButton callId={firstCallId} turn={turn} shown={shown} />
       )}
     </div>
   )

@@ -45,7 +45,16 @@ export function UndoButton({ call, className = '' }: { call: ToolCallState; clas
 }
 
 /** "Rewind to here" on a turn: everything from its first call on goes back, the conversation too. */
-export function RewindToHereButton({ callId, turn }: { callId: string; turn: number }) {
+export function RewindToHereButton({
+  callId,
+  turn,
+  shown,
+}: {
+  callId: string
+  /** The engine's turn number (data-turn), and the number the user sees (lib/turn-numbers.ts). */
+  turn: number
+  shown: number
+}) {
   const open = useRewindStore((s) => s.open)
   const offered = useRewindOffered()
   if (!offered) return null
@@ -58,7 +67,7 @@ export function RewindToHereButton({ callId, turn }: { callId: string; turn: num
       title="Put the files back as they were before this turn, and optionally the conversation too"
       onClick={(e) => {
         e.stopPropagation()
-        open({ mode: 'rewind', callId, label: `turn ${turn}` })
+        open({ mode: 'rewind', callId, label: `turn ${shown}` })
       }}
     >
       Rewind to here

@@ -1,4 +1,5 @@
 import type { RewindChange } from '../../../../shared/events'
+import { shownTurn } from '../../lib/turn-numbers'
 import type { RewindState, SessionState, TurnState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle, formatClock } from '../../lib/format'
@@ -67,12 +68,12 @@ export function rewindHeadline(rewind: RewindState, state: SessionState): string
   const point = !found
     ? `before call ${rewind.callId}`
     : found.turn.callIds[0] === rewind.callId
-      ? `before turn ${found.turn.turn}`
-      : `before ${callTitle(found.call)} (turn ${found.turn.turn})`
+      ? `before turn ${shownTurn(state.turns, found.turn.turn)}`
+      : `before ${callTitle(found.call)} (turn ${shownTurn(state.turns, found.turn.turn)})`
   const what =
     rewind.turn === undefined
       ? 'files only (Claude still sees every turn)'
-      : `files and conversation (Claude no longer sees turn ${rewind.turn} or later)`
+      : `files and conversation (Claude no longer sees turn ${shownTurn(state.turns, rewind.turn)} or later)`
   switch (rewind.status) {
     case 'done':
       return `Rewound to ${point}: ${what}`

@@ -1,5 +1,6 @@
 import type { SessionState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
+import { plainFailure } from '../../lib/failure'
 import { callTitle, formatDuration, formatOffset, statusLabel } from '../../lib/format'
 import { findRewind, rewindReference } from '../rewind/rewind-summary'
 
@@ -27,6 +28,7 @@ export function BarTooltip({
   const cause = call.causeCallId ? findCall(view, call.causeCallId) : undefined
   const rewind = findRewind(view, call.rewoundBy)
   const left = Math.min(Math.max(8, x - 160), window.innerWidth - 328)
+  const failure = plainFailure(call)
   return (
     <div className="tooltip" role="tooltip" data-testid="timeline-tooltip" style={{ left, top: y + 6 }}>
       <div className="tooltip-title">{callTitle(call)}</div>
@@ -34,8 +36,14 @@ export function BarTooltip({
         <dt>Status</dt>
         <dd>
           <span className={`status-dot status-${call.status}`} aria-hidden="true" />{' '}
-          {statusLabel(call.status)}
+          {failure?.label ?? statusLabel(call.status)}
         </dd>
+        {failure && (
+          <>
+            <dt>What happened</dt>
+            <dd data-testid="tooltip-failure">{failure.what}</dd>
+          </>
+        )}
         <dt>Lane</dt>
         <dd>
           {call.lane.kind === 'parallel'

@@ -1,6 +1,6 @@
 import { memo, type RefObject } from 'react'
 import { formatDuration, formatOffset } from '../../lib/format'
-import { firstReaching, LABEL_WIDTH, xOf, type AxisBreak, type Scale } from './scale'
+import { displayTime, firstReaching, LABEL_WIDTH, xOf, type AxisBreak, type Scale } from './scale'
 import { useScrollRange } from './use-scroll-range'
 
 const TICK_STEPS = [
@@ -12,6 +12,7 @@ const TICK_ROOM = 64
 const TICK_LABEL_PX = 46
 const FLAG_PX = 50
 const BREAK_LABEL_PX = 70
+const USER_BREAK_LABEL_PX = 160
 
 export interface RunMark {
   runId: string
@@ -70,7 +71,7 @@ export const Ruler = memo(function Ruler({
     }),
     ...breaks.map((b): [number, number] => {
       const x = xOf(scale, b.from)
-      return [x, x + Math.min(BREAK_LABEL_PX, xOf(scale, b.to) - x)]
+      return [x, x + Math.min(b.kind === 'user' ? USER_BREAK_LABEL_PX : BREAK_LABEL_PX, xOf(scale, b.to) - x)]
     }),
   ]
   const ticks: { t: number; x: number }[] = []
@@ -84,14 +85,12 @@ export const Ruler = memo(function Ruler({
   }
   push(origin)
   // Busy spans in view: their display times are sorted, so start at the first one that reaches the view.
-  const first = firstReaching(
-    time.starts.length,
-    (i) => (time.displayAt[i] as number) + ((time.ends[i] as number) - (time.starts[i] as number)),
-    fromD,
-  )
+  const first = firstReaching(time.starts.length, (i) => displayTime(time, time.ends[i] as number), fromD)
   for (let i = first; i < time.starts.length && ticks.length < 200; i++) {
     const d = time.displayAt[i] as number
     const start = time.starts[i] as number
+    // A wait for the user is squeezed, not linear: its break label says how long it was, ticks would crowd it.
+    if (time.user[i]) continue
     const end = Math.min(time.ends[i] as number, start + (toD - d))
     if (d > toD) break
     if (d + (end - start) < fromD) continue
@@ -106,12 +105,17 @@ export const Ruler = memo(function Ruler({
         return (
           <span
             key={b.from}
-            className="axis-break"
+            className={`axis-break ${b.kind}`}
             data-testid="axis-break"
+            data-kind={b.kind}
             style={{ left: x0, width: w }}
-            title={`${formatDuration(b.to - b.from)} without a running call, drawn shorter`}
+            title={
+              b.kind === 'user'
+                ? `${formatDuration(b.to - b.from)} waiting for you, drawn shorter (but never as short as idle time)`
+                : `${formatDuration(b.to - b.from)} without a running call, drawn shorter`
+            }
           >
-            {w > 44 ? `⋯ ${formatDuration(b.to - b.from)}` : '⋯'}
+            {breakLabel(b, w)}
           </span>
         )
       })}
@@ -135,6 +139,16 @@ export const Ruler = memo(function Ruler({
   )
 })
 
+/** A break's label on the ruler, as much of it as its width holds. */
+function breakLabel(b: AxisBreak, width: number): string {
+  const length = formatDuration(b.to - b.from)
+  if (b.kind === 'user') {
+    if (width > 150) return `waiting for you · ${length}`
+    return width > 60 ? `you · ${length}` : '⋯'
+  }
+  return width > 44 ? `⋯ ${length}` : '⋯'
+}
+
 /** The break bands through the lanes, under the bars. */
 export const BreakBands = memo(function BreakBands({
   scale,
@@ -151,7 +165,7 @@ export const BreakBands = memo(function BreakBands({
       {breaksIn(scale.time.breaks, fromD, toD).map((b) => (
         <span
           key={b.from}
-          className="break-band"
+          className={`break-band ${b.kind}`}
           aria-hidden="true"
           style={{
             left: LABEL_WIDTH + b.displayFrom * scale.pxPerMs,

@@ -7,6 +7,7 @@ import { BarTooltip, findCall } from './BarTooltip'
 import { placeTurn, type TurnGeometry } from './geometry'
 import { callCount as turnCallCount, layoutTurn, type BarLayout, type TurnLayout } from './layout'
 import { Legend } from './Legend'
+import { shownTurn } from '../../lib/turn-numbers'
 import { BreakBands, Ruler, type RunMark } from './Ruler'
 import {
   buildTimeAxis,
@@ -315,6 +316,7 @@ export function Timeline() {
               return (
                 <TurnRow
                   key={layout.turn}
+                  shown={shownTurn(turns, layout.turn)}
                   geometry={geometry}
                   top={item.start + RULER}
                   scale={scale}

@@ -27,6 +27,8 @@ export interface TurnRowProps {
   now: number
   live: boolean
   contentWidth: number
+  /** The turn's number as the user sees it (lib/turn-numbers.ts). */
+  shown: number
   /** "Run 2: <task>" on the first turn of each run, when the session has more than one. */
   runLabel?: string
   selectedCallId: string | null
@@ -35,7 +37,10 @@ export interface TurnRowProps {
   onSelect(callId: string, from: 'timeline'): void
   onSelectRewind(rewindId: string, from: 'timeline'): void
   onHover(callId: string | null, rect?: DOMRect): void
-  /** `inset`: pixels a growing wait stops short of "now" (the name of its bar, drawn on the bar's left). */
+  /**
+   * `inset`: pixels a growing wait stops short of "now" (the name of its bar, drawn on the bar's left), or a
+   * waiting bar stands right of it (after the other waiting calls of its row).
+   */
   registerGrowing(el: HTMLElement | null, from: number | undefined, growth: Growth, inset?: number): void
 }
 
@@ -59,11 +64,14 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
       <div className="tl-turn-header" style={{ height: TURN_HEADER }}>
         <span className="tl-turn-title">
           {runLabel && (
-            <span className="tl-run-label" data-testid="run-marker">
-              {runLabel} ·{' '}
-            </span>
+            <>
+              <span className="tl-run-label" data-testid="run-marker" title={runLabel}>
+                {runLabel}
+              </span>{' '}
+              ·{' '}
+            </>
           )}
-          Turn {layout.turn}
+          Turn {props.shown}
           <span className="muted">
             {' '}
             · {calls} {calls === 1 ? 'call' : 'calls'}
@@ -75,7 +83,9 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
             </span>
           )}
         </span>
-        {firstCall && !rewound && <RewindToHereButton callId={firstCall} turn={layout.turn} />}
+        {firstCall && !rewound && (
+          <RewindToHereButton callId={firstCall} turn={layout.turn} shown={props.shown} />
+        )}
         <span className="tl-turn-tick" style={{ left: xOf(scale, layout.startedAt) }} aria-hidden="true" />
       </div>
       {geometry.parallelRows > 0 && (
@@ -84,8 +94,11 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
           data-testid="lane-parallel"
           style={{ height: geometry.parallelRows * ROW_HEIGHT, marginBottom: LANE_GAP }}
         >
-          <div className="tl-lane-label" title="Reads and searches that ran at the same time">
+          <div className="tl-lane-label" title="Reads and searches: they run side by side, several at once">
             Parallel
+            <span className="lane-caption" data-testid="lane-caption">
+              side by side
+            </span>
           </div>
           {geometry.parallel.map((g) => (
             <Bar key={g.bar.call.callId} g={g} {...props} />
@@ -98,8 +111,11 @@ export const TurnRow = memo(function TurnRow(props: TurnRowProps) {
           data-testid="lane-serial"
           style={{ height: geometry.serialRows * ROW_HEIGHT }}
         >
-          <div className="tl-lane-label" title="Writes and commands, one at a time in order">
+          <div className="tl-lane-label" title="Writes and commands: one at a time, each after the last">
             Serial
+            <span className="lane-caption" data-testid="lane-caption">
+              one at a time
+            </span>
           </div>
           {geometry.serial.map((g) => (
             <Bar key={g.bar.call.callId} g={g} {...props} />
@@ -138,7 +154,7 @@ function Bar({
   const running = !waiting && bar.end === undefined
   const nowX = xOf(scale, now)
   // A call still waiting has no run yet: its bar stands at "now", at the end of its wait.
-  const x = waiting ? Math.max(g.waitX, nowX) : g.x
+  const x = waiting ? Math.max(g.waitX, nowX) + g.chainOffset : g.x
   const width = running ? Math.max(MIN_BAR, nowX - g.x) : g.width
   const title = callTitle(call)
   const flag = sandboxFlag(call)
@@ -147,12 +163,22 @@ function Bar({
   // room either (another bar), only the tooltip names the call. A waiting bar has moved on to "now" since its
   // room was measured: its wait is room too.
   const needed = labelWidth(title)
-  const roomLeft = g.roomLeft + (x - g.x)
+  // A waiting call after another waiting one has that one's bar on its left: no room for its name there.
+  const roomLeft = g.hideWait ? 0 : g.roomLeft + (x - g.x)
   const labelLeft = g.label === 'beside' && x + width + needed > contentWidth && roomLeft >= needed
   const label = g.label === 'beside' && x + width + needed > contentWidth && !labelLeft ? 'none' : g.label
   // The wait ends where the bar begins, or where the bar's name on its left begins: never under text.
   const waitInset = labelLeft ? needed : 0
-  const waitWidth = x - waitInset - g.waitX
+  const waitWidth = g.hideWait ? 0 : x - g.chainOffset - waitInset - g.waitX
+  // A wait for the user's decision: drawn at the bar's height, with how long it lasted written on it.
+  const askedAt = call.approval?.requestedAt
+  const userWait = askedAt !== undefined
+  const waited =
+    askedAt === undefined
+      ? undefined
+      : waiting
+        ? `waiting for you`
+        : `waited for you ${formatDuration((call.approval?.decidedAt ?? bar.runStart ?? askedAt) - askedAt)}`
   const selected = selectedCallId === call.callId
   const rewind = findRewindIn(rewinds, call.rewoundBy)
   // A rewind that left this call's file as it was (changed since, and kept) took nothing back from it.
@@ -182,13 +208,19 @@ function Bar({
       {waitWidth >= 2 && (
         <span
           // Coloured by what it waited for: the user (it asked for approval) or its turn in the queue.
-          className={`tool-wait ${call.approval?.requestedAt !== undefined ? 'status-awaiting-approval' : 'status-queued'}`}
+          className={`tool-wait ${userWait ? 'status-awaiting-approval user-wait' : 'status-queued'}`}
           data-testid="tool-wait"
           data-call-id={call.callId}
-          style={{ left: g.waitX, top: top + 6, width: growable('width', waitWidth) }}
+          style={{ left: g.waitX, top: userWait ? top : top + 6, width: growable('width', waitWidth) }}
           ref={(el) => registerGrowing(el, live && waiting ? bar.waitStart : undefined, 'wait', waitInset)}
           aria-hidden="true"
-        />
+        >
+          {waited !== undefined && waitWidth >= waited.length * 6.2 + 20 && (
+            <span className="wait-text" data-testid="wait-for-you">
+              {waited}
+            </span>
+          )}
+        </span>
       )}
       <button
         type="button"
@@ -207,6 +239,7 @@ function Bar({
             el,
             live && (waiting || running) ? (waiting ? bar.waitStart : bar.runStart) : undefined,
             waiting ? 'waiting-bar' : 'run',
+            waiting ? g.chainOffset : 0,
           )
         }
         aria-label={`${title}${flag ? ` (${flag})` : ''}: ${statusLabel(call.status)}${call.durationMs !== undefined ? `, ran ${formatDuration(call.durationMs)}` : ''}${undone}`}
@@ -309,6 +342,9 @@ function SkipMarker({
           onClick={() => onSelect(call.callId, 'timeline')}
           aria-label={`${title}: ${text}`}
         >
+          <span className="skip-icon" aria-hidden="true">
+            ⤼
+          </span>
           <span className="skip-title">{title}</span>
           <span className="skip-text">{text}</span>
         </button>

@@ -55,7 +55,7 @@ export function useLiveGrowth(
             el.style.setProperty(GROWN.run, `${Math.max(MIN_BAR, nowX - fromX)}px`)
             break
           case 'waiting-bar':
-            el.style.setProperty(GROWN['waiting-bar'], `${Math.max(fromX, nowX)}px`)
+            el.style.setProperty(GROWN['waiting-bar'], `${Math.max(fromX, nowX) + inset}px`)
             break
           case 'wait':
             el.style.setProperty(GROWN.wait, `${Math.max(0, nowX - inset - fromX)}px`)

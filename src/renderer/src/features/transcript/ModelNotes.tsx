@@ -42,6 +42,7 @@ const RETRY_WHY: Record<RetryState['reason'], string> = {
   rate_limited: 'Claude is rate-limiting this API key',
   server_error: 'Claude’s API had an error',
   connection_lost: 'The connection to Claude was lost',
+  unreachable: 'Lanes could not reach Claude',
 }
 
 /** "Claude is busy, retrying in 4 s, 2 of 6", counting down. */

@@ -2,9 +2,9 @@ import { memo, useState } from 'react'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { AnsiText } from '../../components/AnsiText'
 import { resultForPeople } from '../../../../shared/result-text'
-import { failureLine } from '../../lib/failure'
+import { failureLine, plainFailure } from '../../lib/failure'
 import { callTitle, formatDuration, skipReason, statusLabel } from '../../lib/format'
-import { DiffView } from '../approval/DiffView'
+import { DiffView } from '../../lazy-views'
 import { HunkOutcome } from '../rewind/HunkOutcome'
 import { RewoundNote, useKeptReason } from '../rewind/RewindRow'
 import { UndoButton } from '../rewind/UndoButton'
@@ -43,11 +43,13 @@ export const ToolCard = memo(function ToolCard({
   const description = isBash ? field(call.input, 'description') : undefined
   const preview = call.approval?.preview
   const liveTail = liveTailOf(call)
-  const failure = failureLine(call)
+  // A failed call in plain words (lib/failure.ts); a cancelled one keeps its one line.
+  const plain = plainFailure(call)
+  const failure = plain === undefined ? failureLine(call) : undefined
   const kept = useKeptReason(call)
   return (
     <article
-      className={`tool-card status-${call.status} ${selected ? 'selected' : ''} ${call.rewoundBy && kept === undefined ? 'rewound' : ''}`}
+      className={`tool-card status-${call.status} ${plain?.handled ? 'handled' : ''} ${selected ? 'selected' : ''} ${call.rewoundBy && kept === undefined ? 'rewound' : ''}`}
       data-testid="tool-card"
       data-call-id={call.callId}
       data-status={call.status}
@@ -67,7 +69,9 @@ export const ToolCard = memo(function ToolCard({
           <span className={`status-dot status-${call.status}`} aria-hidden="true" />
           <span className="tool-card-title">{title}</span>
           <span className="tool-card-meta">
-            <span className={`status-text status-${call.status}`}>{statusLabel(call.status)}</span>
+            <span className={`status-text status-${call.status}`}>
+              {plain?.label ?? statusLabel(call.status)}
+            </span>
             {call.durationMs !== undefined && (
               <span className="muted">{formatDuration(call.durationMs)}</span>
             )}
@@ -77,6 +81,16 @@ export const ToolCard = memo(function ToolCard({
           </span>
         </button>
       </header>
+      {plain !== undefined && (
+        <div className="failure-plain" data-testid="failure-reason" data-handled={plain.handled}>
+          <p className="failure-what">{plain.what}</p>
+          <p className="failure-next">{plain.next}</p>
+          <details className="failure-for-model" data-testid="failure-for-model">
+            <summary>What the agent was told</summary>
+            <pre className="output">{plain.forModel}</pre>
+          </details>
+        </div>
+      )}
       {failure !== undefined && (
         <p className="failure-line" data-testid="failure-reason">
           {failure}

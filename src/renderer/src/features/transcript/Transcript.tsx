@@ -22,18 +22,27 @@ import { useTailList } from './use-tail-list'
  * scrolled up to read.
  */
 export function Transcript() {
-  const { view, selectedCallId, selectedRewindId, selectedFrom, selectionCount, selectCall, replayActive } =
-    useAppStore(
-      useShallow((s) => ({
-        view: s.transcriptView,
-        selectedCallId: s.selectedCallId,
-        selectedRewindId: s.selectedRewindId,
-        selectedFrom: s.selectedFrom,
-        selectionCount: s.selectionCount,
-        selectCall: s.selectCall,
-        replayActive: s.replay.active,
-      })),
-    )
+  const {
+    view,
+    selectedCallId,
+    selectedRewindId,
+    selectedFrom,
+    selectionCount,
+    selectCall,
+    replayActive,
+    replayPlaying,
+  } = useAppStore(
+    useShallow((s) => ({
+      view: s.transcriptView,
+      selectedCallId: s.selectedCallId,
+      selectedRewindId: s.selectedRewindId,
+      selectedFrom: s.selectedFrom,
+      selectionCount: s.selectionCount,
+      selectCall: s.selectCall,
+      replayActive: s.replay.active,
+      replayPlaying: s.replay.playing,
+    })),
+  )
   const rows = useMemo(() => (view ? transcriptRows(view) : []), [view])
   const keys = useMemo(() => rows.map((r) => r.key), [rows])
   const estimateAt = useCallback((i: number) => estimate(rows[i]), [rows])
@@ -41,14 +50,16 @@ export function Transcript() {
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(() => new Set())
   const shapeAt = useCallback((i: number) => shapeOf(rows[i], expanded), [rows, expanded])
 
-  // A replay shows the end of the moment scrubbed to; a live run stays at its newest row unless the user scrolled
-  // up to read; a card picked on the timeline stays in view while the run goes on.
+  // A playing replay follows the playhead, whatever was picked before; a replay held still shows the end of the
+  // moment scrubbed to; a live run stays at its newest row unless the user scrolled up to read; a card picked on
+  // the timeline stays in view while the run goes on.
   const list = useTailList({
     keys,
     estimate: estimateAt,
     shape: shapeAt,
-    follow:
-      selectedFrom === 'timeline' || selectedFrom === 'link'
+    follow: replayPlaying
+      ? 'always'
+      : selectedFrom === 'timeline' || selectedFrom === 'link'
         ? 'never'
         : replayActive
           ? 'always'
@@ -306,10 +317,14 @@ const REASONS: Record<string, string> = {
 }
 
 function RunEnd({ run, failedCalls, usage }: { run: RunState; failedCalls: number; usage?: Usage }) {
+  // Set apart from the sentence before it and named, so a duration never reads as part of an error message
+  // ("invalid x-api-key 32 ms").
   const took = (
     <>
       {run.endedAt !== undefined && (
-        <span className="muted">{formatDuration(run.endedAt - run.startedAt)}</span>
+        <span className="muted run-took" data-testid="run-took">
+          {' · '}took {formatDuration(run.endedAt - run.startedAt)}
+        </span>
       )}
       {usage && <RunUsage usage={usage} />}
     </>
@@ -321,19 +336,21 @@ function RunEnd({ run, failedCalls, usage }: { run: RunState; failedCalls: numbe
         <div className="run-end finished with-failures" data-testid="run-end" data-status="finished">
           <span aria-hidden="true">⚠</span> {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'}{' '}
           {failedCalls === 1 ? 'One call failed' : `${failedCalls} calls failed`} on the way (marked in red
-          above). {took}
+          above).{took}
           <RunEndExplanation run={run} />
         </div>
       ) : (
         <div className="run-end finished" data-testid="run-end" data-status="finished">
-          ✓ {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'} {took}
+          ✓ {REASONS[run.reason ?? 'end_turn'] ?? 'Finished.'}
+          {took}
           <RunEndExplanation run={run} />
         </div>
       )
     case 'failed':
       return (
         <div className="run-end failed" data-testid="run-end" data-status="failed" role="alert">
-          ✕ The run failed: {plainRunError(run.error)} {took}
+          ✕ The run failed: {plainRunError(run.error)}
+          {took}
           <RunEndExplanation run={run} />
           {run.errorKind === 'auth' && <OpenSettingsButton />}
           {canRetry(run) && <ContinueButton runId={run.runId} />}
@@ -342,7 +359,7 @@ function RunEnd({ run, failedCalls, usage }: { run: RunState; failedCalls: numbe
     case 'stopped':
       return (
         <div className="run-end stopped" data-testid="run-end" data-status="stopped">
-          ■ You stopped the run. {took}
+          ■ You stopped the run.{took}
         </div>
       )
     case 'running':
