@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint'
  * Layers by runtime, enforced here (VS Code's habit): what a file may import depends on where it runs.
  * - src/shared: zod and itself only (runs in main, preload and renderer alike).
  * - src/renderer: never src/main, never electron or node:*.
- * - src/main is layered by folder: the engine (tools/, agent/, session/) below the app (app/: the API both
+ * - src/main is layered by folder: the engine (tools/, agent/, session/, secrets/) below the app (app/: the API both
  *   windows share, sessions, settings), below the hosts (electron/, cli/). Nothing imports a layer above it.
  * - under the engine, two libraries that know nothing of tools, calls or sessions: fs/ (the file-safety layer:
  *   atomic writes, checked folders and reads) and git/ (reading git's files as bytes; it may use fs/).
@@ -16,7 +16,14 @@ import tseslint from 'typescript-eslint'
  * - tools never import the agent.
  * - only src/main/electron/ipc.ts touches ipcMain and only src/preload/index.ts touches ipcRenderer.
  */
-const ENGINE = ['src/main/tools/', 'src/main/agent/', 'src/main/session/', 'src/main/fs/', 'src/main/git/']
+const ENGINE = [
+  'src/main/tools/',
+  'src/main/agent/',
+  'src/main/session/',
+  'src/main/secrets/',
+  'src/main/fs/',
+  'src/main/git/',
+]
 const LIBRARIES = ['src/main/fs/', 'src/main/git/']
 const HOSTS = ['src/main/electron/', 'src/main/cli/']
 const IPC_MAIN = ['src/main/electron/ipc.ts', 'src/main/electron/ipc.test.ts']

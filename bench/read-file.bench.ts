@@ -35,7 +35,7 @@ const toolContextModule = pathToFileURL(
 const repoRoot = fileURLToPath(new URL('..', import.meta.url))
 
 /** ~1 GiB of text (32 MiB in quick mode) with varied line lengths: mostly code-like, some long, a few minified-size lines. */
-async function ensureBigFile(dir: string): Promise<string> {
+export async function ensureBigFile(dir: string): Promise<string> {
   const file = join(dir, 'big.txt')
   const done = join(dir, 'big.txt.done')
   try {

@@ -25,6 +25,12 @@ test('the folder browser opens a project without a typed path, and remembers it'
     await expect(browser.getByTestId('folder-current')).toHaveAttribute('data-path', home)
     await screenshots(page, 'web-folder-browser')
 
+    // Home itself is refused as a project, saying why; the browser stays open to pick one inside it.
+    await browser.getByTestId('folder-open-current').click()
+    await expect(page.getByRole('alert')).toContainText('search and read everything in it')
+    await expect(browser).toBeVisible()
+    await expect(page.getByText('No folder open')).toBeVisible()
+
     await browser.getByTestId('folder-entry').filter({ hasText: 'demo-project' }).click()
     await expect(browser.getByTestId('folder-current')).toHaveAttribute('data-path', app.workspace)
     await expect(browser.getByTestId('folder-entry')).toHaveText(['src'])

@@ -29,6 +29,10 @@ export interface AgentOptions {
   autoApproveEdits: boolean
   approvals: ApprovalMode
   alwaysAllow?: AlwaysAllowStore
+  /** The app's own secrets (the API key in use): hidden wherever a tool's output would show them. */
+  appSecrets?: readonly string[]
+  /** Lanes' own folders (its data folder) besides `sessionsDir`: no tool reads them, wherever they lie. */
+  ownData?: readonly string[]
   /** Every event, after it is in the log. */
   onEvent?: (event: SessionEvent) => void
 }

@@ -17,6 +17,8 @@ import {
 } from '../session/rewind'
 import { unfinishedRewind } from '../session/rewind-history'
 import { newSessionId } from '../session/store'
+import { RedactTextStream } from '../secrets/redactor'
+import { workspaceSecrets, type WorkspaceSecrets } from '../secrets/workspace-secrets'
 import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
 import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext } from '../tools/tool'
@@ -58,13 +60,17 @@ export class AgentSession implements TurnLoopHost {
   private preimages: Promise<PreimageStore> | undefined
   /** Decisions given with a continue (the review screen answered after a restart), used as the calls resume. */
   private readonly preDecisions = new Map<string, Decision & { always?: boolean }>()
+  /** The workspace's secrets, whose first scan starts with the session (in the background). */
+  readonly secrets: WorkspaceSecrets
+  /** The workspace's sensitive-path rules (DESIGN 2.3). */
+  readonly pathRules: SensitivePathRules
 
   private constructor(
     opts: AgentOptions,
     writer: SessionWriter,
     state: SessionState,
     messages: MessageParam[],
-    readonly pathRules: SensitivePathRules,
+    pathRules: SensitivePathRules,
   ) {
     this.opts = opts
     this.writer = writer
@@ -76,6 +82,20 @@ export class AgentSession implements TurnLoopHost {
         void this.emit({ type: 'file.snapshot', path: snap.path, mtimeMs: snap.mtimeMs, hash: snap.hash }),
     })
     this.snapshots.restore(snapshotsOf(state))
+    this.secrets = workspaceSecrets(opts.workspace)
+    const secrets = this.secrets
+    // Git's own answer joins the object reader's once the scan has it: an index or commit the reader does not
+    // see (a split index, a worktree's index) still makes git commands that print or search contents ask.
+    this.pathRules = {
+      bareRepoAtRoot: pathRules.bareRepoAtRoot,
+      get gitTracksSecrets() {
+        return pathRules.gitTracksSecrets || secrets.gitHoldsSecretFiles()
+      },
+    }
+    this.secrets.addAppSecret(process.env.ANTHROPIC_API_KEY, 'the API key')
+    for (const value of opts.appSecrets ?? []) this.secrets.addAppSecret(value, 'the API key')
+    for (const folder of [opts.sessionsDir, ...(opts.ownData ?? [])]) this.secrets.addOwnFolder(folder)
+    void this.secrets.start()
   }
 
   get sessionId(): string {
@@ -135,6 +155,8 @@ export class AgentSession implements TurnLoopHost {
 
   /** Starts a run with a new task (a first task, or a follow-up in a session whose last run ended). */
   async run(task: string): Promise<RunOutcome> {
+    // Secret files edited since the last run are read again (incremental; the first scan may still be going).
+    void this.secrets.ready().then(() => this.secrets.refresh())
     const runId = `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`
     await this.emit({ type: 'run.started', runId, task })
     this.pushUser([{ type: 'text', text: task }])
@@ -371,13 +393,20 @@ export class AgentSession implements TurnLoopHost {
   toolContext(callId: string, signal: AbortSignal): { ctx: ToolContext; flush: () => void } {
     let buffer = ''
     let timer: NodeJS.Timeout | null = null
-    const flush = (): void => {
+    // Live chunks pass the redactor too, as a stream: a value split between two chunks is still caught.
+    const redact = new RedactTextStream(this.secrets.redactor())
+    const send = (): void => {
       if (timer) clearTimeout(timer)
       timer = null
       if (buffer.length === 0) return
       const chunk = buffer
       buffer = ''
       void this.emit({ type: 'tool.output', callId, chunk })
+    }
+    // The last chunk: what the redactor held back (a possible start of a value) is let through, redacted.
+    const flush = (): void => {
+      buffer += redact.end()
+      send()
     }
     const ctx: ToolContext = {
       workspace: this.opts.workspace,
@@ -395,9 +424,9 @@ export class AgentSession implements TurnLoopHost {
       onProgress: (chunk) => {
         // At most one output event per call every 100 ms, however chatty the command; the full output is in
         // the session folder, so what the live view drops in a flood is only the middle of a burst.
-        buffer += chunk
+        buffer += redact.push(chunk)
         if (buffer.length > OUTPUT_EVENT_MAX_CHARS) buffer = buffer.slice(-OUTPUT_EVENT_MAX_CHARS)
-        timer ??= setTimeout(flush, 100)
+        timer ??= setTimeout(send, 100)
       },
     }
     return { ctx, flush }
@@ -422,6 +451,14 @@ export class AgentSession implements TurnLoopHost {
     const d = this.preDecisions.get(callId)
     this.preDecisions.delete(callId)
     return d
+  }
+
+  private readonly toldNotes = new Set<string>()
+
+  newSecretNotes(): string[] {
+    const fresh = this.secrets.notes().filter((n) => !this.toldNotes.has(n))
+    for (const n of fresh) this.toldNotes.add(n)
+    return fresh
   }
 
   track(call: PendingCall): void {

@@ -2,6 +2,7 @@ import type { Lane } from '../../shared/events'
 import type { SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { z } from 'zod'
+import type { WorkspaceSecrets } from '../secrets/workspace-secrets'
 import { parseToolArgs, type ParsedArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
 import { ApprovalGate, sandboxSwitches, type GateHost, type PendingCall } from './approval-gate'
@@ -18,6 +19,10 @@ export interface TurnHost extends GateHost {
   readonly current: SessionState
   /** Makes a call reachable by `decide()` while it waits for the user. */
   track(call: PendingCall): void
+  /** The workspace's secrets: every result passes its redactor in `settled` (the one choke point). */
+  readonly secrets: WorkspaceSecrets
+  /** What the secret scan could not read (a file over the cap, a binary one) not yet told in this session. */
+  newSecretNotes(): string[]
 }
 
 export interface ToolUseSeen {
@@ -215,6 +220,8 @@ export class TurnCalls {
         if (!call.safe || call.state.kind === 'decided') await Promise.all(call.logged)
         const tool = this.host.options.registry.get(call.name)
         if (!tool) return { output: `Unknown tool "${call.name}".`, isError: true }
+        // The redactor knows the workspace's values once its first scan (begun when the session opened) is done.
+        await this.host.secrets.ready()
         const { ctx, flush } = this.host.toolContext(call.callId, signal)
         this.flushers.set(call.callId, flush)
         return this.gate.execute(call, tool, ctx)
@@ -262,7 +269,22 @@ export class TurnCalls {
     this.flushers.get(callId)?.()
     this.safeDone.find((d) => d.callId === callId)?.resolve()
     const name = this.calls.get(callId)?.name ?? ''
-    const { result } = outcome
+    // The one choke point: whatever any tool returns (its output, an error, the metadata the UI shows) passes the
+    // redactor here, before it is logged or sent to the model.
+    const redactor = this.host.secrets.redactor()
+    // For the user, never the model: what the scan could not read (it names files, never their content).
+    const notes = outcome.kind === 'finished' ? this.host.newSecretNotes() : []
+    const metadata = outcome.result.metadata
+      ? redactDeep(redactor, outcome.result.metadata)
+      : notes.length > 0
+        ? {}
+        : undefined
+    const result = {
+      ...outcome.result,
+      output: redactor.redactText(outcome.result.output),
+      ...(metadata ? { metadata: notes.length > 0 ? { ...metadata, secretNotes: notes } : metadata } : {}),
+      ...(outcome.result.title !== undefined ? { title: redactor.redactText(outcome.result.title) } : {}),
+    }
     const elapsed = outcome.kind === 'finished' && name === 'bash' && outcome.ran
     const output = formatForModel(result, elapsed ? { elapsedMs: outcome.durationMs } : {})
     this.results.set(callId, {
@@ -291,4 +313,15 @@ export class TurnCalls {
         break
     }
   }
+}
+
+/** Every string in `value` (the results' metadata: plain JSON) with secret values hidden. */
+function redactDeep<T>(redactor: { redactText(text: string): string }, value: T): T {
+  if (typeof value === 'string') return redactor.redactText(value) as T
+  if (Array.isArray(value)) return value.map((v: unknown) => redactDeep(redactor, v)) as T
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redactDeep(redactor, v)]),
+    ) as T
+  return value
 }

@@ -1,6 +1,6 @@
 import { SessionLogError } from '../session/log'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
-import { listFolder, recentFolders, resolveWorkspace } from './folders'
+import { listFolder, openWorkspace, recentFolders, resolveWorkspace } from './folders'
 import { createKeyStore, keyFileOf, osKeychainEntry, type KeychainEntry, type SecretBox } from './key-store'
 import { RefusedError, SessionHost, type ConfirmBaseUrl } from './session-host'
 import {
@@ -62,7 +62,7 @@ export function err<T = never>(code: Extract<Result<T>, { ok: false }>['code'], 
   return { ok: false, error, code }
 }
 
-export { resolveWorkspace }
+export { openWorkspace, resolveWorkspace }
 
 /** The OS keychain, unless LANES_NO_KEYCHAIN is set (test runs on a desktop keep out of the user's keychain). */
 function defaultKeychain(sessionsDir: string): KeychainEntry | null {
@@ -79,7 +79,7 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
   let current: WorkspaceInfo | null = null
   if (opts.workspace !== undefined) {
     // A remembered folder that was deleted since simply leaves no folder open.
-    const opened = await resolveWorkspace(opts.workspace)
+    const opened = await openWorkspace(opts.workspace)
     if (opened.ok) current = opened.value
   }
 
@@ -122,7 +122,7 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
         if (picked === null) return err('cancelled', 'No folder was chosen.')
         path = picked
       }
-      const opened = await resolveWorkspace(path)
+      const opened = await openWorkspace(path)
       if (!opened.ok) return opened
       current = opened.value
       opts.onWorkspaceChanged?.(current)

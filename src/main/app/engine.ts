@@ -11,6 +11,7 @@ import { loadBashGrammar } from '../tools/bash/validate'
 import { createToolRegistry } from '../tools/index'
 import type { ToolRegistry } from '../tools/registry'
 import { readSession, sessionPaths, SessionLogError } from '../session/log'
+import { defaultDataDir } from './paths'
 
 /**
  * Puts the engine together for the app, `lanes web` and `lanes run`: the model (Claude, a base URL, or the
@@ -36,6 +37,8 @@ export interface ConnectedModel {
   baseUrl?: string
   /** The built-in offline demo is answering. */
   demo: boolean
+  /** The API key in use (the redactor hides it in every tool's output). */
+  apiKey?: string
   close(): Promise<void>
 }
 
@@ -58,6 +61,7 @@ export async function connectModel(choice: ModelChoice, workspace: string): Prom
       }),
       modelName,
       ...(baseUrl ? { baseUrl } : {}),
+      ...(apiKey ? { apiKey } : {}),
       demo: false,
       close: async () => undefined,
     }
@@ -116,6 +120,8 @@ export function agentOptions(
     modelName: base.model.modelName,
     ...(base.model.baseUrl ? { baseUrl: base.model.baseUrl } : {}),
     demo: base.model.demo,
+    ...(base.model.apiKey ? { appSecrets: [base.model.apiKey] } : {}),
+    ownData: [defaultDataDir()],
     scheduler: settings.scheduler,
     siblingSkip: settings.siblingSkip,
     maxTurns: settings.maxTurns,

@@ -2,7 +2,14 @@ import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from 'node:f
 import { homedir, tmpdir } from 'node:os'
 import { join, sep } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { listFolder, RecentFolders, recordedWorkspace, resolveWorkspace } from './folders'
+import {
+  listFolder,
+  openWorkspace,
+  RecentFolders,
+  recordedWorkspace,
+  resolveWorkspace,
+  tooBroadReason,
+} from './folders'
 
 describe('the folder browser', () => {
   let base: string
@@ -95,5 +102,30 @@ describe('the folder browser', () => {
     const gone = await recordedWorkspace(join(base, 'gone'))
     expect(gone).toMatchObject({ ok: false, code: 'not-found' })
     expect((gone as { error: string }).error).toContain('which is gone')
+  })
+})
+
+describe('opening a folder that exposes everything', () => {
+  it('refuses the whole disk, the home folder and a folder above it, saying why', async () => {
+    for (const folder of ['/', homedir(), join(homedir(), '..')]) {
+      const opened = await openWorkspace(folder)
+      expect(opened.ok, folder).toBe(false)
+      if (opened.ok) continue
+      expect(opened.code).toBe('invalid-input')
+      expect(opened.error).toMatch(/search and read everything in it/)
+    }
+    expect(tooBroadReason('/home/ann', '/home/ann')).toMatch(/your home folder/)
+    expect(tooBroadReason('/home', '/home/ann')).toMatch(/holds your home folder/)
+    expect(tooBroadReason('/home/ann/project', '/home/ann')).toBeNull()
+    expect(tooBroadReason('/home/annex', '/home/ann')).toBeNull()
+  })
+
+  it('opens a project folder inside the home folder or elsewhere', async () => {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), 'lanes-open-')))
+    try {
+      expect(await openWorkspace(dir)).toMatchObject({ ok: true, value: { path: dir } })
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })

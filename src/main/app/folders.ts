@@ -1,7 +1,7 @@
 import type { Dirent } from 'node:fs'
 import { mkdir, readdir, readFile, realpath, stat } from 'node:fs/promises'
 import { homedir } from 'node:os'
-import { basename, dirname, join, parse as parsePath } from 'node:path'
+import { basename, dirname, join, parse as parsePath, sep } from 'node:path'
 import type { FolderListing, Result, WorkspaceInfo } from '../../shared/ipc'
 import { writeJsonAtomic } from '../fs/atomic-write'
 
@@ -40,6 +40,35 @@ export async function resolveWorkspace(input: string): Promise<Result<WorkspaceI
   return ok(folderInfo(real))
 }
 
+/**
+ * Why a folder is too broad to be a project, or null. A workspace is what the agent may search and read without
+ * asking: the whole disk (`/`), your home folder or a folder above it would give it your SSH keys, browser
+ * profiles, every other project's secrets and Lanes' own sessions, under names no list of secret files can
+ * foresee. Such a folder is refused; the folder browser starts in HOME so you can pick a project inside it.
+ */
+export function tooBroadReason(real: string, home: string = homedir()): string | null {
+  const isRoot = real === parsePath(real).root
+  const holdsHome = home !== '' && (home === real || home.startsWith(real.endsWith(sep) ? real : real + sep))
+  if (!isRoot && !holdsHome) return null
+  const what = isRoot
+    ? 'the whole disk'
+    : real === home
+      ? 'your home folder'
+      : 'a folder that holds your home folder'
+  return (
+    `${real} is ${what}: as a project it would let the agent search and read everything in it (your SSH keys, ` +
+    'browser profiles, other projects and their secrets, Lanes’ own sessions). Open the folder of one project instead.'
+  )
+}
+
+/** A folder to work in, as the user asked for it: resolved, and not one that exposes everything (`tooBroadReason`). */
+export async function openWorkspace(input: string): Promise<Result<WorkspaceInfo>> {
+  const resolved = await resolveWorkspace(input)
+  if (!resolved.ok) return resolved
+  const broad = tooBroadReason(resolved.value.path)
+  return broad === null ? resolved : fail('invalid-input', broad)
+}
+
 function folderInfo(real: string): WorkspaceInfo {
   return { path: real, name: basename(real) || real }
 }
@@ -50,7 +79,8 @@ function folderInfo(real: string): WorkspaceInfo {
  * deleted, or now a link to somewhere else) is refused with a message that says so.
  */
 export async function recordedWorkspace(recorded: string): Promise<Result<WorkspaceInfo>> {
-  const resolved = await resolveWorkspace(recorded)
+  const resolved = await openWorkspace(recorded)
+  if (!resolved.ok && resolved.code === 'invalid-input') return resolved
   if (resolved.ok && resolved.value.path === recorded) return resolved
   return fail(
     'not-found',

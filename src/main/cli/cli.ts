@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createAppApi, type AppApi } from '../app/app-api'
-import { recentFolders, recordedWorkspace, resolveWorkspace } from '../app/folders'
+import { openWorkspace, recentFolders, recordedWorkspace } from '../app/folders'
 import type { RunOutcome } from '../agent/agent-session'
 import { runFakeModelCli } from './fake-model'
 import {
@@ -98,7 +98,7 @@ async function web(argv: string[]): Promise<number> {
   const sessionsDir = values['sessions-dir'] ?? defaultSessionsDir()
   let workspace: string | undefined
   if (values.workspace !== undefined) {
-    const opened = await resolveWorkspace(values.workspace)
+    const opened = await openWorkspace(values.workspace)
     if (!opened.ok) {
       process.stderr.write(`lanes web: ${opened.error}\n`)
       return 1
@@ -223,7 +223,7 @@ async function run(argv: string[]): Promise<number> {
   // A continued session goes on in its own folder, or not at all.
   const opened = resume
     ? await recordedWorkspace(resume.created.workspace)
-    : await resolveWorkspace(values.workspace as string)
+    : await openWorkspace(values.workspace as string)
   if (!opened.ok) {
     process.stderr.write(`lanes run: ${opened.error}\n`)
     return 1

@@ -156,7 +156,7 @@ describe.each([
     ])
   })
 
-  it('withholds lines from credential files and says how many', async () => {
+  it('leaves no trace of credential files: no line, no count, no note', async () => {
     const ws = await makeGrepWorkspace({
       '.env': 'API_TOKEN=needle-secret\n',
       'config/.env.production': 'needle\n',
@@ -170,8 +170,27 @@ describe.each([
       '.env.example:1:API_TOKEN=needle-placeholder',
       'src/a.ts:1:process.env.needle',
     ])
-    expect(result.output).toContain('[3 matching line(s) in credential files')
-    expect(result.metadata).toMatchObject({ matches: 2, withheld: 3 })
+    expect(result.output).not.toMatch(/withheld|credential|not shown/)
+    expect(result.metadata).toMatchObject({ matches: 2, files: 2 })
+    expect(result.metadata).not.toHaveProperty('withheld')
+  })
+
+  it('gives byte-identical results for a right and a wrong guess at a secret (the regex oracle)', async () => {
+    const ws = await makeGrepWorkspace({
+      '.env': 'API_TOKEN=sk-4f9a8b7c6d5e\n',
+      'deploy/.env.production': 'API_TOKEN=sk-4f9a8b7c6d5e\n',
+      'src/a.ts': 'const t = process.env.API_TOKEN\n',
+    })
+    for (const where of [undefined, '.env', 'deploy']) {
+      const right = await grep(ws, { pattern: '^API_TOKEN=sk-4f9a', ...(where ? { path: where } : {}) })
+      const wrong = await grep(ws, { pattern: '^API_TOKEN=sk-0000', ...(where ? { path: where } : {}) })
+      const strip = (r: typeof right): unknown => ({
+        output: r.output.replace(/sk-4f9a|sk-0000/g, 'GUESS'),
+        isError: r.isError,
+        metadata: r.metadata,
+      })
+      expect(strip(right), where).toEqual(strip(wrong))
+    }
   })
 
   it('filters files with the include glob', async () => {

@@ -1,4 +1,6 @@
+import { statSync } from 'node:fs'
 import path from 'node:path'
+import { workspaceSecrets } from '../secrets/workspace-secrets'
 import { insideChecker } from './glob'
 import { runBuiltinSearch } from './grep/builtin-search'
 import { findRipgrep, runRipgrep } from './grep/ripgrep'
@@ -22,8 +24,10 @@ import { toWorkspaceRelative } from './workspace'
  * - Hidden files are searched (`.github/`, `.eslintrc`, ...: config the model must see) except `.git/`
  *   internals, which are noise. `.gitignore` is respected even outside a git repository (`--no-require-git`):
  *   a folder that has one expects it to apply.
- * - Files that hold credentials (`isSecretPath`: `.env*`, keys, `.ssh/`, `.aws/`, ...) are never shown: grep
- *   runs without approval, while reading those files asks the user. The output says how many lines were withheld.
+ * - Files that hold credentials (`isSecretPath`: `.env*`, keys, `.ssh/`, `.aws/`, ..., and any other name of
+ *   such a file: a hard link) leave no trace: grep runs without approval, while reading those files asks the
+ *   user, so their lines are neither shown, counted nor mentioned (see Collector). Lanes' own data is skipped
+ *   alike where it lies inside the workspace.
  * - The model sees at most MAX_SHOWN_LINES lines; matching lines are still counted up to COUNT_LIMIT so the
  *   note can say how big the result really is, then ripgrep is killed: a pattern like `e` in a large repo
  *   must not stream millions of lines through us.
@@ -59,7 +63,7 @@ export const grepTool = defineTool({
   input: GrepInput,
   concurrencySafe: true,
   title: grepTitle,
-  // Runs without asking: secret files are withheld by the search itself (`isSecretPath`).
+  // Runs without asking: secret files leave no trace in the search itself (`Collector`).
   policy: () => ({ kind: 'allow' }),
   async execute(input, ctx): Promise<ToolResult> {
     const where = input.path ?? '.'
@@ -81,7 +85,22 @@ export const grepTool = defineTool({
       signal: ctx.signal,
     }
 
-    const collector = new Collector(toWorkspaceRelative(ctx.workspace, plan.cwd))
+    const secrets = workspaceSecrets(ctx.workspace)
+    await secrets.ready()
+    // Judged by identity only when some secret file has another name: otherwise its name says it all, and the
+    // search costs no `stat` per file.
+    const linked = secrets.hasLinkedSecrets()
+    const isHidden = (file: string): boolean => {
+      const abs = path.resolve(plan.cwd, file)
+      if (secrets.isOwnData(abs)) return true
+      if (!linked) return false
+      try {
+        return secrets.isSecretIdentity(statSync(abs))
+      } catch {
+        return false
+      }
+    }
+    const collector = new Collector(toWorkspaceRelative(ctx.workspace, plan.cwd), isHidden)
     let engine: 'ripgrep' | 'builtin' = 'ripgrep'
     let warning: string | undefined
     const rg = await findRipgrep()
@@ -134,13 +153,10 @@ export const grepTool = defineTool({
         `[Showing ${shown.length} of ${total}. Narrow the search: set \`path\` to a folder, \`include\` to a file glob such as "*.ts", or make the pattern more specific.]`,
       )
     }
-    if (collector.withheld > 0)
-      notes.push(
-        `[${collector.withheld} matching line(s) in credential files (.env, keys) are not shown; read such a file with read_file if it is really needed.]`,
-      )
     const describe = ({ file, reason }: FileProblem): string =>
       file === '' ? reason : fileError(prefix === '.' ? file : `${prefix}/${file}`, reason)
-    for (const note of outcome.notes) notes.push(`[${describe(note)}]`)
+    // "binary file matches" for a secret file would answer the regex oracle too.
+    for (const note of outcome.notes) if (!collector.isSecret(note.file)) notes.push(`[${describe(note)}]`)
     if (outcome.problems.length > 0) {
       const listed = outcome.problems.slice(0, MAX_NOTED_PROBLEMS).map((problem) => `  ${describe(problem)}`)
       const more = outcome.problems.length - listed.length
@@ -163,7 +179,6 @@ export const grepTool = defineTool({
         truncated,
         countComplete: collector.complete,
         shown: shown.length,
-        ...(collector.withheld > 0 ? { withheld: collector.withheld } : {}),
         ...(outcome.problems.length > 0 ? { errors: outcome.problems.length } : {}),
       },
     })

@@ -1,6 +1,7 @@
 import { constants, promises as fs } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { basename, dirname, extname, isAbsolute, join } from 'node:path'
+import { workspaceSecrets } from '../secrets/workspace-secrets'
 import { LineCollector, MAX_OUTPUT_CHARS } from './read-file/line-collector'
 import { lineIndexFor, nearestCheckpoint, type LineIndex } from './read-file/line-index'
 import { ReadFileInput } from './schemas'
@@ -90,8 +91,9 @@ async function savedOutput(ctx: ToolContext, input: string): Promise<string | nu
   try {
     const dir = await fs.realpath(ctx.outputDir)
     if ((await fs.realpath(dirname(input))) !== dir) return null
+    // Only a command's saved output (`<call id>.log`): nothing else of the session's folder is readable.
     const name = basename(input)
-    return name === '' || name === '.' || name === '..' ? null : join(dir, name)
+    return name.endsWith('.log') && name !== '.log' ? join(dir, name) : null
   } catch {
     return null
   }
@@ -139,6 +141,13 @@ export const readFileTool = defineTool({
       if (!resolved.ok) return fail(resolved.reason, { title: `Read ${input.path}` })
       const hidden = linkHidesProtection(ctx.workspace, input.path, resolved.path, 'secret', ctx.pathRules)
       if (hidden) return fail(hidden, { title: `Read ${input.path}` })
+      const secrets = workspaceSecrets(ctx.workspace)
+      await secrets.ready()
+      if (secrets.isOwnData(resolved.path))
+        return fail(
+          `${input.path} is part of Lanes' own data (session logs, settings, saved file contents), which tools never read.`,
+          { title: `Read ${input.path}` },
+        )
       path = resolved.path
       rel = toWorkspaceRelative(ctx.workspace, path)
     }
@@ -161,6 +170,13 @@ export const readFileTool = defineTool({
       try {
         const st = await fh.stat()
         if (st.isDirectory()) return directory(rel)
+        // A hard link to a secret file is the secret file, whatever its name: judged by device and inode. Its
+        // own name would have asked the user; this one did not, so it is refused.
+        if (saved === null && !isSecretPath(rel) && workspaceSecrets(ctx.workspace).isSecretIdentity(st))
+          return fail(
+            `${rel} is another name (a hard link) for a secret file, so it is not read without asking. Read the secret file by its own name if it is really needed: that asks the user.`,
+            { title: `Read ${rel}` },
+          )
         if (!st.isFile())
           return fail(`${rel} is not a regular file (it is a device, FIFO or socket); it cannot be read.`, {
             title: `Read ${rel}`,

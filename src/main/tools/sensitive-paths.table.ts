@@ -13,7 +13,7 @@ export interface SensitivePathCase {
 }
 
 export const SENSITIVE_PATH_TABLE: readonly SensitivePathCase[] = [
-  // Credentials: reads ask, grep withholds, writes ask.
+  // Credentials: reads ask, grep leaves no trace, writes ask.
   { path: '.env', secret: true, protected: true },
   { path: '.env.local', secret: true, protected: true },
   { path: 'app/.env.production', secret: true, protected: true },

@@ -18,7 +18,7 @@ import { trackedPaths } from '../git/index-file'
  *
  * Two levels:
  * - secret: the content is a credential. Reading it sends it to the model provider, so reads ask and grep
- *   withholds its lines. Every secret is also protected.
+ *   leaves no trace of it (no line, count or note). Every secret is also protected.
  * - protected: changing it runs code or grants rights later (VCS hooks and config, editor tasks, CI, shell
  *   start-up files, agent settings). Writes always go to review, whatever the settings; reads are fine.
  */
@@ -236,7 +236,7 @@ function isSecretSegments(segments: readonly string[]): boolean {
   return SECRET_FILE_PATTERN.test(name) && !SECRET_TEMPLATE_PATTERN.test(name)
 }
 
-/** The file's content is a credential: reads ask, grep withholds it. `relative` is relative to the root. */
+/** The file's content is a credential: reads ask, grep leaves no trace of it. `relative` is relative to the root. */
 export function isSecretPath(relative: string): boolean {
   return isSecretSegments(segmentsOf(relative))
 }

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { workspaceSecrets } from '../../secrets/workspace-secrets'
 import { BashInput, DEFAULT_BASH_TIMEOUT_SEC } from '../schemas'
 import { defineTool, fail, ok } from '../tool'
 import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner'
@@ -89,6 +90,24 @@ export const bashTool = defineTool({
     // The id comes from the model's stream: keep it a plain file name whatever it holds.
     const outputPath = join(ctx.outputDir, `${ctx.callId.replace(/[^A-Za-z0-9_.-]/g, '_')}.log`)
     const approval = ctx.approval
+    // Everything the command prints passes the redactor before it is kept or shown: the saved full output, the
+    // live chunks and the tail for the model alike. The workspace's first scan began when the session opened;
+    // a command issued before it is done waits for it.
+    const secrets = workspaceSecrets(ctx.workspace)
+    await secrets.ready()
+    // The policy let this run unasked when the call arrived; the scan may since have found that git holds a
+    // secret file, and then a command that prints or searches git's contents needs a person after all.
+    if (
+      !approval &&
+      ctx.pathRules.gitTracksSecrets &&
+      !isReadOnlyCommand(input.command, ctx.pathRules) &&
+      isReadOnlyCommand(input.command, { ...ctx.pathRules, gitTracksSecrets: false })
+    )
+      return fail(
+        'Command not run: git holds a version of a secret file in this workspace, so commands that print or search file contents from git need the user’s approval. Issue the call again to ask for it.',
+        { title, metadata: { denied: true, cwd: ctx.workspace, description: input.description } },
+      )
+    const redact = secrets.redactor().byteStream()
     const sandbox = approval?.outsideSandbox
       ? null
       : prepareSandbox({
@@ -113,16 +132,25 @@ export const bashTool = defineTool({
         timeoutMs: timeoutSec * 1000,
         signal: ctx.signal,
         onData: (chunk) => {
-          live.push(chunk)
-          return buffer.write(chunk)
+          const shown = redact.push(chunk)
+          if (shown.length === 0) return undefined
+          live.push(shown)
+          return buffer.write(shown)
         },
         ...(sandbox ? { launch: sandbox } : {}),
       })
     } finally {
       await sandbox?.cleanup()
     }
+    const rest = redact.end()
+    if (rest.length > 0) {
+      live.push(rest)
+      void buffer.write(rest)
+    }
     live.end()
     const summary = await buffer.close()
+    // A command that ran writable may have added or changed secret files: their values are known from now on.
+    if (approval) await secrets.refresh()
     const sandboxFailure = sandbox ? sandboxStartFailure(sandbox, run, summary.text) : null
     const createdSensitive = sandbox && approval ? sandbox.createdSensitive() : []
 

@@ -22,13 +22,16 @@ export interface Match {
 
 /**
  * Gathers what either engine finds: keeps the first lines for the model, counts the rest up to COUNT_LIMIT,
- * withholds secrets and drops anything that is not lexically inside the workspace.
+ * drops secret files' lines and anything that is not lexically inside the workspace.
+ *
+ * A secret file's matches leave no trace at all: not shown, not counted, not noted (issue 20). Any trace (a
+ * count of withheld lines, a "withheld" note) answers "does this regex match the secret?", and a few hundred
+ * such questions spell out a `.env` line; a right and a wrong guess must give byte-identical results.
  */
 export class Collector {
   readonly shown: Match[] = []
   matches = 0
   files = 0
-  withheld = 0
   /** False once COUNT_LIMIT was reached and the search stopped: `matches` is then a lower bound. */
   complete = true
   private lastFile: string | null = null
@@ -36,8 +39,20 @@ export class Collector {
   private lastFileAccepted = false
   private lastFileSecret = false
 
-  /** `folder`: where the search ran, relative to the workspace root (engines name files relative to it). */
-  constructor(private readonly folder: string) {}
+  /**
+   * `folder`: where the search ran, relative to the workspace root (engines name files relative to it).
+   * `isHidden`: judges a file (named as the engines name it) by what it is rather than its name: another name of
+   * a secret file (a hard link), or Lanes' own data.
+   */
+  constructor(
+    private readonly folder: string,
+    private readonly isHidden: (file: string) => boolean = () => false,
+  ) {}
+
+  /** The file's lines are never shown, nor counted, nor mentioned. */
+  isSecret(file: string): boolean {
+    return isSecretPath(path.posix.join(this.folder, file)) || this.isHidden(file)
+  }
 
   /** Returns false when the search should stop. */
   add(file: string, line: number, text: string): boolean {
@@ -47,14 +62,11 @@ export class Collector {
       // `cwd` is a real folder inside the workspace, so a relative name without `..` is lexically inside; the
       // lines shown are checked again by real path before they leave the tool.
       // Secrets are judged by their name in the workspace: `credentials` found by a search of `.aws` is one.
-      this.lastFileSecret = isSecretPath(path.posix.join(this.folder, file))
+      this.lastFileSecret = this.isSecret(file)
       this.lastFileAccepted = !this.lastFileSecret && !path.isAbsolute(file) && !PARENT_IN_PATH.test(file)
       if (this.lastFileAccepted && this.matches < COUNT_LIMIT) this.files += 1
     }
-    if (!this.lastFileAccepted) {
-      if (this.lastFileSecret) this.withheld += 1
-      return true
-    }
+    if (!this.lastFileAccepted) return true
     if (this.matches >= COUNT_LIMIT) {
       this.complete = false
       return false

@@ -4,7 +4,8 @@ import { rm } from 'node:fs/promises'
 import { homedir, tmpdir } from 'node:os'
 import { delimiter, isAbsolute, join, sep } from 'node:path'
 import { bwrapArgs, NAMESPACES, STATUS_FD } from './bwrap'
-import { MaskIndex, type Masks } from './masks'
+import { workspaceSecrets } from '../../../secrets/workspace-secrets'
+import type { Masks } from './masks'
 import { SANDBOX_HOME, SANDBOX_TMP, sandboxEnv, type SandboxSpec } from './policy'
 import { seatbeltProfile } from './seatbelt'
 
@@ -89,8 +90,6 @@ export interface SandboxLaunch {
   createdSensitive(): string[]
 }
 
-const indexes = new Map<string, MaskIndex>()
-
 /**
  * The launch of one command in the sandbox, or the reason it cannot be had (no sandbox on this machine, a
  * workspace too large to check). Never a launch without the sandbox: the caller reports the reason.
@@ -101,14 +100,12 @@ export function prepareSandbox(
 ): SandboxLaunch | { error: string } {
   const found = sandboxSupport()
   if (!found.available) return { error: found.reason }
-  let index = indexes.get(spec.workspace)
-  if (!index) {
-    index = new MaskIndex(spec.workspace)
-    indexes.set(spec.workspace, index)
-  }
+  // The workspace's one record of its secrets: walked in the background since the session opened it, so this is
+  // a revalidation (a `stat` per folder), and it knows every other name of a secret file (hard links).
+  const secrets = workspaceSecrets(spec.workspace)
   let masks: Masks
   try {
-    masks = index.current()
+    masks = secrets.masks()
   } catch (err) {
     return { error: `the sandbox could not check the workspace for secret files: ${message(err)}` }
   }
@@ -116,7 +113,7 @@ export function prepareSandbox(
   const before = new Set([...masks.secrets, ...masks.protected].map((p) => p.path))
   const createdSensitive = (): string[] => {
     try {
-      const now = index.current()
+      const now = secrets.masks()
       return [...now.secrets, ...now.protected]
         .map((p) => p.path)
         .filter((p) => !before.has(p))

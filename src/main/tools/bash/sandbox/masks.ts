@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs'
+import { lstatSync, promises as fsp, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs'
 import { join, sep } from 'node:path'
 import {
   BARE_REPO_ROOT_DIRS,
@@ -54,6 +54,10 @@ interface FolderEntry {
   protected: MaskPath[]
   /** Folders such as `.git` whose pinned entries are looked up on every call (they are not walked). */
   pinnedIn: string[]
+  /** The folder holds a `.git` (a folder, or a file naming one): it is a repository's working tree. */
+  repo: boolean
+  /** Regular files' names by `dev:ino`, read only once some secret file has other names (hard links). */
+  files?: Map<string, string[]>
 }
 
 export class MaskIndex {
@@ -61,6 +65,73 @@ export class MaskIndex {
 
   /** `root` is the workspace's real path. */
   constructor(private readonly root: string) {}
+
+  /**
+   * Walks the whole tree once, asynchronously, so that the first `current()` only revalidates (a `stat` per
+   * folder): started in the background when a session opens the workspace, it keeps the first command's sandbox
+   * set-up from waiting for a walk. Folders are read a few at a time; errors are left for `current()` to report.
+   */
+  async warm(): Promise<void> {
+    const pending = [this.root]
+    let count = 0
+    while (pending.length > 0) {
+      const batch = pending.splice(0, 64)
+      count += batch.length
+      if (count > MAX_FOLDERS) return
+      const children = await Promise.all(
+        batch.map(async (dir) => {
+          try {
+            const { mtimeMs } = await fsp.stat(dir)
+            const readAt = Date.now()
+            const names = await fsp.readdir(dir, { withFileTypes: true })
+            const entry = this.classify(dir, names, mtimeMs, readAt)
+            this.folders.set(dir, entry)
+            return entry.children
+          } catch {
+            return []
+          }
+        }),
+      )
+      for (const list of children) pending.push(...list)
+    }
+  }
+
+  /** Folders (absolute) that are a repository's working tree (they hold `.git`), as of the last `current()`. */
+  repositories(): string[] {
+    return [...this.folders].filter(([, entry]) => entry.repo).map(([dir]) => dir)
+  }
+
+  /**
+   * Every regular file's names by `dev:ino`, in the folders the last `current()` walked (secret folders are not
+   * walked: their files are masked whole). Costs a `stat` per file the first time a folder is seen, so it is
+   * asked for only when a secret file has more than one name.
+   */
+  fileIdentities(): Map<string, string[]> {
+    const all = new Map<string, string[]>()
+    for (const [dir, entry] of this.folders) {
+      if (entry.files === undefined) {
+        entry.files = new Map()
+        let names: string[] = []
+        try {
+          names = readdirSync(dir)
+        } catch {
+          // Gone or unreadable since: nothing in it to read.
+        }
+        for (const name of names) {
+          try {
+            const st = lstatSync(join(dir, name))
+            if (!st.isFile()) continue
+            const id = `${st.dev}:${st.ino}`
+            entry.files.set(id, [...(entry.files.get(id) ?? []), join(dir, name)])
+          } catch {
+            // Removed in between.
+          }
+        }
+      }
+      for (const [id, paths] of entry.files) all.set(id, [...(all.get(id) ?? []), ...paths])
+    }
+    return all
+  }
 
   /** Current masks; throws with a plain reason when the tree cannot be walked. */
   current(): Masks {
@@ -104,16 +175,30 @@ export class MaskIndex {
 
   private read(dir: string, mtimeMs: number): FolderEntry {
     const readAt = Date.now()
-    const entry: FolderEntry = { mtimeMs, readAt, children: [], secrets: [], protected: [], pinnedIn: [] }
     let names: Dirent[]
     try {
       names = readdirSync(dir, { withFileTypes: true })
     } catch (err) {
       if (dir === this.root) throw err
-      return entry // unreadable to us: unreadable to the sandbox too
+      // Unreadable to us: unreadable to the sandbox too.
+      return { mtimeMs, readAt, children: [], secrets: [], protected: [], pinnedIn: [], repo: false }
+    }
+    return this.classify(dir, names, mtimeMs, readAt)
+  }
+
+  private classify(dir: string, names: Dirent[], mtimeMs: number, readAt: number): FolderEntry {
+    const entry: FolderEntry = {
+      mtimeMs,
+      readAt,
+      children: [],
+      secrets: [],
+      protected: [],
+      pinnedIn: [],
+      repo: false,
     }
     const relDir = dir === this.root ? '' : dir.slice(this.root.length + 1)
     for (const d of names) {
+      if (d.name === '.git') entry.repo = true
       const abs = join(dir, d.name)
       const rel = relDir === '' ? d.name : `${relDir}/${d.name}`
       if (d.isSymbolicLink()) {

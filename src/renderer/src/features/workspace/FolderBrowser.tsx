@@ -214,18 +214,6 @@ export function FolderBrowser({
             >
               Choose a folder inside
             </button>
-            <button
-              type="button"
-              className="button danger-outline"
-              data-testid="folder-broad-open"
-              disabled={opening}
-              onClick={() => {
-                setBroad(null)
-                onOpen(broad.path)
-              }}
-            >
-              Open all of “{broad.name}” anyway
-            </button>
           </div>
         </div>
       )}
@@ -254,7 +242,10 @@ function listFolder(path: string | undefined) {
   return window.api.invoke('folder:list', path === undefined ? undefined : { path })
 }
 
-/** The file system's root or the home folder: a "project" that would show the agent everything. */
+/**
+ * The file system's root, the home folder or a folder above it: a "project" that would show the agent everything
+ * (the app refuses to open one: folders.ts `tooBroadReason`); said here before it is even asked for.
+ */
 function exposesEverything(folder: FolderListing): boolean {
-  return folder.parent === null || folder.path === folder.home
+  return folder.parent === null || folder.path === folder.home || folder.home.startsWith(`${folder.path}/`)
 }
