@@ -199,8 +199,9 @@ export function FolderBrowser({
             <strong>
               {broad.parent === null ? 'This is the whole computer' : 'This is your whole home folder'}.
             </strong>{' '}
-            Opened as a project, it shows the agent everything in it: your documents, other projects, settings
-            and keys. Choose the project&rsquo;s own folder inside it instead.
+            As a project it would let the agent search and read everything in it (your documents, keys, other
+            projects and their secrets), so Lanes does not open it. Choose the project&rsquo;s own folder
+            inside it.
           </p>
           <div className="row">
             <button
