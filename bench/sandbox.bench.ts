@@ -77,7 +77,7 @@ async function alternate(
 }
 
 /** The tree as a git repository with everything committed, made once. */
-function ensureRepository(root: string): void {
+export function ensureRepository(root: string): void {
   if (existsSync(join(root, '.git'))) return
   const git = (...args: string[]): void => {
     const done = spawnSync('git', ['-c', 'user.email=b@b', '-c', 'user.name=b', ...args], {

@@ -58,6 +58,7 @@ interface Clock {
 function timedModel(inner: ModelClient, clock: Clock): ModelClient {
   return {
     model: inner.model,
+    context: inner.context,
     streamTurn: (req) =>
       inner.streamTurn({
         ...req,

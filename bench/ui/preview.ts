@@ -34,6 +34,7 @@ export function mockData(events: ReturnType<typeof generateSession>, live = fals
       autoApproveEdits: false,
       bashTimeoutSec: 180,
       thinking: 'adaptive',
+      compactAtTokens: null,
       apiKey: { source: 'none', masked: null, storage: 'file', file: null },
       demo: true,
     },

@@ -85,7 +85,7 @@ test('undo: a finished write goes back after its diff is shown and confirmed, an
     await expect(dialog.getByTestId('rewind-file')).toHaveCount(1)
     await expect(dialog.locator('.diff-line.del').first()).toContainText('CHANGED 2')
     await expect(dialog.locator('.diff-line.add').first()).toContainText('line 2')
-    await expect(dialog).toContainText('not tracked')
+    await expect(dialog).toContainText('where it was captured')
     // Nothing happens before the confirmation.
     expect(await readFile(join(app.workspace, 'f.txt'), 'utf8')).toBe(changed)
     await screenshots(page, 'ui-undo-dialog')

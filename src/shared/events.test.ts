@@ -211,6 +211,50 @@ const samples: Record<SessionEventType, unknown[]> = {
       hash: 'ab'.repeat(32),
     },
     { type: 'file.preimage', ...base, callId: 'toolu_4', path: '/w/new.ts', relPath: 'new.ts', hash: null },
+    {
+      type: 'file.preimage',
+      ...base,
+      callId: 'toolu_5',
+      path: '/w/run.sh',
+      relPath: 'run.sh',
+      hash: 'cd'.repeat(32),
+      before: `${'cd'.repeat(32)}:644`,
+      after: 'link:../bin/run',
+    },
+    {
+      type: 'file.preimage',
+      ...base,
+      callId: 'toolu_5',
+      path: '/w/d',
+      relPath: 'd',
+      hash: null,
+      before: null,
+      after: 'dir:755',
+    },
+  ],
+  'command.landing': [
+    { type: 'command.landing', ...base, callId: 'toolu_5', layer: '/s/capture/toolu_5', entries: 2 },
+  ],
+  'command.landed': [
+    { type: 'command.landed', ...base, callId: 'toolu_5', outcome: 'done' },
+    {
+      type: 'command.landed',
+      ...base,
+      callId: 'toolu_5',
+      outcome: 'rolled-back',
+      recovered: true,
+      error: 'disk full',
+    },
+  ],
+  'command.held': [
+    {
+      type: 'command.held',
+      ...base,
+      callId: 'toolu_5',
+      paths: [{ relPath: '.git/commondir', reason: 'git reads it as configuration' }],
+      count: 1,
+      landed: false,
+    },
   ],
   'rewind.started': [
     {
@@ -263,6 +307,54 @@ const samples: Record<SessionEventType, unknown[]> = {
     { type: 'run.failed', ...base, runId: 'r2', error: 'Something broke.' },
   ],
   'run.stopped': [{ type: 'run.stopped', ...base, runId: 'r1' }],
+  'context.compacted': [
+    {
+      type: 'context.compacted',
+      ...base,
+      runId: 'r1',
+      turn: 7,
+      mode: 'client',
+      strategy: 'summary',
+      reason: 'window_full',
+      tokensBefore: 180_000,
+      tokensAfter: 12_000,
+      summary: 'The task so far.',
+      keptFromTurn: 6,
+      readFiles: ['src/a.ts'],
+    },
+    {
+      type: 'context.compacted',
+      ...base,
+      turn: 3,
+      mode: 'server',
+      strategy: 'summary',
+      reason: 'threshold',
+      tokensBefore: 160_000,
+    },
+    {
+      type: 'context.compacted',
+      ...base,
+      turn: 3,
+      mode: 'client',
+      strategy: 'cleared_tool_results',
+      reason: 'threshold',
+      tokensBefore: 160_000,
+      clearedBeforeTurn: 2,
+    },
+  ],
+  'instructions.loaded': [
+    {
+      type: 'instructions.loaded',
+      ...base,
+      scope: 'root',
+      files: [
+        { path: 'AGENTS.md', bytes: 120, tokens: 30 },
+        { path: 'CLAUDE.md', bytes: 5_000_000, tokens: 8000, note: 'capped' },
+      ],
+      text: '<project-instructions>...</project-instructions>',
+    },
+    { type: 'instructions.loaded', ...base, scope: 'nested', folder: 'pkg/a', turn: 2, files: [], text: '' },
+  ],
 }
 
 describe('SessionEvent', () => {

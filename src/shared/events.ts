@@ -87,6 +87,12 @@ export const Usage = z.object({
   outputTokens: Count,
   cacheReadTokens: Count.optional(),
   cacheCreationTokens: Count.optional(),
+  /**
+   * The context size of the response's last sampling iteration (its `usage.iterations`' last `message` entry:
+   * input, cache reads and writes, output), when the API reports iterations. After a server-side compaction the
+   * top-level fields add up iterations; this is what the next request carries.
+   */
+  contextTokens: Count.optional(),
 })
 export type Usage = z.infer<typeof Usage>
 
@@ -114,7 +120,8 @@ export const RunEndReason = z.enum([
 ])
 export type RunEndReason = z.infer<typeof RunEndReason>
 
-export const RunFailureKind = z.enum(['model', 'network', 'auth', 'internal', 'workspace'])
+/** context: the conversation no longer fits the model's window even after compacting (continue compacts harder). */
+export const RunFailureKind = z.enum(['model', 'network', 'auth', 'internal', 'workspace', 'context'])
 export type RunFailureKind = z.infer<typeof RunFailureKind>
 
 /** Why the model stopped with `refusal` (the API's `stop_details`); either field may be null. */
@@ -341,6 +348,13 @@ export const FileSnapshotEvent = z.object({
 const ContentHash = z.string().regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 in hex')
 
 /**
+ * What is at one path: a content hash (a file, mode not recorded), `<hash>:<mode>` (a file with its mode, octal),
+ * `link:<target>` or `dir:<mode>` (see `src/main/fs/path-token.ts`).
+ */
+export const PATH_TOKEN = /^(?:[0-9a-f]{64}(?::[0-7]{1,4})?|dir:[0-7]{1,4}|link:[^\0]+)$/
+export const PathToken = z.string().regex(PATH_TOKEN, 'expected a content hash or a path token')
+
+/**
  * A file tool kept the file's content just before changing it (issue 14: undo and rewind). Logged before the
  * change is written, so every change in the log can be undone.
  */
@@ -354,14 +368,82 @@ export const FilePreimageEvent = z.object({
   relPath: z.string(),
   /** The content before the change, in the session's store; null when the file did not exist. */
   hash: ContentHash.nullable(),
+  /**
+   * Set for a change an approved command made (issue 20): what was at the path before and what the command left,
+   * as path tokens (a file with its mode, a symbolic link, a folder; `src/main/fs/path-token.ts`). `hash` then
+   * repeats the file's content hash (null for anything but a file).
+   */
+  before: PathToken.nullable().optional(),
+  after: PathToken.nullable().optional(),
+})
+
+/** What an approved command changed (issue 20), counted; the card says "changed 3 files, added 1". */
+export const CommandChangeCounts = z.object({
+  added: Count,
+  changed: Count,
+  removed: Count,
+  /** Only the mode (permissions) changed. */
+  modeChanged: Count,
+})
+export type CommandChangeCounts = z.infer<typeof CommandChangeCounts>
+
+/** One path a command changed, for the card (capped: the counts say how many there were). */
+export const CommandChangedPath = z.object({
+  relPath: z.string(),
+  change: z.enum(['added', 'changed', 'removed', 'mode']),
+  kind: z.enum(['file', 'link', 'dir']),
+})
+export type CommandChangedPath = z.infer<typeof CommandChangedPath>
+
+/** A protected path a command changed, held back from the workspace (or landed with --land-protected). */
+export const HeldPath = z.object({ relPath: z.string(), reason: z.string() })
+export type HeldPath = z.infer<typeof HeldPath>
+
+/**
+ * An approved command's changes are about to land (issue 20): every one of them is logged before this as a
+ * file.preimage with `before` and `after`, the contents before are in the store and both are synced. Without
+ * a command.landed after it, a crash came in between: the next start finishes the landing or rolls it back.
+ */
+export const CommandLandingEvent = z.object({
+  type: z.literal('command.landing'),
+  ...base,
+  callId: z.string().min(1),
+  /** The command's layer, whose upper folder holds what is still to land. */
+  layer: z.string().min(1),
+  entries: Count,
+})
+
+export const CommandLandedEvent = z.object({
+  type: z.literal('command.landed'),
+  ...base,
+  callId: z.string().min(1),
+  /** done: every change landed. rolled-back: none did (the workspace is as before the command). */
+  outcome: z.enum(['done', 'rolled-back']),
+  recovered: z.boolean().optional(),
+  error: z.string().optional(),
+})
+
+/**
+ * Protected changes a command made (git's configuration, hooks, `.env*`, ...) that were not landed silently:
+ * `landed` false when they were discarded (`lanes run` without --land-protected), true when the user let them
+ * land. One JSON line in `lanes run`'s output.
+ */
+export const CommandHeldEvent = z.object({
+  type: z.literal('command.held'),
+  ...base,
+  callId: z.string().min(1),
+  paths: z.array(HeldPath),
+  /** How many there were (paths is capped). */
+  count: Count,
+  landed: z.boolean(),
 })
 
 /** One file a rewind changes: from its content now to its content at the rewind's point (null: absent). */
 export const RewindChange = z.object({
   path: z.string().min(1),
   relPath: z.string(),
-  from: ContentHash.nullable(),
-  to: ContentHash.nullable(),
+  from: PathToken.nullable(),
+  to: PathToken.nullable(),
 })
 export type RewindChange = z.infer<typeof RewindChange>
 
@@ -424,6 +506,67 @@ export const RunFailedEvent = z.object({
   retryAt: EpochMs.optional(),
 })
 
+/**
+ * The conversation was made smaller so the session can go on (issue 21). `server`: the API compacted it (a
+ * `compaction` block in the turn's answer, sent back as it came); `client`: Lanes did, either by asking the model
+ * for a summary that replaces the turns before `keptFromTurn` (`summary`), or by replacing the results of the
+ * tool calls of turns before `clearedBeforeTurn` with a short note (`cleared_tool_results`). The conversation
+ * rebuilt from the log applies it the same way.
+ */
+export const ContextCompactedEvent = z.object({
+  type: z.literal('context.compacted'),
+  ...base,
+  runId: z.string().min(1).optional(),
+  /** The last turn the compaction covers (0: before the first). */
+  turn: Count,
+  mode: z.enum(['server', 'client']),
+  strategy: z.enum(['summary', 'cleared_tool_results']),
+  /** threshold: the context passed the compaction threshold; window_full: a request did not fit; continue: the user continued a run that ended on a full window. */
+  reason: z.enum(['threshold', 'window_full', 'continue']),
+  /** Context tokens before, as the API last reported them. */
+  tokensBefore: Count,
+  /** Estimated context tokens after (the next answer's usage says exactly). */
+  tokensAfter: Count.optional(),
+  /** The summary the model carries on from. */
+  summary: z.string().optional(),
+  /** summary (client): the turns from this one on are kept as they were; absent: none are. */
+  keptFromTurn: z.number().int().positive().optional(),
+  /** cleared_tool_results: the results of calls of turns before this one were replaced by a note. */
+  clearedBeforeTurn: z.number().int().positive().optional(),
+  /** Workspace files the model had read before, named to it after the compaction so it reads them again. */
+  readFiles: z.array(z.string()).optional(),
+})
+
+/** One project-instruction file in use (AGENTS.md, CLAUDE.md, .lanes/instructions.md). */
+export const InstructionFile = z.object({
+  /** Relative to the workspace root, '/'-separated. */
+  path: z.string(),
+  bytes: Count,
+  /** Estimated tokens of what is sent (after any cap). */
+  tokens: Count,
+  /** Why less than the file (or nothing) is sent: capped, binary, not UTF-8, secret path. */
+  note: z.string().optional(),
+})
+export type InstructionFile = z.infer<typeof InstructionFile>
+
+/**
+ * Project instructions were read (issue 21). `root`: the files at the workspace root, sent in a marked section
+ * of the system prompt, byte-identical until the next compaction re-reads them; `nested`: the files of a folder
+ * the agent first read or wrote in, told to the model after that turn's results.
+ */
+export const InstructionsLoadedEvent = z.object({
+  type: z.literal('instructions.loaded'),
+  ...base,
+  scope: z.enum(['root', 'nested']),
+  /** nested: the folder, relative to the root. */
+  folder: z.string().optional(),
+  /** nested: the turn after whose results they are told. */
+  turn: Count.optional(),
+  files: z.array(InstructionFile),
+  /** What the model is sent, exactly (empty: nothing). */
+  text: z.string(),
+})
+
 /** The user stopped the run. */
 export const RunStoppedEvent = z.object({ type: z.literal('run.stopped'), ...base, runId: z.string().min(1) })
 
@@ -447,11 +590,16 @@ export const SessionEvent = z.discriminatedUnion('type', [
   ToolCancelledEvent,
   FileSnapshotEvent,
   FilePreimageEvent,
+  CommandLandingEvent,
+  CommandLandedEvent,
+  CommandHeldEvent,
   RewindStartedEvent,
   RewindFinishedEvent,
   RunFinishedEvent,
   RunFailedEvent,
   RunStoppedEvent,
+  ContextCompactedEvent,
+  InstructionsLoadedEvent,
 ])
 export type SessionEvent = z.infer<typeof SessionEvent>
 

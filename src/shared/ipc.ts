@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { HunkDecision, SessionEvent, SessionId, SessionSummary, WritePreview } from './events'
-import { ThinkingSetting } from './models'
+import { MIN_COMPACT_AT_TOKENS, ThinkingSetting } from './models'
 
 /**
  * The one contract between the UI and the app, whatever the transport (Electron IPC or the browser-mode
@@ -62,6 +62,8 @@ export const SettingsView = z.object({
   bashTimeoutSec: z.number().int().min(1).max(600),
   /** Sent only where the model takes it (shared/models.ts `thinkingSettingsFor`). */
   thinking: ThinkingSetting,
+  /** Compact at this context size at the latest (tokens); null: the automatic threshold below the window. */
+  compactAtTokens: z.number().int().nullable(),
   apiKey: z.object({
     /** Where the key comes from: stored by Lanes, the ANTHROPIC_API_KEY environment variable, or nowhere. */
     source: z.enum(['stored', 'environment', 'none']),
@@ -89,6 +91,7 @@ export const SettingsUpdate = z
     autoApproveEdits: z.boolean(),
     bashTimeoutSec: z.number().int().min(1).max(600),
     thinking: ThinkingSetting,
+    compactAtTokens: z.number().int().min(MIN_COMPACT_AT_TOKENS).max(10_000_000).nullable(),
     /** A new key to store, or null to forget the stored one. */
     apiKey: z.string().min(1).max(500).nullable(),
   })

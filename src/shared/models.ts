@@ -23,3 +23,50 @@ const ADAPTIVE_BY_DEFAULT = [/^claude-sonnet-5-5(\b|-)/, /^claude-opus-5-5(\b|-)
 export function thinkingSettingsFor(model: string): readonly ThinkingSetting[] | null {
   return ADAPTIVE_BY_DEFAULT.some((re) => re.test(model)) ? ThinkingSetting.options : null
 }
+
+/**
+ * What Lanes knows of a model's context (issue 21): its window in tokens, and whether the API compacts its
+ * conversations itself (server-side compaction, the `compact_20260112` context-management edit behind the
+ * `compact-2026-01-12` beta header: https://platform.claude.com/docs/en/build-with-claude/compaction).
+ *
+ * The compaction page lists Claude Opus 4.6 and 4.7, Sonnet 4.6 and Mythos Preview; the 5.5 family and Fable
+ * are newer and are tried too. A model or endpoint that refuses the beta (a 400 naming it) is compacted by Lanes
+ * itself for the rest of the session, so a wrong "yes" here costs one refused request, never a run.
+ *
+ * Windows: 200,000 tokens unless the model is known to have more. Underestimating only compacts earlier.
+ */
+export interface ModelContext {
+  window: number
+  serverCompaction: boolean
+}
+
+export const DEFAULT_CONTEXT_WINDOW = 200_000
+
+const SERVER_COMPACTION = [
+  /^claude-opus-4-6(\b|-)/,
+  /^claude-opus-4-7(\b|-)/,
+  /^claude-sonnet-4-6(\b|-)/,
+  /^claude-mythos-preview(\b|-)/,
+  ...ADAPTIVE_BY_DEFAULT,
+]
+
+export function modelContext(model: string): ModelContext {
+  return {
+    window: DEFAULT_CONTEXT_WINDOW,
+    serverCompaction: SERVER_COMPACTION.some((re) => re.test(model)),
+  }
+}
+
+/** The smallest compaction threshold Settings accepts (the API's own minimum trigger is 50,000 tokens). */
+export const MIN_COMPACT_AT_TOKENS = 20_000
+
+/**
+ * The context size (input tokens the API reported for the latest request) at which Lanes compacts: a margin
+ * below the window that leaves room for one more answer and its tool results, or the user's lower setting.
+ */
+export function compactionThreshold(window: number, setting?: number): number {
+  const margin = Math.max(40_000, Math.round(window * 0.15))
+  const auto = Math.max(MIN_COMPACT_AT_TOKENS, window - margin)
+  if (setting === undefined || !Number.isFinite(setting)) return auto
+  return Math.max(MIN_COMPACT_AT_TOKENS, Math.min(auto, Math.floor(setting)))
+}

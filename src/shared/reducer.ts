@@ -2,6 +2,7 @@ import { rejectsEveryHunk } from './approval-preview'
 import type {
   AssistantMessage,
   EventOf,
+  InstructionFile,
   RunEndReason,
   RewindChange,
   RewindSkip,
@@ -128,6 +129,8 @@ export interface SessionCounts {
   byStatus: Readonly<Record<ToolCallStatus, number>>
 }
 
+export type CompactionState = Omit<EventOf<'context.compacted'>, 'type' | 'seq'>
+
 export interface SessionState {
   session?: SessionInfo
   status: SessionStatus
@@ -143,6 +146,16 @@ export interface SessionState {
   usage: Usage
   /** Undos and rewinds, in order. */
   rewinds: readonly RewindState[]
+  /** Compactions of the conversation, in order (issue 21). */
+  compactions: readonly CompactionState[]
+  /**
+   * Context tokens of the latest model request as the API reported them (input, cache reads and writes), and
+   * the turn they were reported for; 0 before the first answer. A compaction sets its estimate until the next
+   * answer says exactly.
+   */
+  contextTokens: number
+  /** Project-instruction files in use: the root's latest reading, then each nested folder's. */
+  instructions: readonly (InstructionFile & { scope: 'root' | 'nested' })[]
   counts: SessionCounts
   /** -1 before the first event. */
   lastSeq: number
@@ -175,6 +188,9 @@ export function initialSessionState(): SessionState {
     snapshots: {},
     usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 },
     rewinds: [],
+    compactions: [],
+    contextTokens: 0,
+    instructions: [],
     counts: { events: 0, calls: 0, anomalies: 0, byStatus: emptyByStatus },
     lastSeq: -1,
     firstEventAt: undefined,
@@ -446,7 +462,10 @@ function apply(r: Reduction, event: SessionEvent): void {
       turn.message = event.message
       turn.stopReason = event.stopReason
       turn.usage = event.usage
-      if (event.usage) s.usage = addUsage(s.usage, event.usage)
+      if (event.usage) {
+        s.usage = addUsage(s.usage, event.usage)
+        s.contextTokens = contextTokensOf(event.usage)
+      }
       return
     }
 
@@ -583,6 +602,22 @@ function apply(r: Reduction, event: SessionEvent): void {
       return
     }
 
+    case 'command.landing':
+      return
+
+    case 'command.landed': {
+      // Rolled back: nothing of the command is in the workspace, so there is nothing to undo.
+      const call = editCall(r, event, () => true)
+      if (call && event.outcome === 'rolled-back') call.undoable = false
+      return
+    }
+
+    case 'command.held': {
+      const call = editCall(r, event, () => true)
+      if (call) call.held = { paths: event.paths, count: event.count, landed: event.landed }
+      return
+    }
+
     case 'rewind.started': {
       const rewinds = (s.rewinds = edit(r, s.rewinds))
       rewinds.push(
@@ -604,11 +639,39 @@ function apply(r: Reduction, event: SessionEvent): void {
     case 'rewind.finished':
       return finishRewind(r, event)
 
+    case 'context.compacted': {
+      const { type: _type, seq: _seq, ...compaction } = event
+      const compactions = (s.compactions = edit(r, s.compactions))
+      compactions.push(made(r, compaction))
+      if (event.tokensAfter !== undefined) s.contextTokens = event.tokensAfter
+      return
+    }
+
+    case 'instructions.loaded': {
+      // A root reading replaces the root's files (a compaction re-reads them); nested folders add theirs.
+      const kept = s.instructions.filter((f) => f.scope === 'nested' || event.scope === 'nested')
+      const known = new Set(kept.map((f) => f.path))
+      const added = event.files.filter((f) => !known.has(f.path)).map((f) => ({ ...f, scope: event.scope }))
+      s.instructions = made(r, [...kept, ...added])
+      return
+    }
+
     default: {
       const unknown: never = event
       return anomaly(r, `unknown event type ${JSON.stringify((unknown as { type?: unknown })?.type)}`)
     }
   }
+}
+
+/**
+ * How full the context was for a request: everything the API read (new, cached and cache-written input) and
+ * what it wrote back, which the next request carries.
+ */
+export function contextTokensOf(usage: Usage): number {
+  if (usage.contextTokens !== undefined) return usage.contextTokens
+  return (
+    usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheCreationTokens ?? 0) + usage.outputTokens
+  )
 }
 
 function newCall(event: EventOf<'tool.queued'>, runId: string | undefined): ToolCallState {
@@ -796,6 +859,8 @@ function editCall(
     | 'tool.skipped'
     | 'tool.cancelled'
     | 'file.preimage'
+    | 'command.landed'
+    | 'command.held'
   >,
   fits: (call: ToolCallState) => boolean,
 ): CallDraft | undefined {

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ApprovalDecision, ApprovalPreview, HunkDecision, Lane } from './events'
+import { ApprovalDecision, ApprovalPreview, HeldPath, HunkDecision, Lane } from './events'
 
 /**
  * The state of one tool call as the reducer builds it from the events (reducer.ts). The status strings are
@@ -86,6 +86,10 @@ const ToolCallBase = z.object({
   live: LiveOutput.optional(),
   /** A write or edit whose previous content was kept: it can be undone. */
   undoable: z.boolean().optional(),
+  /** Protected changes an approved command made that were held back (issue 20), and whether they landed. */
+  held: z
+    .object({ paths: z.array(HeldPath), count: z.number().int().nonnegative(), landed: z.boolean() })
+    .optional(),
   /** The rewind (or undo) that took this call's file changes back. */
   rewoundBy: z.string().optional(),
 })

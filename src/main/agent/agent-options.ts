@@ -2,6 +2,7 @@ import type { RunFailureKind, SessionEvent } from '../../shared/events'
 import type { ToolRegistry } from '../tools/registry'
 import type { AlwaysAllowStore } from './always-allow-store'
 import type { ModelClient } from './model'
+import type { Redact } from './project-instructions'
 import type { SchedulerMode } from './scheduler'
 
 /**
@@ -29,10 +30,19 @@ export interface AgentOptions {
   autoApproveEdits: boolean
   approvals: ApprovalMode
   alwaysAllow?: AlwaysAllowStore
+  /**
+   * A command's held protected changes land (`lanes run --land-protected`); otherwise they are discarded and
+   * reported (command.held).
+   */
+  landProtected?: boolean
   /** The app's own secrets (the API key in use): hidden wherever a tool's output would show them. */
   appSecrets?: readonly string[]
   /** Lanes' own folders (its data folder) besides `sessionsDir`: no tool reads them, wherever they lie. */
   ownData?: readonly string[]
+  /** Compact at this many context tokens at the latest (Settings; it can only lower the automatic threshold). */
+  compactAtTokens?: number
+  /** Hides secret values in project instructions (default: the workspace's redactor, as for tool results). */
+  redactInstructions?: Redact
   /** Every event, after it is in the log. */
   onEvent?: (event: SessionEvent) => void
 }

@@ -5,6 +5,7 @@ import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reduc
 import type { ToolCallState } from '../../shared/tool-call'
 import { buildConversation, snapshotsFrom, snapshotsOf } from '../session/conversation'
 import { openSessionWriter, readSession, sessionPaths, type SessionWriter } from '../session/log'
+import { recoverLanding, unfinishedLanding } from '../session/landing-recovery'
 import { changeKeeper, preimagesDir, PreimageStore } from '../session/preimages'
 import {
   applyRewind,
@@ -20,11 +21,14 @@ import { newSessionId } from '../session/store'
 import { RedactTextStream } from '../secrets/redactor'
 import { workspaceSecrets, type WorkspaceSecrets } from '../secrets/workspace-secrets'
 import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
+import { nameInWorkspace } from '../tools/workspace'
 import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext } from '../tools/tool'
 import type { AgentOptions, RunOutcome } from './agent-options'
 import { sandboxSwitches, type Decision, type PendingCall } from './approval-gate'
 import { hunkDecisionError } from '../tools/reviewed-change'
+import { compactConversation, FULL_MESSAGE, needsCompaction, type CompactionHost } from './compaction'
+import { foldersOf, readInstructions, type Redact } from './project-instructions'
 import { playTurn, resumeTurn, type ContentBlock, type MessageParam, type TurnLoopHost } from './turn'
 
 export type { AgentOptions, ApprovalMode, RunOutcome } from './agent-options'
@@ -44,7 +48,10 @@ const OUTPUT_EVENT_MAX_CHARS = 64 * 1024
 export const BROKE_OFF_NOTE =
   'Your previous answer was cut off before it was complete. Continue from where it stopped.'
 
-export class AgentSession implements TurnLoopHost {
+/** The file tools whose paths bring a folder's own instructions in. */
+const PATH_TOOLS = new Set(['read_file', 'write_file', 'edit_file'])
+
+export class AgentSession implements TurnLoopHost, CompactionHost {
   private writer: SessionWriter
   private readonly opts: AgentOptions
   private readonly snapshots: SnapshotStore
@@ -64,6 +71,13 @@ export class AgentSession implements TurnLoopHost {
   readonly secrets: WorkspaceSecrets
   /** The workspace's sensitive-path rules (DESIGN 2.3). */
   readonly pathRules: SensitivePathRules
+  /**
+   * The root's project instructions as sent (the latest root `instructions.loaded`): read once and kept
+   * byte-identical until a compaction re-reads them, also across a restart, so the prompt cache keeps hitting.
+   */
+  private rootInstructions: string | undefined
+  /** Folders whose own instructions were looked for (nested ones are told once). */
+  private readonly instructionFolders = new Set<string>()
 
   private constructor(
     opts: AgentOptions,
@@ -137,9 +151,19 @@ export class AgentSession implements TurnLoopHost {
     const { events, warnings } = await readSession(sessionPaths(opts.sessionsDir, sessionId).log)
     const writer = await openSessionWriter(opts.sessionsDir, sessionId, { create: false })
     let preimages: Promise<PreimageStore> | undefined
+    if (unfinishedLanding(events)) {
+      // A command's landing a crash cut short is rolled back first: the workspace is as before that command.
+      preimages = PreimageStore.open(preimagesDir(writer.outputDir))
+      await recoverLanding(
+        events,
+        await preimages,
+        { append: async (draft) => events.push(await writer.append(draft)), sync: () => writer.sync() },
+        writer.outputDir,
+      )
+    }
     if (unfinishedRewind(events)) {
       // A rewind a crash cut short is finished (or rolled back) before anything else happens in the session.
-      preimages = PreimageStore.open(preimagesDir(writer.outputDir))
+      preimages ??= PreimageStore.open(preimagesDir(writer.outputDir))
       await recoverRewind(events, await preimages, {
         append: async (draft) => events.push(await writer.append(draft)),
         sync: () => writer.sync(),
@@ -150,6 +174,11 @@ export class AgentSession implements TurnLoopHost {
     const pathRules = await loadSensitivePathRules(opts.workspace)
     const session = new AgentSession(opts, writer, state, messages as MessageParam[], pathRules)
     session.preimages = preimages
+    for (const event of events) {
+      if (event.type !== 'instructions.loaded') continue
+      if (event.scope === 'root') session.rootInstructions = event.text
+      else if (event.folder !== undefined) session.instructionFolders.add(event.folder)
+    }
     return { session, warnings }
   }
 
@@ -176,6 +205,12 @@ export class AgentSession implements TurnLoopHost {
     if (!run) return { status: 'failed', error: 'This session has no run to continue.', kind: 'internal' }
     if (run.status === 'finished') return { status: 'finished' }
     await this.emit({ type: 'run.resumed', runId: run.runId })
+    if (run.status === 'failed' && run.errorKind === 'context') {
+      // The run ended because the conversation did not fit even compacted: this Continue compacts harder.
+      this.stopController = new AbortController()
+      const outcome = await compactConversation(this, run.runId, 'continue', true)
+      if (outcome) return outcome
+    }
     // A rewind may have taken the latest turns back: the conversation goes on from the last one it kept.
     const last = this.state.turns.findLast((t) => t.rewoundBy === undefined)
     const unanswered = last
@@ -302,8 +337,11 @@ export class AgentSession implements TurnLoopHost {
   private async drive(runId: string): Promise<RunOutcome> {
     this.stopController = new AbortController()
     let turnsThisRun = 0
+    /** Compactions in a row forced by a full window, without a turn that fit in between. */
+    let overflows = 0
     this.driving = true
     try {
+      if (this.rootInstructions === undefined) await this.reloadInstructions()
       for (;;) {
         if (this.stopController.signal.aborted) return await this.endStopped(runId)
         if (turnsThisRun >= this.opts.maxTurns) {
@@ -320,9 +358,25 @@ export class AgentSession implements TurnLoopHost {
             `The workspace folder ${this.opts.workspace} no longer exists.`,
             'workspace',
           )
+        if (needsCompaction(this)) {
+          const ended = await compactConversation(this, runId, 'threshold', false)
+          if (ended) return ended
+        }
         turnsThisRun++
-        const outcome = await playTurn(this, runId, ++this.turn)
+        const turn = ++this.turn
+        const outcome = await playTurn(this, runId, turn)
+        if (outcome === 'compact') {
+          // The window is full: compact and play a new turn; a second overflow in a row compacts harder; a
+          // third means even that does not fit, and the run ends saying so (Continue compacts harder again).
+          if (overflows >= 2) return await this.fail(runId, FULL_MESSAGE, 'context')
+          const ended = await compactConversation(this, runId, 'window_full', overflows > 0)
+          overflows++
+          if (ended) return ended
+          continue
+        }
+        overflows = 0
         if (outcome !== 'continue') return outcome
+        await this.nestedInstructions(turn)
       }
     } catch (e) {
       return await this.fail(
@@ -335,6 +389,81 @@ export class AgentSession implements TurnLoopHost {
       await this.emitChain
       await this.writer.sync().catch(() => undefined)
     }
+  }
+
+  /**
+   * What hides secret values in project instructions: the workspace's redactor (the one every tool result
+   * passes), once its scan has the values, unless the options give another.
+   */
+  private async instructionsRedactor(): Promise<Redact> {
+    if (this.opts.redactInstructions) return this.opts.redactInstructions
+    await this.secrets.ready()
+    const redactor = this.secrets.redactor()
+    return (text) => redactor.redactText(text)
+  }
+
+  /**
+   * Reads the root's project instructions from disk (at the first run, and after each compaction) and logs
+   * what is sent; until the next reading, every request carries exactly this text.
+   */
+  async reloadInstructions(): Promise<void> {
+    const loaded = await readInstructions(
+      this.opts.workspace,
+      '',
+      this.pathRules,
+      await this.instructionsRedactor(),
+    )
+    this.rootInstructions = loaded.text
+    await this.emit({ type: 'instructions.loaded', scope: 'root', files: loaded.files, text: loaded.text })
+  }
+
+  /**
+   * The instructions of folders the turn's file calls first reached, told to the model after the turn's
+   * results (the system prompt stays as it was, so the cache keeps hitting).
+   */
+  private async nestedInstructions(turnNumber: number): Promise<void> {
+    const turn = this.state.turns.findLast((t) => t.turn === turnNumber)
+    if (!turn) return
+    for (const id of turn.callIds) {
+      const call = turn.calls[id]
+      const input = call?.input as { path?: unknown } | undefined
+      if (!call || !PATH_TOOLS.has(call.name) || typeof input?.path !== 'string') continue
+      const rel = nameInWorkspace(this.opts.workspace, input.path)
+      if (rel === null) continue
+      for (const folder of foldersOf(rel)) {
+        if (this.instructionFolders.has(folder)) continue
+        this.instructionFolders.add(folder)
+        const loaded = await readInstructions(
+          this.opts.workspace,
+          folder,
+          this.pathRules,
+          await this.instructionsRedactor(),
+        )
+        if (loaded.files.length === 0) continue
+        await this.emit({
+          type: 'instructions.loaded',
+          scope: 'nested',
+          folder,
+          turn: turnNumber,
+          files: loaded.files,
+          text: loaded.text,
+        })
+        if (loaded.text !== '') this.pushUser([{ type: 'text', text: loaded.text }])
+      }
+    }
+  }
+
+  get instructionsText(): string {
+    return this.rootInstructions ?? ''
+  }
+
+  async events(): Promise<SessionEvent[]> {
+    await this.emitChain
+    return (await readSession(this.writer.file)).events
+  }
+
+  replaceConversation(messages: MessageParam[]): void {
+    this.messages = messages
   }
 
   /** Adds a user message, merging with a trailing user message (the API wants roles to alternate). */
@@ -421,6 +550,16 @@ export class AgentSession implements TurnLoopHost {
         callId,
         (draft) => this.emit(draft),
       ),
+      capture: {
+        keep: async (path, content) => (await this.preimageStore()).put(path, content),
+        content: async (hash) => (await this.preimageStore()).get(hash),
+        log: (draft) => this.emit(draft),
+        sync: async () => {
+          await (await this.preimageStore()).flush()
+          await this.writer.sync()
+        },
+        landProtected: this.opts.landProtected === true,
+      },
       onProgress: (chunk) => {
         // At most one output event per call every 100 ms, however chatty the command; the full output is in
         // the session folder, so what the live view drops in a flood is only the middle of a burst.

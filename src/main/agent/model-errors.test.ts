@@ -169,6 +169,18 @@ describe('model client: failures and retries', () => {
 
   it('does not retry a bad request, and passes on what the API said', async () => {
     const model = await serve({
+      turns: [{ blocks: [], httpStatus: 400, errorMessage: 'max_tokens: must be at most 64000' }],
+    })
+    const error = await failure(
+      createModelClient({ baseUrl: model.baseUrl, retryBaseDelayMs: 5 }).streamTurn(request()),
+    )
+    expect(error.kind).toBe('bad_request')
+    expect(error.message).toContain('must be at most 64000')
+    expect(model.requests).toHaveLength(1)
+  })
+
+  it('names a request over the context window (context_full) so the engine compacts instead of failing', async () => {
+    const model = await serve({
       turns: [
         { blocks: [], httpStatus: 400, errorMessage: 'prompt is too long: 210000 tokens > 200000 maximum' },
       ],
@@ -176,7 +188,7 @@ describe('model client: failures and retries', () => {
     const error = await failure(
       createModelClient({ baseUrl: model.baseUrl, retryBaseDelayMs: 5 }).streamTurn(request()),
     )
-    expect(error.kind).toBe('bad_request')
+    expect(error.kind).toBe('context_full')
     expect(error.message).toContain('prompt is too long')
     expect(model.requests).toHaveLength(1)
   })

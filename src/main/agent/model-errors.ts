@@ -1,5 +1,5 @@
 import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk'
-import type { RetryReason } from '../../shared/events'
+import type { RetryReason, RunFailureKind } from '../../shared/events'
 import type { TurnResult } from './model-stream'
 
 /**
@@ -17,7 +17,15 @@ const MAX_RETRY_AFTER_MS = 60_000
  * server: the API failed; aborted: the user stopped.
  */
 export type ModelErrorKind =
-  'auth' | 'rate_limit' | 'overloaded' | 'network' | 'bad_request' | 'server' | 'aborted'
+  | 'auth'
+  | 'rate_limit'
+  | 'overloaded'
+  | 'network'
+  | 'bad_request'
+  | 'server'
+  | 'aborted'
+  /** The request does not fit the model's context window ("prompt is too long"): compact and send it again. */
+  | 'context_full'
 
 export class ModelError extends Error {
   readonly kind: ModelErrorKind
@@ -186,7 +194,16 @@ export function classify(
     )
   }
   if (status === 413) {
-    return make('bad_request', 'The conversation is too large to send to the model.', false)
+    return make('context_full', 'The conversation is too large to send to the model.', false)
+  }
+  // "prompt is too long: 201234 tokens > 200000 maximum": the API's words for a request over the window.
+  if (
+    status === 400 &&
+    /prompt is too long|exceeds? the (model's )?context window|too many (input )?tokens/i.test(
+      apiMessage ?? '',
+    )
+  ) {
+    return make('context_full', 'The conversation no longer fits in the model’s context window.', false)
   }
   if (status === 408 || status === 409 || (status !== undefined && status >= 500) || status === undefined) {
     const what =
@@ -286,4 +303,19 @@ export function midStreamError(error: ModelError, partial: TurnResult): ModelErr
   )
   out.partial = partial
   return out
+}
+
+/** How a model failure ends a run: the message for the user, its kind, and when it can be tried again. */
+export function describeModelError(e: unknown): { message: string; kind: RunFailureKind; retryAt?: number } {
+  const err = e as { kind?: string; message?: string; retryAt?: number }
+  const message = err?.message ?? String(e)
+  const retryAt = typeof err?.retryAt === 'number' ? { retryAt: err.retryAt } : {}
+  switch (err?.kind) {
+    case 'auth':
+      return { message, kind: 'auth', ...retryAt }
+    case 'network':
+      return { message, kind: 'network', ...retryAt }
+    default:
+      return { message, kind: 'model', ...retryAt }
+  }
 }

@@ -1,10 +1,12 @@
 import type {
-  ContentBlockParam,
+  BetaContentBlockParam as ContentBlockParam,
+  BetaContextManagementConfig,
   MessageCreateParamsStreaming,
-  MessageParam,
-  ThinkingConfigParam,
-  Tool,
-} from '@anthropic-ai/sdk/resources/messages'
+  BetaAssistantMessageParam,
+  BetaUserMessageParam,
+  BetaThinkingConfigParam as ThinkingConfigParam,
+  BetaTool as Tool,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import { createHash } from 'node:crypto'
 import { thinkingSettingsFor, type ThinkingSetting } from '../../shared/models'
 import type { TurnRequest } from './model'
@@ -14,6 +16,9 @@ import type { TurnRequest } from './model'
  * the one place that makes a conversation acceptable to the API (no whitespace-only text, valid tool ids, at
  * most four cache breakpoints).
  */
+
+/** A conversation message (the beta union's user and assistant members: its blocks include `compaction`). */
+export type MessageParam = BetaUserMessageParam | BetaAssistantMessageParam
 
 const EPHEMERAL = { type: 'ephemeral' } as const
 
@@ -28,11 +33,44 @@ function thinkingParam(model: string, setting: ThinkingSetting | undefined): Thi
   return chosen === 'adaptive' ? { type: 'adaptive', display: 'summarized' } : { type: 'between_tools' }
 }
 
+/** The beta headers server-side compaction and tool-result clearing need (the compaction and context-editing pages). */
+export const COMPACTION_BETAS = ['compact-2026-01-12', 'context-management-2025-06-27'] as const
+/** The API's smallest compaction trigger ("minimum 50,000 tokens"). */
+const MIN_SERVER_TRIGGER = 50_000
+/** Tool uses kept when old results are cleared: the model's recent work stays whole. */
+const KEEP_TOOL_USES = 6
+
+/**
+ * The context-management edits for server-side compaction at `compactAt` input tokens, as documented:
+ *
+ *   "context_management": { "edits": [ { "type": "compact_20260112", "trigger": { "type": "input_tokens", "value": N } } ] }
+ *
+ * Before it, the cheaper edit: old tool results cleared (`clear_tool_uses_20250919`, "the API clears the oldest
+ * tool results in chronological order, replacing them with placeholder text") from 60 % of the threshold, so a
+ * run that only piles up large outputs never needs a summary. `clear_at_least` keeps each clearing big enough to
+ * be worth the prompt-cache write it costs.
+ */
+export function contextManagement(compactAt: number): BetaContextManagementConfig {
+  const trigger = Math.max(MIN_SERVER_TRIGGER, Math.round(compactAt))
+  return {
+    edits: [
+      {
+        type: 'clear_tool_uses_20250919',
+        trigger: { type: 'input_tokens', value: Math.max(MIN_SERVER_TRIGGER, Math.round(trigger * 0.6)) },
+        keep: { type: 'tool_uses', value: KEEP_TOOL_USES },
+        clear_at_least: { type: 'input_tokens', value: 10_000 },
+      },
+      { type: 'compact_20260112', trigger: { type: 'input_tokens', value: trigger } },
+    ],
+  }
+}
+
 export function buildParams(
   model: string,
   maxTokens: number,
   thinking: ThinkingSetting | undefined,
   req: TurnRequest,
+  serverCompactAt?: number,
 ): MessageCreateParamsStreaming {
   const thinkingConfig = thinkingParam(model, thinking)
   const tools: Tool[] = req.tools.map((tool, i) => ({
@@ -51,6 +89,9 @@ export function buildParams(
       : {}),
     ...(tools.length > 0 ? { tools } : {}),
     ...(thinkingConfig ? { thinking: thinkingConfig } : {}),
+    ...(serverCompactAt !== undefined
+      ? { betas: [...COMPACTION_BETAS], context_management: contextManagement(serverCompactAt) }
+      : {}),
     messages: withCacheBreakpoints(apiMessages(req.messages)),
   }
 }
@@ -73,7 +114,8 @@ export function apiToolId(id: string): string {
  * dropped (the API refuses them), tool ids mapped with `apiToolId` on both sides. Thinking blocks pass
  * untouched: any change to them is a 400.
  */
-function apiMessages(messages: MessageParam[]): MessageParam[] {
+function apiMessages(all: MessageParam[]): MessageParam[] {
+  const messages = fromLatestCompaction(all)
   return messages.flatMap((message): MessageParam[] => {
     if (typeof message.content === 'string') {
       return message.content.trim() === '' ? [] : [message]
@@ -92,6 +134,27 @@ function apiMessages(messages: MessageParam[]): MessageParam[] {
     })
     return content.length === 0 ? [] : [{ ...message, content } as MessageParam]
   })
+}
+
+/** Stands in for the messages a compaction block covers (the request must still open with a user message). */
+export const COMPACTED_PLACEHOLDER =
+  'The earlier conversation is summarized in the compaction block that follows.'
+
+/**
+ * Server-side compaction: "On subsequent requests, append the response to your messages. The API automatically
+ * drops all message blocks prior to the compaction block". They are not sent at all: a long day's conversation
+ * would otherwise grow every request without end. One short user message stands in for them (a request opens
+ * with a user message); the assistant message holding the latest compaction block goes as it is.
+ */
+function fromLatestCompaction(messages: MessageParam[]): MessageParam[] {
+  const at = messages.findLastIndex(
+    (m) =>
+      m.role === 'assistant' &&
+      Array.isArray(m.content) &&
+      m.content.some((b) => b.type === 'compaction' && typeof b.content === 'string'),
+  )
+  if (at <= 0) return messages
+  return [{ role: 'user', content: COMPACTED_PLACEHOLDER }, ...messages.slice(at)]
 }
 
 /**
@@ -130,6 +193,9 @@ function cacheable(block: ContentBlockParam): boolean {
       return block.text.length > 0
     case 'thinking':
     case 'redacted_thinking':
+      return false
+    case 'compaction':
+      // Sent back exactly as it came (the docs allow a breakpoint on it; our two go on user messages).
       return false
     default:
       return true

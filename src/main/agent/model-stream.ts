@@ -16,13 +16,25 @@ export type StreamEvent =
   | { type: 'block_stop'; index: number; id?: string; name?: string; rawInput?: string }
   /** A thinking block closed, complete with its signature (or a redacted one with its data). */
   | { type: 'thinking'; index: number; block: ThinkingContent }
+  /** The API compacted the conversation (server-side compaction): the block as it must go back. */
+  | { type: 'compaction'; index: number; block: CompactionContent }
 
 export type ThinkingContent =
   { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string }
 
+/**
+ * A `compaction` block (https://platform.claude.com/docs/en/build-with-claude/compaction). The SDK's
+ * `BetaCompactionBlock`: `{ type: "compaction", content: string | null, encrypted_content: string | null,
+ * signature?: string | null, tool_changes?: [...] | null }` - "Send the block back unchanged". Content null means
+ * the compaction failed ("the server treats these as no-ops"). Every field the API sent is kept as it came,
+ * including fields newer than this client.
+ */
+export type CompactionContent = { type: 'compaction'; content: string | null; [field: string]: unknown }
+
 /** Assistant content for the conversation. Tool input is the parsed arguments, or {} when they do not parse. */
 export type ContentBlock =
   | ThinkingContent
+  | CompactionContent
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
 
@@ -66,6 +78,7 @@ export class TurnAccumulator {
     | { kind: 'tool'; id: string; name: string; raw: string; startInput: unknown; closed: boolean }
     | { kind: 'thinking'; text: string; signature: string; closed: boolean }
     | { kind: 'redacted'; data: string; closed: boolean }
+    | { kind: 'compaction'; block: CompactionContent; closed: boolean }
     | { kind: 'other' }
   >()
   private stopReason: TurnResult['stopReason'] = null
@@ -99,6 +112,15 @@ export class TurnAccumulator {
         } else if (block.type === 'redacted_thinking') {
           const data = typeof block.data === 'string' ? block.data : ''
           this.blocks.set(index, { kind: 'redacted', data, closed: false })
+        } else if ((block.type as string) === 'compaction') {
+          // The start carries the block's fields (content usually null until its compaction_delta).
+          const start = { ...(block as unknown as Record<string, unknown>) }
+          const content = typeof start.content === 'string' ? start.content : null
+          this.blocks.set(index, {
+            kind: 'compaction',
+            block: { ...start, type: 'compaction', content },
+            closed: false,
+          })
         } else if (block.type === 'tool_use') {
           // Gateways that make up ids the API refuses: the conversation uses a valid one from the start.
           const id = apiToolId(String(block.id))
@@ -140,6 +162,17 @@ export class TurnAccumulator {
         ) {
           // The signature arrives whole, once, at the end of the block: it replaces, never appends.
           block.signature = delta.signature
+        } else if (block.kind === 'compaction') {
+          // `compaction_delta` ({ content, encrypted_content }): the summary text (appended, should it come in
+          // pieces) and the opaque metadata, which replaces. A signature, if one is streamed, replaces too.
+          const d = delta as unknown as Record<string, unknown>
+          if ((d.type as string) === 'compaction_delta') {
+            if (typeof d.content === 'string') block.block.content = (block.block.content ?? '') + d.content
+            if (d.encrypted_content !== undefined && d.encrypted_content !== null)
+              block.block.encrypted_content = d.encrypted_content
+          } else if (d.type === 'signature_delta' && typeof d.signature === 'string') {
+            block.block.signature = d.signature
+          }
         }
         break
       }
@@ -147,7 +180,9 @@ export class TurnAccumulator {
         const block = this.blocks.get(event.index)
         if (!block || block.kind === 'other') break
         block.closed = true
-        if (block.kind === 'thinking' || block.kind === 'redacted') {
+        if (block.kind === 'compaction') {
+          emit({ type: 'compaction', index: event.index, block: block.block })
+        } else if (block.kind === 'thinking' || block.kind === 'redacted') {
           const thinking = thinkingContent(block)
           if (thinking) emit({ type: 'thinking', index: event.index, block: thinking })
         } else if (block.kind === 'tool') {
@@ -202,6 +237,21 @@ export class TurnAccumulator {
     if (output !== undefined) this.usage.outputTokens = output
     if (read !== undefined) this.usage.cacheReadTokens = read
     if (created !== undefined) this.usage.cacheCreationTokens = created
+    // "Calculate the context window size from the last `message` entry" of `usage.iterations`; a `compaction`
+    // entry is the cost of summarizing, not a context size (the SDK's BetaIterationsUsage).
+    if (Array.isArray(u.iterations)) {
+      const last = (u.iterations as unknown[]).findLast(
+        (it): it is Record<string, unknown> =>
+          typeof it === 'object' && it !== null && (it as { type?: unknown }).type === 'message',
+      )
+      if (last) {
+        this.usage.contextTokens =
+          (count(last.input_tokens) ?? 0) +
+          (count(last.cache_read_input_tokens) ?? 0) +
+          (count(last.cache_creation_input_tokens) ?? 0) +
+          (count(last.output_tokens) ?? 0)
+      }
+    }
   }
 
   result(): TurnResult {
@@ -225,6 +275,10 @@ export class TurnAccumulator {
         case 'tool':
           content.push({ type: 'tool_use', id: block.id, name: block.name, input: parseObject(block.raw) })
           toolUses.push({ id: block.id, name: block.name, rawInput: block.raw, index, closed: block.closed })
+          break
+        case 'compaction':
+          // Only a whole block goes back: a cut one would be a changed one.
+          if (block.closed) content.push(block.block)
           break
         case 'other':
           break

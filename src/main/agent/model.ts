@@ -1,12 +1,12 @@
 import Anthropic from '@anthropic-ai/sdk'
+import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import type {
-  MessageCreateParamsStreaming,
-  MessageParam,
+  MessageCreateParamsStreaming as PlainParams,
   Model,
   RawMessageStreamEvent,
 } from '@anthropic-ai/sdk/resources/messages'
 import type { RetryReason } from '../../shared/events'
-import type { ThinkingSetting } from '../../shared/models'
+import { modelContext, type ThinkingSetting } from '../../shared/models'
 import type { ToolDefinition } from '../tools/registry'
 import {
   abortError,
@@ -19,7 +19,7 @@ import {
   sleepUnlessAborted,
   stalledError,
 } from './model-errors'
-import { buildParams } from './model-request'
+import { buildParams, type MessageParam } from './model-request'
 import { ListenerError, TurnAccumulator, type StreamEvent, type TurnResult } from './model-stream'
 
 /**
@@ -49,7 +49,14 @@ import { ListenerError, TurnAccumulator, type StreamEvent, type TurnResult } fro
 export type { MessageParam, ToolDefinition }
 export { clockTime, ModelError, type ModelErrorKind } from './model-errors'
 export { apiToolId } from './model-request'
-export type { ContentBlock, StreamEvent, ThinkingContent, ToolUse, TurnResult } from './model-stream'
+export type {
+  CompactionContent,
+  ContentBlock,
+  StreamEvent,
+  ThinkingContent,
+  ToolUse,
+  TurnResult,
+} from './model-stream'
 
 /** Newest Sonnet in the SDK's `Model` union. */
 export const DEFAULT_MODEL: Model = 'claude-sonnet-5-5'
@@ -80,10 +87,20 @@ export interface TurnRequest {
   onEvent: (event: StreamEvent) => void
   /** Told before each retry, so the UI can say why nothing is happening. */
   onRetry?: (info: RetryInfo) => void
+  /**
+   * The context size (input tokens) at which the API should compact, when this client compacts server-side;
+   * ignored otherwise (the engine then compacts itself).
+   */
+  compactAt?: number
 }
 
 export interface ModelClient {
   readonly model: string
+  /**
+   * The model's context window, and whether the API compacts for it: true until the API refuses the beta or
+   * its field (then the engine compacts, for the rest of this client's life).
+   */
+  readonly context: { readonly window: number; readonly serverCompaction: boolean }
   streamTurn(req: TurnRequest): Promise<TurnResult>
 }
 
@@ -101,6 +118,20 @@ export interface ModelClientOptions {
   idleTimeoutMs?: number
   /** Sent only to models that take it (shared/models.ts); absent: adaptive where the model has it. */
   thinking?: ThinkingSetting
+  /** Overrides of shared/models.ts's entry (a gateway with another window; tests). */
+  contextWindow?: number
+  serverCompaction?: boolean
+}
+
+/**
+ * A 400 that refuses server-side compaction itself (a model or endpoint without the beta): it names the beta
+ * header, a beta name, or the context-management field. The request is then sent again without them.
+ */
+export function refusesCompaction(error: ModelError): boolean {
+  if (error.kind !== 'bad_request' || error.status !== 400) return false
+  return /anthropic-beta|compact[-_]2026|context[-_]management|context-management-2025|clear_tool_uses|beta/i.test(
+    error.message,
+  )
 }
 
 export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
@@ -113,6 +144,11 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
   const retryBaseMs = opts.retryBaseDelayMs ?? DEFAULT_RETRY_BASE_MS
   const idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
   const where = baseUrl ?? 'https://api.anthropic.com'
+  const known = modelContext(model)
+  const context = {
+    window: opts.contextWindow ?? known.window,
+    serverCompaction: opts.serverCompaction ?? known.serverCompaction,
+  }
 
   let client: Anthropic | null = null
   let setupError: ModelError | null = null
@@ -158,7 +194,12 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
     let connected = false
     try {
       armIdle()
-      const stream = await (client as Anthropic).messages.create(params, { signal: controller.signal })
+      // With betas (server-side compaction) through the beta endpoint, which sends them as `anthropic-beta`.
+      const api = client as Anthropic
+      const stream =
+        params.betas !== undefined
+          ? await api.beta.messages.create(params, { signal: controller.signal })
+          : await api.messages.create(params as unknown as PlainParams, { signal: controller.signal })
       connected = true
       for await (const event of stream) {
         armIdle()
@@ -191,10 +232,17 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
 
   return {
     model,
+    context,
     async streamTurn(req: TurnRequest): Promise<TurnResult> {
       if (setupError) throw setupError
       if (req.signal.aborted) throw abortError()
-      const params = buildParams(model, maxTokens, opts.thinking, req)
+      let params = buildParams(
+        model,
+        maxTokens,
+        opts.thinking,
+        req,
+        context.serverCompaction ? req.compactAt : undefined,
+      )
       for (let retry = 0; ; retry++) {
         const turn = new TurnAccumulator()
         try {
@@ -207,6 +255,13 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
           if (error.kind === 'aborted') throw error
           if (turn.started) {
             throw midStreamError(error, turn.result())
+          }
+          // The endpoint does not compact: from now on the engine does; this request goes again without it.
+          if (params.betas !== undefined && refusesCompaction(error)) {
+            context.serverCompaction = false
+            params = buildParams(model, maxTokens, opts.thinking, req)
+            retry--
+            continue
           }
           const delay =
             error.retryable && retry < maxRetries ? retryDelay(retry, retryBaseMs, error.retryAfterMs) : null

@@ -3,7 +3,13 @@
  * tool schemas: how this harness differs from a shell, and how the human review works. Every rule matches a
  * check the engine really makes, so following the prompt is the way to avoid error results.
  */
-export function buildSystemPrompt(opts: { workspaceRoot: string; platform?: string; date?: Date }): string {
+export function buildSystemPrompt(opts: {
+  workspaceRoot: string
+  platform?: string
+  date?: Date
+  /** The project instructions' marked section (project-instructions.ts), appended last. */
+  instructions?: string
+}): string {
   const platform = opts.platform ?? process.platform
   const date = (opts.date ?? new Date()).toISOString().slice(0, 10)
   return `You are a coding agent working in the user's project through Lanes. The user watches every tool call live and reviews changes before they land.
@@ -27,5 +33,5 @@ Writes, edits and most commands are shown to the user for approval before they r
 When a tool returns an error, read the message: it says what went wrong and usually how to fix it. Change your approach; do not retry the same call unchanged.
 
 # Working style
-Work in small verified steps. Keep explanations short and concrete. When the task is done, say what you changed and how you checked it; if you could not finish, say what is left and why.`
+Work in small verified steps. Keep explanations short and concrete. When the task is done, say what you changed and how you checked it; if you could not finish, say what is left and why.${opts.instructions ? `\n\n${opts.instructions}` : ''}`
 }

@@ -162,7 +162,7 @@ describe('stop reasons', () => {
   })
 
   for (const scheduler of ['streaming', 'batch'] as const) {
-    it(`${scheduler}: model_context_window_exceeded runs the complete call, never the cut one, and ends the run`, async () => {
+    it(`${scheduler}: model_context_window_exceeded runs the complete call, never the cut one, compacts and goes on`, async () => {
       const s = await setup(
         {
           turns: [
@@ -176,6 +176,8 @@ describe('stop reasons', () => {
               ],
               stop: 'model_context_window_exceeded',
             },
+            { blocks: [{ text: 'Summary: done.txt is written; cut.txt is not.' }] },
+            { blocks: [{ text: 'Both files are handled.' }] },
           ],
         },
         { scheduler },
@@ -183,10 +185,18 @@ describe('stop reasons', () => {
       await runToFinish(s, 'Write two files')
       expect(await readFile(join(s.workspace, 'done.txt'), 'utf8')).toBe('complete')
       await expect(readFile(join(s.workspace, 'cut.txt'))).rejects.toThrow()
-      expect(byType(s.events, 'run.finished').at(-1)!.reason).toBe('context_window_exceeded')
+      expect(byType(s.events, 'run.finished').at(-1)!.reason).toBe('end_turn')
       const results = byType(s.events, 'tool.finished')
       expect(results).toHaveLength(2)
-      expect(results[1]!.output).toMatch(/context window/)
+      expect(results[1]!.output).toMatch(/context window.*compacted/)
+      const [compacted] = byType(s.events, 'context.compacted')
+      expect(compacted).toMatchObject({ mode: 'client', strategy: 'summary', reason: 'window_full' })
+      expect(compacted!.summary).toContain('cut.txt is not')
+      // The request after the compaction opens with the summary instead of the turns it replaced.
+      const requests = await recordedRequests(s.recordFile)
+      expect(requests).toHaveLength(3)
+      expect(JSON.stringify(requests[1]!.messages)).not.toContain('tool_use')
+      expect(JSON.stringify(requests[2]!.messages[0])).toContain('cut.txt is not')
     })
 
     it(`${scheduler}: a call that closed complete before max_tokens runs; the one it cut never does`, async () => {
@@ -232,11 +242,11 @@ describe('stop reasons', () => {
   })
 
   it('an unknown stop reason ends the run cleanly and names it', async () => {
-    const s = await setup({ turns: [{ blocks: [{ text: 'Compacted.' }], rawStop: 'compaction' }] })
+    const s = await setup({ turns: [{ blocks: [{ text: 'Done, newly.' }], rawStop: 'future_reason' }] })
     await runToFinish(s, 'go')
     const finished = byType(s.events, 'run.finished').at(-1)!
     expect(finished.reason).toBe('unknown_stop')
-    expect(finished.stopReason).toBe('compaction')
+    expect(finished.stopReason).toBe('future_reason')
   })
 })
 
@@ -365,7 +375,7 @@ describe('the example scenarios of e2e/scenarios', () => {
   const expected: Record<string, { status: string; reason?: string }> = {
     'thinking.json': { status: 'finished', reason: 'end_turn' },
     'refusal.json': { status: 'finished', reason: 'refusal' },
-    'context-window.json': { status: 'finished', reason: 'context_window_exceeded' },
+    'context-window.json': { status: 'finished', reason: 'end_turn' },
     'pause-turn.json': { status: 'finished', reason: 'end_turn' },
     'busy.json': { status: 'finished', reason: 'end_turn' },
     'retry-later.json': { status: 'failed' },

@@ -14,7 +14,9 @@ export type ToolBlock = { tool: string; input?: unknown; rawInput?: string; id?:
 /** A `thinking` block: its text (empty when the display is omitted) and its signature. */
 export type ThinkingBlock = { thinking: string; signature: string }
 export type RedactedThinkingBlock = { redactedThinking: string }
-export type AnyScenarioBlock = TextBlock | ToolBlock | ThinkingBlock | RedactedThinkingBlock
+/** A `compaction` block (server-side compaction): its summary, or null for a failed compaction. */
+export type CompactionBlock = { compaction: string | null }
+export type AnyScenarioBlock = TextBlock | ToolBlock | ThinkingBlock | RedactedThinkingBlock | CompactionBlock
 
 const BlockFields = z.object({
   text: z.string().optional().describe('Text the model streams as text_delta chunks.'),
@@ -32,9 +34,17 @@ const BlockFields = z.object({
   thinking: z.string().optional().describe('A thinking block: its text, streamed as thinking_delta chunks.'),
   signature: z.string().min(1).optional().describe("The thinking block's signature (signature_delta)."),
   redactedThinking: z.string().min(1).optional().describe('A redacted_thinking block: its opaque data.'),
+  compaction: z
+    .string()
+    .min(1)
+    .nullable()
+    .optional()
+    .describe(
+      'A compaction block (server-side compaction): its summary, streamed as one compaction_delta with opaque encrypted_content; null: a failed compaction.',
+    ),
 })
 
-const KINDS = ['text', 'tool', 'thinking', 'redactedThinking'] as const
+const KINDS = ['text', 'tool', 'thinking', 'redactedThinking', 'compaction'] as const
 
 /** One content block: `{ text }`, `{ tool, input | rawInput }`, `{ thinking, signature }` or `{ redactedThinking }`. */
 export const ScenarioBlock = BlockFields.superRefine((b, ctx) => {
@@ -43,7 +53,7 @@ export const ScenarioBlock = BlockFields.superRefine((b, ctx) => {
     ctx.addIssue({
       code: 'custom',
       message:
-        'a block has exactly one of "text", "tool" (with "input" or "rawInput"), "thinking" (with "signature") or "redactedThinking"',
+        'a block has exactly one of "text", "tool" (with "input" or "rawInput"), "thinking" (with "signature"), "redactedThinking" or "compaction"',
     })
     return
   }
@@ -106,6 +116,11 @@ export const ScenarioTurn = z
         errorCode: z.string().min(1).optional(),
       })
       .optional(),
+    /**
+     * The usage this answer reports instead of the one computed from the request (4 characters a token), so a
+     * scenario can fill a window of any size: `input_tokens` (cache reads and writes then 0).
+     */
+    usage: z.object({ input_tokens: z.number().int().min(0).max(10_000_000) }).optional(),
     /** Send an SSE `error` (overloaded_error) right after message_start, once, before serving the turn. */
     errorBeforeContent: z.boolean().optional(),
     /** Interleave `ping` events between the content events. */
@@ -167,6 +182,17 @@ export const Scenario = z.object({
    * whitespace-only text blocks, cache_control on thinking blocks, an assistant prefill.
    */
   strict: z.boolean().optional(),
+  /**
+   * The model's context window in tokens: a request whose input (computed, 4 characters a token) is larger is
+   * answered 400 "prompt is too long: N tokens > M maximum", as the API does, without consuming a turn.
+   */
+  contextWindow: z.number().int().min(1).optional(),
+  /**
+   * Beta names this endpoint does not know: a request that sends one in `anthropic-beta` is answered 400
+   * ("Unexpected value(s) ... for the `anthropic-beta` header"), without consuming a turn. A request with
+   * `context_management` but without the compaction beta is refused too, always.
+   */
+  rejectBetas: z.array(z.string().min(1)).optional(),
 })
 export type Scenario = z.infer<typeof Scenario>
 

@@ -124,13 +124,28 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
     }
     requests.push(body)
     if (recorder) await recorder.append(body)
-    const problem = validate ? requestProblem(body, strict ? { ledger } : undefined) : null
+    const betas = String(req.headers['anthropic-beta'] ?? '')
+      .split(',')
+      .map((b) => b.trim())
+      .filter((b) => b !== '')
+    const problem =
+      betaProblem(betas, body, scenario.rejectBetas ?? []) ??
+      (validate ? requestProblem(body, strict ? { ledger } : undefined) : null)
     if (problem !== null) {
       sendJson(res, 400, errorBody('invalid_request_error', problem))
       report({ turn: null, status: 400, note: problem })
       return
     }
     const request = body as Record<string, unknown>
+    const computed = cache.usage(request)
+    const size =
+      computed.input_tokens + computed.cache_creation_input_tokens + computed.cache_read_input_tokens
+    if (scenario.contextWindow !== undefined && size > scenario.contextWindow) {
+      const message = `prompt is too long: ${size} tokens > ${scenario.contextWindow} maximum`
+      sendJson(res, 400, errorBody('invalid_request_error', message))
+      report({ turn: null, status: 400, note: message })
+      return
+    }
     const next = turnsServed + 1
     const scripted = opts.respond ? await opts.respond(request) : scenario.turns[next - 1]
     const turn: ScenarioTurn = scripted ?? { blocks: [{ text: EXHAUSTED_TEXT }], stop: 'end_turn' }
@@ -159,7 +174,9 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
       return
     }
     const model = typeof request.model === 'string' ? request.model : 'scripted'
-    const usage = cache.usage(request)
+    const usage = turn.usage
+      ? { input_tokens: turn.usage.input_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+      : computed
     const signal = AbortSignal.any([closing.signal, closedSignal(res)])
     const play = request.stream === true ? streamTurn : answerTurn
     const idPrefix = `toolu_t${turnNumber}m${arrayOf(request.messages).length}`
@@ -248,6 +265,29 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
       return closed
     },
   }
+}
+
+/**
+ * The API's answer to betas it does not know, and to `context_management` sent without the beta that enables
+ * compaction (the field is then "extra input").
+ */
+function betaProblem(betas: string[], body: unknown, rejected: readonly string[]): string | null {
+  const unknown = betas.filter((b) => rejected.includes(b))
+  if (unknown.length > 0) {
+    return `Unexpected value(s) \`${unknown.join(', ')}\` for the \`anthropic-beta\` header. Please consult our documentation at docs.claude.com or try again without the header.`
+  }
+  const cm = (body as { context_management?: { edits?: { type?: unknown }[] } } | null)?.context_management
+  const edits = Array.isArray(cm?.edits) ? cm.edits : []
+  if (edits.some((e) => e?.type === 'compact_20260112') && !betas.includes('compact-2026-01-12')) {
+    return 'context_management.edits.0: compact_20260112 requires the `compact-2026-01-12` beta header.'
+  }
+  if (
+    edits.some((e) => e?.type === 'clear_tool_uses_20250919') &&
+    !betas.includes('context-management-2025-06-27')
+  ) {
+    return 'context_management: Extra inputs are not permitted (the context-management-2025-06-27 beta header enables it).'
+  }
+  return null
 }
 
 function closedSignal(res: ServerResponse): AbortSignal {

@@ -8,8 +8,10 @@ import type { RunEndReason } from '../../shared/events'
  * - end_turn, stop_sequence: the model is done.
  * - max_tokens: the answer hit the output limit. Its last block may be cut; the run ends unless calls were
  *   made (their results go back and the model goes on).
- * - model_context_window_exceeded: the answer filled the context window; cut like max_tokens, and the run
- *   ends, since nothing more fits.
+ * - model_context_window_exceeded: the answer filled the context window; cut like max_tokens (the cut call never
+ *   runs, the complete ones do), then the conversation is compacted and the model goes on (compaction.ts).
+ * - compaction: the API paused after compacting (`pause_after_compaction`); the content goes back as it is and
+ *   the model continues, like pause_turn.
  * - refusal: none of the turn's calls run, the turn is not sent back, the run ends; `stop_details` explains.
  * - pause_turn: the API paused a long turn; the assistant content goes back as it is and the model continues.
  * - anything newer: the run ends cleanly, naming the reason.
@@ -18,6 +20,7 @@ export type StopPlan =
   | { kind: 'continue' }
   | { kind: 'pause_turn' }
   | { kind: 'refused' }
+  | { kind: 'compact' }
   | { kind: 'end'; reason: RunEndReason; stopReason?: string }
 
 export function stopPlan(stopReason: string | null, hasCalls: boolean): StopPlan {
@@ -25,8 +28,9 @@ export function stopPlan(stopReason: string | null, hasCalls: boolean): StopPlan
     case 'refusal':
       return { kind: 'refused' }
     case 'model_context_window_exceeded':
-      return { kind: 'end', reason: 'context_window_exceeded' }
+      return { kind: 'compact' }
     case 'pause_turn':
+    case 'compaction':
       return hasCalls ? { kind: 'continue' } : { kind: 'pause_turn' }
     case 'tool_use':
     case 'end_turn':
@@ -75,7 +79,7 @@ export function cutCallText(
     case 'max_tokens':
       return `Not executed: your response hit the output token limit (max_tokens) while writing the arguments of this ${name} call, so they are incomplete. Issue it again; split large content into several smaller calls.`
     case 'model_context_window_exceeded':
-      return `Not executed: the conversation filled the model's context window while you were writing the arguments of this ${name} call, so they are incomplete.`
+      return `Not executed: the conversation filled the model's context window while you were writing the arguments of this ${name} call, so they are incomplete. The conversation was compacted; issue the call again if it is still needed.`
     case 'unclosed':
       return `Not executed: your response broke off before the arguments of this ${name} call were complete. Issue it again.`
   }

@@ -1,6 +1,8 @@
 import type { RunFailureKind, SessionEvent, SessionEventDraft } from '../../shared/events'
+import { readFilesOf, thresholdOf } from './compaction'
+import { describeModelError } from './model-errors'
 import type { ToolCallState } from '../../shared/tool-call'
-import { turnContent } from '../session/conversation'
+import { serverCompactionNote, turnContent } from '../session/conversation'
 import { callLabel } from '../tools/result-format'
 import type { RunOutcome } from './agent-options'
 import type { TurnResult } from './model'
@@ -23,6 +25,9 @@ export type MessageParam = { role: 'user' | 'assistant'; content: string | Conte
 export interface TurnLoopHost extends TurnHost {
   /** The conversation as it goes to the model; a finished turn appends to it. */
   readonly conversation: MessageParam[]
+  /** The project instructions' marked section of the system prompt ('' when there are none). */
+  readonly instructionsText: string
+  reloadInstructions(): Promise<void>
   /** Adds a user message, merging with a trailing user message (the API wants roles to alternate). */
   pushUser(content: ContentBlock[]): void
   emit(draft: SessionEventDraft): Promise<SessionEvent>
@@ -42,7 +47,7 @@ export async function playTurn(
   host: TurnLoopHost,
   runId: string,
   turn: number,
-): Promise<'continue' | RunOutcome> {
+): Promise<'continue' | 'compact' | RunOutcome> {
   await host.emit({ type: 'turn.started', runId, turn })
   const signal = host.stopSignal
   const turnCtx = new TurnCalls(host, turn)
@@ -53,6 +58,9 @@ export async function playTurn(
   const dispatched = new Set<string>()
   let result: TurnResult | undefined
   let streamError: unknown
+  /** The API compacted in this answer: what the model is told after the results. */
+  let compactedNote: string | undefined
+  let compacted = false
   try {
     result = await host.options.model.streamTurn({
       // Dated by the session's creation, not today: the prompt stays byte-identical for the whole session, so
@@ -60,10 +68,12 @@ export async function playTurn(
       system: buildSystemPrompt({
         workspaceRoot: host.options.workspace,
         date: new Date(host.current.session?.createdAt ?? Date.now()),
+        instructions: host.instructionsText,
       }),
       tools: host.options.registry.definitions(),
       messages: host.conversation as never,
       signal,
+      compactAt: thresholdOf(host.options),
       onRetry: (info) => {
         void host.emit({
           type: 'model.retrying',
@@ -81,6 +91,22 @@ export async function playTurn(
           void host.emit({ type: 'assistant.delta', turn, index: event.index, text: event.text })
         } else if (event.type === 'thinking') {
           void host.emit({ type: 'assistant.thinking', turn, index: event.index, block: event.block })
+        } else if (event.type === 'compaction' && event.block.content !== null) {
+          // The API compacted (server-side): the block goes back in this turn's message; this is its marker.
+          const readFiles = readFilesOf(host.current, host.options.workspace)
+          compacted = true
+          compactedNote = serverCompactionNote(readFiles)
+          void host.emit({
+            type: 'context.compacted',
+            runId,
+            turn,
+            mode: 'server',
+            strategy: 'summary',
+            reason: 'threshold',
+            tokensBefore: host.current.contextTokens,
+            summary: event.block.content,
+            ...(readFiles.length > 0 ? { readFiles } : {}),
+          })
         } else if (event.type === 'block_stop' && event.id !== undefined && event.name !== undefined) {
           const use = { id: event.id, name: event.name, rawInput: event.rawInput ?? '', index: event.index }
           if (host.options.scheduler === 'streaming' && turnCtx.complete(use)) {
@@ -165,17 +191,26 @@ export async function playTurn(
     return { status: 'paused', callIds: turnCtx.waitingIds() }
   }
   if (content.length > 0) host.conversation.push({ role: 'assistant', content })
-  if (settled.length > 0) host.pushUser(turnCtx.resultBlocks(settled.map((o) => o.callId)))
+  if (settled.length > 0) {
+    host.pushUser(turnCtx.resultBlocks(settled.map((o) => o.callId)))
+    if (compactedNote) host.pushUser([{ type: 'text', text: compactedNote }])
+  }
   await host.logged()
   await host.sync()
+  // After a compaction the project instructions are read again (a changed file counts from here on).
+  if (compacted) await host.reloadInstructions()
 
   if (signal.aborted) return host.endStopped(runId)
   if (streamError !== undefined) {
+    // A request over the window: nothing was streamed; the loop compacts and plays a new turn.
+    if ((streamError as { kind?: string }).kind === 'context_full') return 'compact'
     const { message, kind, retryAt } = describeModelError(streamError)
     return host.fail(runId, message, kind, retryAt)
   }
   // pause_turn: the content just pushed is sent back as it is and the model continues its turn.
   if (plan.kind === 'continue' || plan.kind === 'pause_turn') return 'continue'
+  // The window filled while the model answered: its complete calls ran, the cut one did not; compact.
+  if (plan.kind === 'compact') return 'compact'
   await host.emit({
     type: 'run.finished',
     runId,
@@ -259,18 +294,4 @@ async function brokenOffContent(
   await host.logged()
   const state = host.current.turns.findLast((t) => t.turn === turn)
   return state ? (turnContent(state) as ContentBlock[]) : turnCtx.dispatchedBlocks()
-}
-
-function describeModelError(e: unknown): { message: string; kind: RunFailureKind; retryAt?: number } {
-  const err = e as { kind?: string; message?: string; retryAt?: number }
-  const message = err?.message ?? String(e)
-  const retryAt = typeof err?.retryAt === 'number' ? { retryAt: err.retryAt } : {}
-  switch (err?.kind) {
-    case 'auth':
-      return { message, kind: 'auth', ...retryAt }
-    case 'network':
-      return { message, kind: 'network', ...retryAt }
-    default:
-      return { message, kind: 'model', ...retryAt }
-  }
 }

@@ -87,6 +87,7 @@ export interface EngineSettings {
   autoApproveEdits: boolean
   bashTimeoutSec?: number
   concurrency?: number
+  compactAtTokens?: number
 }
 
 export const DEFAULT_ENGINE_SETTINGS: Omit<EngineSettings, 'sessionsDir'> = {
@@ -108,6 +109,7 @@ export function agentOptions(
     registry: AgentOptions['registry']
     model: ConnectedModel
     approvals: ApprovalMode
+    landProtected?: boolean
   },
   settings: EngineSettings,
   onEvent?: AgentOptions['onEvent'],
@@ -128,7 +130,9 @@ export function agentOptions(
     autoApproveEdits: settings.autoApproveEdits,
     ...(settings.bashTimeoutSec !== undefined ? { bashTimeoutSec: settings.bashTimeoutSec } : {}),
     ...(settings.concurrency !== undefined ? { concurrency: settings.concurrency } : {}),
+    ...(settings.compactAtTokens !== undefined ? { compactAtTokens: settings.compactAtTokens } : {}),
     approvals: base.approvals,
+    ...(base.landProtected ? { landProtected: true } : {}),
     // Kept beside the sessions, so a --sessions-dir keeps its own rules too.
     alwaysAllow: new AlwaysAllowStore(join(settings.sessionsDir, 'always-allow.json')),
     ...(onEvent ? { onEvent } : {}),
@@ -163,6 +167,8 @@ export interface LaunchOptions {
   model: ModelChoice
   settings: EngineSettings
   approvals: ApprovalMode
+  /** `lanes run --land-protected`: a command's held protected changes land. */
+  landProtected?: boolean
   onEvent?: AgentOptions['onEvent']
   /** A new session titled after its task, or one continued from its log. */
   from: { task: string } | { resume: SessionStart }
@@ -184,7 +190,13 @@ export async function launchSession(opts: LaunchOptions): Promise<LaunchedSessio
   const { from } = opts
   const model = await connectModel(opts.model, opts.workspace)
   const options = agentOptions(
-    { workspace: opts.workspace, registry: opts.registry, model, approvals: opts.approvals },
+    {
+      workspace: opts.workspace,
+      registry: opts.registry,
+      model,
+      approvals: opts.approvals,
+      ...(opts.landProtected ? { landProtected: true } : {}),
+    },
     opts.settings,
     opts.onEvent,
   )

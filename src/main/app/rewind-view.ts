@@ -5,6 +5,7 @@ import { applyRewind, planRewind, type PlannedFile, type Refusal, type RewindPla
 import { unfinishedRewind } from '../session/rewind-history'
 import { withRewindSession, type RewindSession } from '../session/rewind-session'
 import { FolderReader } from '../fs/checked-read'
+import { contentHashOf } from '../fs/path-token'
 import { fileDiff } from '../tools/file-diff'
 
 /**
@@ -24,8 +25,10 @@ async function textOf(
   hash: string | null | undefined,
 ): Promise<string | null | undefined> {
   if (hash === null) return null
-  if (hash === undefined || !session.store.has(hash)) return undefined
-  const content = await session.store.get(hash).catch(() => undefined)
+  // A link or a folder (a command's change) has no text to show.
+  const content_ = hash === undefined ? null : contentHashOf(hash)
+  if (content_ === null || !session.store.has(content_)) return undefined
+  const content = await session.store.get(content_).catch(() => undefined)
   if (content === undefined || content.length > PREVIEW_MAX_CHARS) return undefined
   return content.toString('utf8')
 }

@@ -67,7 +67,6 @@ describe('a model that swaps a folder for a link outside the workspace, then the
             ],
           },
           { blocks: [{ tool: 'write_file', input: { path: 'swap.js', content: swap } }] },
-          { blocks: [{ tool: 'bash', input: { command: 'node swap.js' } }] },
           { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
         ],
       }
@@ -85,9 +84,10 @@ describe('a model that swaps a folder for a link outside the workspace, then the
       const session = await AgentSession.create(run.options)
       expect(await session.run('change the files')).toEqual({ status: 'finished' })
       await session.close()
+      // The script runs outside Lanes (a command Lanes runs is captured, and its changes are undone with it:
+      // issue 20), so the rewind meets a folder that now leads elsewhere.
+      execFileSync(process.execPath, ['swap.js'], { cwd: run.workspace })
       const calls = byType(run.events, 'tool.queued')
-      const bash = calls.find((c) => c.name === 'bash')
-      expect(byType(run.events, 'tool.finished').find((f) => f.callId === bash?.callId)?.isError).toBe(false)
       const firstWrite = calls.find((c) => c.name === 'write_file')?.callId as string
       const target = { sessionId: session.sessionId, mode: 'rewind' as const, callId: firstWrite }
 

@@ -56,6 +56,7 @@ interface StoredSettings {
   autoApproveEdits?: boolean
   bashTimeoutSec?: number
   thinking?: ThinkingSetting
+  compactAtTokens?: number | null
 }
 
 interface Live {
@@ -207,6 +208,7 @@ export class SessionHost {
       autoApproveEdits: stored.autoApproveEdits ?? DEFAULT_ENGINE_SETTINGS.autoApproveEdits,
       bashTimeoutSec: stored.bashTimeoutSec ?? DEFAULT_BASH_TIMEOUT_SEC,
       thinking: stored.thinking ?? 'adaptive',
+      compactAtTokens: stored.compactAtTokens ?? null,
       apiKey: {
         source: storedKey ? 'stored' : envKey ? 'environment' : 'none',
         masked: key ? maskKey(key) : null,
@@ -263,6 +265,7 @@ export class SessionHost {
         siblingSkip: stored.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
         autoApproveEdits: stored.autoApproveEdits ?? DEFAULT_ENGINE_SETTINGS.autoApproveEdits,
         ...(stored.bashTimeoutSec !== undefined ? { bashTimeoutSec: stored.bashTimeoutSec } : {}),
+        ...(typeof stored.compactAtTokens === 'number' ? { compactAtTokens: stored.compactAtTokens } : {}),
       },
       approvals: 'interactive',
       onEvent: (event) => this.enqueue(id as string, event),

@@ -27,13 +27,16 @@ const HELP = `lanes — watch a coding agent work, review every change, replay a
 
 Usage:
   lanes run --workspace DIR --task TEXT [--base-url URL] [--model M] [--scheduler streaming|batch]
-            [--approve all|none] [--sessions-dir DIR] [--max-turns N]
+            [--approve all|none] [--sessions-dir DIR] [--max-turns N] [--land-protected]
       Runs one task without a window and prints every event as one JSON line on stdout.
       --approve all approves every call that would ask, none rejects them; without --approve the run
       pauses at the first approval, saves the pause and exits with code 3.
+      An approved command's changes to protected paths (git's configuration and hooks, .env files, ...)
+      are discarded and reported (a command.held line) unless --land-protected is given.
       Exit code: 0 finished, 3 paused, 1 failed or stopped, 2 usage error.
 
   lanes run --continue SESSION_ID [--approve all|none] [--sessions-dir DIR] [--base-url URL] [--model M]
+            [--land-protected]
       Continues a paused or interrupted session from its log.
 
   lanes fake-model --scenario FILE [--port N] [--record FILE]
@@ -49,8 +52,8 @@ Usage:
       Puts every file the session's file tools changed back as it was just before CALL_ID (files created
       later are removed) and, without --files-only, the conversation too: the next --continue starts from
       the turn that held CALL_ID. A file changed since by someone else is skipped and reported. Prints
-      one JSON line per file. Exit code: 0 done, 1 refused (nothing changed). Changes made by bash
-      commands are not tracked and are not rewound.
+      one JSON line per file. Exit code: 0 done, 1 refused (nothing changed). What approved commands
+      changed is rewound too where it was captured (Linux: contents, removals, modes, links, folders).
 
   lanes --help
       Shows this help.
@@ -195,6 +198,7 @@ async function run(argv: string[]): Promise<number> {
     approve: { type: 'string' },
     'sessions-dir': { type: 'string' },
     'max-turns': { type: 'string' },
+    'land-protected': { type: 'boolean' },
   })
   const approve = oneOf('--approve', values.approve, ['all', 'none'] as const)
   const scheduler = oneOf('--scheduler', values.scheduler, ['streaming', 'batch'] as const)
@@ -248,6 +252,7 @@ async function run(argv: string[]): Promise<number> {
         siblingSkip: saved?.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
       },
       approvals: approve ?? 'pause',
+      ...(values['land-protected'] ? { landProtected: true } : {}),
       onEvent: (event) => {
         process.stdout.write(JSON.stringify(event) + '\n')
       },

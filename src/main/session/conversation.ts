@@ -59,9 +59,42 @@ export function buildConversation(allEvents: readonly SessionEvent[]): Conversat
   const sequence: ({ kind: 'task' | 'note'; text: string } | { kind: 'turn'; turn: TurnState })[] = []
   const seen = new Set<number>()
   const rewinds = new Map<string, EventOf<'rewind.started'>>()
+  // Compactions (issue 21): notes told after a turn's results (server-side), and the results cleared.
+  const afterTurn = new Map<number, string[]>()
+  const tellAfter = (turn: number, text: string): void => {
+    const list = afterTurn.get(turn)
+    if (list) list.push(text)
+    else afterTurn.set(turn, [text])
+  }
+  let clearedBefore = 0
+  let task = ''
   for (const event of events) {
     if (event.type === 'run.started') {
+      task = event.task
       sequence.push({ kind: 'task', text: event.task })
+    } else if (event.type === 'context.compacted') {
+      if (event.strategy === 'cleared_tool_results') {
+        clearedBefore = Math.max(clearedBefore, event.clearedBeforeTurn ?? 0)
+      } else if (event.mode === 'server') {
+        // The compaction block is in the turn's message and goes back with it; the API drops what it covers.
+        const note = serverCompactionNote(event.readFiles)
+        if (note) tellAfter(event.turn, note)
+      } else {
+        // The turns before `keptFromTurn` (all, when it is absent) give way to the summary.
+        const from = event.keptFromTurn
+        const cut =
+          from === undefined
+            ? -1
+            : sequence.findIndex((item) => item.kind === 'turn' && item.turn.turn >= from)
+        sequence.splice(0, cut === -1 ? sequence.length : cut, {
+          kind: 'note',
+          text: summaryNote(event, task),
+        })
+      }
+    } else if (event.type === 'instructions.loaded') {
+      // A folder's own instructions, told after the results of the turn that first reached it.
+      if (event.scope === 'nested' && event.turn !== undefined && event.text !== '')
+        tellAfter(event.turn, event.text)
     } else if (event.type === 'rewind.started') {
       rewinds.set(event.rewindId, event)
     } else if (event.type === 'rewind.finished') {
@@ -114,7 +147,7 @@ export function buildConversation(allEvents: readonly SessionEvent[]): Conversat
     for (const block of content) {
       if (block.type !== 'tool_use') continue
       const call = Object.hasOwn(turn.calls, block.id) ? turn.calls[block.id] : undefined
-      const result = call && resultOf(call)
+      const result = call && resultOf(call, turn.turn < clearedBefore)
       if (result) {
         results.push(result)
       } else {
@@ -137,6 +170,8 @@ export function buildConversation(allEvents: readonly SessionEvent[]): Conversat
       return
     }
     if (results.length > 0) addUserBlocks(results)
+    const notes = afterTurn.get(turn.turn)
+    if (notes && results.length > 0) addUserBlocks(notes.map((text) => ({ type: 'text' as const, text })))
   })
   return { messages, pendingCalls, recordedResults }
 }
@@ -162,11 +197,44 @@ export function rewindNote(rewind: EventOf<'rewind.started'>): string | undefine
   return `${parts.join(' ')} Read them again before changing them.`
 }
 
-function resultOf(call: ToolCallState): ToolResultBlockParam | undefined {
+/** What a result cleared to save context says instead (the model can run the call again). */
+export const CLEARED_RESULT =
+  '[This result was cleared to keep the conversation within the context window. Run the tool again if you need it.]'
+
+/**
+ * The user message that replaces the turns a client-side compaction summarized: the summary, the task it serves,
+ * and the files the model had read (it remembers them only through the summary, so it reads them again).
+ */
+export function summaryNote(event: EventOf<'context.compacted'>, task: string): string {
+  const parts = [
+    'This conversation was compacted to stay within the context window. A summary of the earlier part:',
+    `<summary>\n${event.summary ?? ''}\n</summary>`,
+  ]
+  if (task.trim() !== '') parts.push(`The user's task: ${task}`)
+  const files = readFilesNote(event.readFiles)
+  if (files) parts.push(files)
+  parts.push('Go on from where the summary leaves off.')
+  return parts.join('\n\n')
+}
+
+/** Told after the results of a turn in which the API compacted: the files to read again. */
+export function serverCompactionNote(readFiles: readonly string[] | undefined): string | undefined {
+  const files = readFilesNote(readFiles)
+  return files ? `The conversation was compacted. ${files}` : undefined
+}
+
+function readFilesNote(readFiles: readonly string[] | undefined): string | undefined {
+  const files = readFiles ?? []
+  if (files.length === 0) return undefined
+  return `Files you had read or changed before (read them again before relying on their contents or changing them): ${files.join(', ')}.`
+}
+
+function resultOf(call: ToolCallState, cleared = false): ToolResultBlockParam | undefined {
   if (call.finishedAt === undefined || call.output === undefined) return undefined
   const result: ToolResultBlockParam = { type: 'tool_result', tool_use_id: call.callId }
   // The API refuses empty text; an empty output is sent as a result without content.
-  if (call.output !== '') result.content = call.output
+  if (cleared) result.content = CLEARED_RESULT
+  else if (call.output !== '') result.content = call.output
   if (call.isError === true || call.status !== 'ok') result.is_error = true
   return result
 }

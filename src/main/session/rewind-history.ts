@@ -16,6 +16,8 @@ export const REWIND_EVENT_TYPES: ReadonlySet<SessionEvent['type']> = new Set<Ses
   'tool.queued',
   'file.preimage',
   'file.snapshot',
+  'command.landing',
+  'command.landed',
   'rewind.started',
   'rewind.finished',
 ])
@@ -24,7 +26,10 @@ export interface PreimageRecord {
   callId: string
   path: string
   relPath: string
-  /** The content just before the call changed the file; null: it did not exist. */
+  /**
+   * What was at the path just before the call changed it: a content hash (a file tool's change), a path token
+   * (a command's: a file with its mode, a link, a folder); null: nothing.
+   */
   hash: string | null
   seq: number
 }
@@ -34,7 +39,13 @@ export function preimagesOf(events: readonly SessionEvent[]): PreimageRecord[] {
   const out: PreimageRecord[] = []
   for (const e of events) {
     if (e.type === 'file.preimage')
-      out.push({ callId: e.callId, path: e.path, relPath: e.relPath, hash: e.hash, seq: e.seq })
+      out.push({
+        callId: e.callId,
+        path: e.path,
+        relPath: e.relPath,
+        hash: e.before !== undefined ? e.before : e.hash,
+        seq: e.seq,
+      })
   }
   return out
 }
@@ -47,8 +58,14 @@ export function preimagesOf(events: readonly SessionEvent[]): PreimageRecord[] {
 export function lanesLeft(events: readonly SessionEvent[]): Map<string, string | null> {
   const known = new Map<string, string | null>()
   const started = new Map<string, EventOf<'rewind.started'>>()
+  // A command's changes whose landing was rolled back never reached the workspace.
+  const rolledBack = new Set<string>()
+  for (const e of events)
+    if (e.type === 'command.landed' && e.outcome === 'rolled-back') rolledBack.add(e.callId)
   for (const e of events) {
     if (e.type === 'file.snapshot') known.set(e.path, e.hash)
+    else if (e.type === 'file.preimage' && e.after !== undefined && !rolledBack.has(e.callId))
+      known.set(e.path, e.after)
     else if (e.type === 'rewind.started') started.set(e.rewindId, e)
     else if (e.type === 'rewind.finished' && e.outcome === 'done') {
       for (const change of started.get(e.rewindId)?.changes ?? []) known.set(change.path, change.to)

@@ -1,6 +1,7 @@
 import type { SessionEvent } from '../../shared/events'
 import { openSessionWriter, readSession, readSessionTail, SessionLogError, sessionPaths } from './log'
 import { preimagesDir, PreimageStore } from './preimages'
+import { recoverLanding } from './landing-recovery'
 import { recoverRewind, type Refusal, type RewindLog } from './rewind'
 import { REWIND_EVENT_TYPES } from './rewind-history'
 
@@ -66,6 +67,7 @@ export async function withRewindSession<T>(
       },
       sync: () => writer.sync(),
     }
+    await recoverLanding(all, store, log, writer.outputDir)
     const recovered = await recoverRewind(all, store, log)
     return await use({
       sessionId,

@@ -1,10 +1,21 @@
 import { randomBytes } from 'node:crypto'
 import { realpath, stat } from 'node:fs/promises'
 import type { RewindChange, RewindSkip, SessionEvent, SessionEventDraft } from '../../shared/events'
+import { lstat, readlink } from 'node:fs/promises'
 import { removeFile, WriteBatch, writeFileAtomic } from '../fs/atomic-write'
 import { FolderReader } from '../fs/checked-read'
 import { MAX_CHANGE_BYTES } from '../tools/file-change'
 import { TimeSlices } from '../fs/time-slices'
+import {
+  contentHashOf,
+  dirToken,
+  fileToken,
+  linkToken,
+  parseToken,
+  tokenMatches,
+  type PathToken,
+} from '../fs/path-token'
+import { putPathState } from '../fs/put-path'
 import { PreimageError, sha256, type PreimageStore } from './preimages'
 import { foreignFile, lanesLeft, preimagesOf, turnRewoundAway, unfinishedRewind } from './rewind-history'
 
@@ -106,7 +117,10 @@ export interface RewindLog {
 }
 
 interface OnDisk {
+  /** What is there, as a path token (a file: its content hash and mode). */
   hash: string | null
+  /** A regular file's content hash. */
+  sha?: string
   content: Buffer | null
   stat?: { mtimeMs: number; size: number; mode: number; ino: number; uid: number; gid: number }
   /** Present and not a regular file. */
@@ -119,14 +133,27 @@ interface OnDisk {
  * elsewhere is never read through. Small files are read with direct system calls (`slices` bounds how long
  * that holds the event loop), large ones through the thread pool.
  */
-async function onDisk(path: string, reader: FolderReader, slices?: TimeSlices): Promise<OnDisk> {
+async function onDisk(
+  path: string,
+  reader: FolderReader,
+  slices?: TimeSlices,
+  /** A link or a folder is a state here: a command left one, or one is to be put back (issue 20). */
+  structural = false,
+): Promise<OnDisk> {
   const found = await reader.read(path, MAX_REWIND_BYTES)
   await slices?.tick()
   if (found.kind === 'absent') return { hash: null, content: null }
+  if (found.kind === 'odd' && structural) {
+    const st = await lstat(path).catch(() => null)
+    if (st?.isSymbolicLink()) return { hash: linkToken(await readlink(path)), content: null }
+    if (st?.isDirectory()) return { hash: dirToken(st.mode), content: null }
+  }
   if (found.kind === 'odd') return { hash: 'odd', content: null, odd: found.reason }
   const { content, stat: info } = found
+  const sha = sha256(content)
   return {
-    hash: sha256(content),
+    hash: fileToken(sha, info.mode),
+    sha,
     content,
     stat: {
       mtimeMs: info.mtimeMs,
@@ -139,12 +166,19 @@ async function onDisk(path: string, reader: FolderReader, slices?: TimeSlices): 
   }
 }
 
+/** Whether a path's recorded state is a link or a folder (what only a command's change records). */
+function isStructural(token: PathToken): boolean {
+  const kind = parseToken(token).kind
+  return kind === 'link' || kind === 'dir'
+}
+
 /** The file as planning saw it when it has not moved since; read again otherwise. */
 async function stillAsSeen(
   path: string,
   seen: OnDisk | undefined,
   reader: FolderReader,
   slices: TimeSlices,
+  structural: boolean,
 ): Promise<OnDisk> {
   if (seen?.stat) {
     const looked = await reader.look(path).catch(() => null)
@@ -154,7 +188,7 @@ async function stillAsSeen(
     if (info?.isFile() && info.ino === was.ino && info.size === was.size && info.mtimeMs === was.mtimeMs)
       return { ...seen, stat: { ...was, mode: info.mode, uid: info.uid, gid: info.gid } }
   }
-  return onDisk(path, reader, slices)
+  return onDisk(path, reader, slices, structural)
 }
 
 /**
@@ -213,16 +247,18 @@ export async function planRewind(
   let keptBytes = 0
   const looked = await mapLimit([...target], READ_CONCURRENCY, async ([path, { relPath, hash: to }]) => {
     let toContent: Buffer | null = null
-    if (to !== null) {
+    const toHash = contentHashOf(to)
+    if (toHash !== null) {
       try {
-        toContent = await store.get(to)
+        toContent = await store.get(toHash)
       } catch (error) {
         const why = error instanceof PreimageError ? error.message : String(error)
         return `The content of ${relPath} before that call cannot be restored: ${why}`
       }
     }
-    const now = await onDisk(path, reader, slices)
-    if (now.hash === to) return undefined
+    const known = left.has(path) ? (left.get(path) as string | null) : undefined
+    const now = await onDisk(path, reader, slices, isStructural(to) || isStructural(known ?? null))
+    if (tokenMatches(now.hash, to)) return undefined
     const keeps = (size: number) => {
       const keep = size <= SEEN_KEEP_FILE_BYTES && keptBytes + size <= SEEN_KEEP_BYTES
       if (keep) keptBytes += size
@@ -230,14 +266,13 @@ export async function planRewind(
     }
     const keep = keeps(now.content?.length ?? 0)
     const keepTo = keeps(toContent?.length ?? 0)
-    const known = left.has(path) ? (left.get(path) as string | null) : undefined
     const file: PlannedFile = {
       path,
       relPath,
       to,
       lanesLeft: known,
       now: now.odd ? null : now.hash,
-      conflict: now.hash !== known,
+      conflict: !tokenMatches(now.hash, known),
       ...(now.odd ? { blocked: now.odd } : {}),
       seen: { ...(keep ? { now } : {}), ...(keepTo ? { to: toContent } : {}) },
     }
@@ -287,15 +322,16 @@ export async function applyRewind(
   const slices = new TimeSlices()
   const reader = new FolderReader()
   const prepared = await mapLimit(chosenFiles, READ_CONCURRENCY, async (file) => {
-    const now = await stillAsSeen(file.path, file.seen?.now, reader, slices)
+    const structural = isStructural(file.to) || isStructural(file.lanesLeft ?? null)
+    const now = await stillAsSeen(file.path, file.seen?.now, reader, slices, structural)
     if (now.hash !== file.now)
       return `${file.relPath} changed while the rewind was being prepared; nothing was changed.`
     if (now.stat && (now.stat.mode & 0o222) === 0)
       return `${file.relPath} is read-only; make it writable first. Nothing was changed.`
     // What is there now goes into the store first, so the rewind can be rolled back (and itself undone).
-    if (now.content !== null) await store.put(file.path, now.content, now.hash as string)
+    if (now.content !== null) await store.put(file.path, now.content, now.sha)
     // Only what is kept is held until the writes (undefined: read from the store as it is written).
-    const content = file.to === null ? null : file.seen?.to
+    const content = contentHashOf(file.to) === null ? null : file.seen?.to
     const change = { path: file.path, relPath: file.relPath, from: now.hash, to: file.to }
     return { change, stat: now.stat ?? null, content }
   }).finally(() => reader.close())
@@ -327,28 +363,40 @@ export async function applyRewind(
 
   // The files are written side by side as one batch (each folder opened and checked once) and made durable
   // together at the end; until rewind.finished is logged, a crash is recovered from the journal anyway.
+  // Folders (a command's changes) go in order: what leaves a folder before the folder, a folder before what
+  // goes into it.
   const done: RewindChange[] = []
   let failure: string | undefined
-  let next = 0
   const batch = new WriteBatch()
-  const worker = async (): Promise<void> => {
-    while (failure === undefined && next < work.length) {
-      const w = work[next++] as (typeof work)[number]
-      const failed = await (
-        w.content === undefined ? store.get(w.change.to as string) : Promise.resolve(w.content)
-      )
-        .then((content) => put(w.change.path, content, w.stat, batch))
-        .catch((error: Error) => `could not be restored (${error.message})`)
-      if (failed) {
-        failure ??= `${w.change.relPath} ${failed}`
-        return
+  const phase = async (items: typeof work, concurrency: number): Promise<void> => {
+    let next = 0
+    const worker = async (): Promise<void> => {
+      while (failure === undefined && next < items.length) {
+        const w = items[next++] as (typeof work)[number]
+        const failed = await putChange(
+          w.change.path,
+          w.change.from,
+          w.change.to,
+          store,
+          w.stat,
+          w.content,
+          batch,
+        )
+        if (failed) {
+          failure ??= `${w.change.relPath} ${failed}`
+          return
+        }
+        done.push(w.change)
+        await opts.onChange?.(w.change)
       }
-      done.push(w.change)
-      await opts.onChange?.(w.change)
     }
+    await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker))
   }
   try {
-    await Promise.all(Array.from({ length: Math.min(APPLY_CONCURRENCY, work.length) }, worker))
+    for (const [items, concurrency] of phases(work)) {
+      await phase(items, concurrency)
+      if (failure !== undefined) break
+    }
     if (failure === undefined) await batch.sync()
   } finally {
     await batch.close()
@@ -366,6 +414,55 @@ export async function applyRewind(
   }
   await finish(log, rewindId, { turn: plan.turn })
   return { ok: true, rewindId, changes, skipped }
+}
+
+/**
+ * The changes in the order they can be made: what is not a folder leaves first (side by side), then folders
+ * that go (deepest first), then folders that come (shallowest first), then files and links (side by side).
+ */
+function phases<T extends { change: RewindChange }>(work: readonly T[]): [T[], number][] {
+  const kind = (token: PathToken) => parseToken(token).kind
+  const depth = (w: T) => w.change.relPath.split('/').length
+  const leaving = work.filter((w) => kind(w.change.to) === 'absent' && kind(w.change.from) !== 'dir')
+  const foldersOut = work
+    .filter((w) => kind(w.change.from) === 'dir' && kind(w.change.to) !== 'dir')
+    .sort((a, b) => depth(b) - depth(a))
+  const foldersIn = work.filter((w) => kind(w.change.to) === 'dir').sort((a, b) => depth(a) - depth(b))
+  const rest = work.filter((w) => !leaving.includes(w) && !foldersOut.includes(w) && !foldersIn.includes(w))
+  // foldersOut may also need a file or link in place afterwards: that is in rest, after the folder went.
+  return [
+    [leaving, APPLY_CONCURRENCY],
+    [foldersOut, 1],
+    [foldersIn, 1],
+    [rest, APPLY_CONCURRENCY],
+  ]
+}
+
+/**
+ * Puts one path to `to`: a plain file change goes the way a write goes (atomic, through its checked folder);
+ * links, folders, modes and a folder or link in the way through putPathState.
+ */
+async function putChange(
+  path: string,
+  from: PathToken,
+  to: PathToken,
+  store: PreimageStore,
+  expect: OnDisk['stat'] | null | undefined,
+  content: Buffer | null | undefined,
+  batch?: WriteBatch,
+): Promise<string | undefined> {
+  const want = parseToken(to)
+  const was = parseToken(from)
+  const plain =
+    (want.kind === 'absent' || (want.kind === 'file' && want.mode === undefined)) &&
+    (was.kind === 'absent' || was.kind === 'file')
+  const read = async (): Promise<Buffer> => content ?? (await store.get(contentHashOf(to) as string))
+  try {
+    if (plain) return await put(path, want.kind === 'absent' ? null : await read(), expect, batch)
+    return await putPathState(path, to, read, batch ? { batch } : {})
+  } catch (error) {
+    return `could not be restored (${(error as Error).message})`
+  }
 }
 
 /** Writes (or removes) one file atomically; returns why it failed, or undefined. */
@@ -392,12 +489,8 @@ async function put(
 async function rollBack(done: readonly RewindChange[], store: PreimageStore): Promise<string> {
   const stuck: string[] = []
   for (const change of [...done].reverse()) {
-    try {
-      const content = change.from === null ? null : await store.get(change.from)
-      if (await put(change.path, content, undefined)) stuck.push(change.relPath)
-    } catch {
+    if (await putChange(change.path, change.to, change.from, store, undefined, undefined))
       stuck.push(change.relPath)
-    }
   }
   return stuck.length === 0 ? '' : ` Could not put back: ${stuck.join(', ')}.`
 }
@@ -456,26 +549,30 @@ export async function recoverRewind(
   // A few at a time, as planning reads: a rewind of files in many folders does not open them all at once.
   const state = await mapLimit(open.changes, READ_CONCURRENCY, async (c) => ({
     change: c,
-    now: await onDisk(c.path, reader),
+    now: await onDisk(c.path, reader, undefined, isStructural(c.to) || isStructural(c.from)),
   })).finally(() => reader.close())
-  const applied = state.filter((s) => s.now.hash === s.change.to).map((s) => s.change)
-  const strange = state.filter((s) => s.now.hash !== s.change.to && s.now.hash !== s.change.from)
+  const applied = state.filter((s) => tokenMatches(s.now.hash, s.change.to)).map((s) => s.change)
+  const strange = state.filter(
+    (s) => !tokenMatches(s.now.hash, s.change.to) && !tokenMatches(s.now.hash, s.change.from),
+  )
   let error: string | undefined
   if (strange.length === 0) {
-    for (const s of state) {
-      if (s.now.hash === s.change.to) continue
-      try {
-        const failed = await put(
+    const pending = state.filter((s) => !tokenMatches(s.now.hash, s.change.to))
+    for (const [items] of phases(pending)) {
+      for (const s of items) {
+        const failed = await putChange(
           s.change.path,
-          s.change.to === null ? null : await store.get(s.change.to),
+          s.change.from,
+          s.change.to,
+          store,
           s.now.stat ?? null,
+          undefined,
         )
         if (failed) error = `${s.change.relPath} ${failed}`
-      } catch (e) {
-        error = `${s.change.relPath}: ${(e as Error).message}`
+        if (error) break
+        applied.push(s.change)
       }
       if (error) break
-      applied.push(s.change)
     }
     if (!error) {
       await finish(log, open.rewindId, { turn: open.turn, recovered: true })

@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import type { ApprovalPreview } from '../../shared/events'
+import type { CaptureHost } from './bash/capture/land'
 import type { CommandApproval } from './bash/sandbox/policy'
 import type { SensitivePathRules } from './sensitive-paths'
 import type { SnapshotStore } from './snapshots'
@@ -40,6 +41,11 @@ export interface ToolContext {
   approval?: CommandApproval
   /** Keeps the contents around each file change so it can be undone; absent: changes are not kept. */
   changes?: ChangeKeeper
+  /**
+   * Where an approved command's captured changes land (issue 20): the session's store and log. Absent: a
+   * command's changes are neither captured nor kept (the tool run alone, in a unit test).
+   */
+  capture?: CaptureHost
 }
 
 /**

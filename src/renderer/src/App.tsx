@@ -1,3 +1,4 @@
+import { ContextMeter } from './features/context/ContextMeter'
 import { useEffect, useRef, useState, type PointerEvent } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import { Composer } from './features/composer/Composer'
@@ -158,6 +159,7 @@ function SessionHeader({ title }: { title: string | undefined }) {
           {usageSummary(usage, settings.model, settings.demo)}
         </span>
       )}
+      <ContextMeter />
       {settings && (
         <span className="muted small header-model" title="Model and scheduling of this session">
           {settings.demo ? 'demo model' : settings.model} · {settings.scheduler}

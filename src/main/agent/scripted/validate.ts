@@ -20,9 +20,19 @@ export interface ServedResponse {
 
 export class ResponseLedger {
   private readonly served: ServedResponse[] = []
+  /** Every compaction block served, as JSON: a request may only send these back, unchanged. */
+  readonly compactions = new Set<string>()
+  /** The latest compaction served, until a request carries it back (the docs: "append the response"). */
+  owed: string | undefined
 
   add(response: ServedResponse): void {
     this.served.push(response)
+    for (const block of response.content) {
+      if (block.type !== 'compaction' || block.content === null) continue
+      const key = canonical(block)
+      this.compactions.add(key)
+      this.owed = key
+    }
   }
 
   /** The response an assistant message of a request stands for: the one that issued its tool calls, or the same text. */
@@ -178,7 +188,40 @@ export function requestProblem(body: unknown, strict?: { ledger: ResponseLedger 
   if (cacheBlocks > MAX_CACHE_BREAKPOINTS) {
     return `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${cacheBlocks}.`
   }
-  return strict ? thinkingProblem(messages, strict.ledger) : null
+  return strict
+    ? (compactionProblem(b, messages, strict.ledger) ?? thinkingProblem(messages, strict.ledger))
+    : null
+}
+
+/**
+ * The compaction round trip: "Send the block back unchanged" (the SDK's BetaCompactionBlock), and the response
+ * that carried one is appended to the conversation, so the next agent request (one with tools: a summary
+ * request made without tools is not one) carries it.
+ */
+function compactionProblem(
+  body: Record<string, unknown>,
+  messages: unknown[],
+  ledger: ResponseLedger,
+): string | null {
+  const sent = new Set<string>()
+  for (const [i, raw] of messages.entries()) {
+    const message = raw as { role: string; content: unknown }
+    for (const [j, block] of blocksOf(message.content).entries()) {
+      if (block.type !== 'compaction') continue
+      const key = canonical(withoutCacheControl(block))
+      if (message.role !== 'assistant' || !ledger.compactions.has(key)) {
+        return `messages.${i}.content.${j}: a \`compaction\` block must be sent back exactly as it was returned, in an assistant message.`
+      }
+      sent.add(key)
+    }
+  }
+  if (ledger.owed !== undefined && arrayOf(body.tools).length > 0) {
+    if (!sent.has(ledger.owed)) {
+      return 'messages: the `compaction` block of an earlier response is missing; append each response to the messages you send.'
+    }
+    ledger.owed = undefined
+  }
+  return null
 }
 
 /**
@@ -194,7 +237,7 @@ function thinkingProblem(messages: unknown[], ledger: ResponseLedger): string | 
   const content = blocksOf((messages[latest] as { content: unknown }).content)
   const served = ledger.find(content)
   if (lastMessage.role === 'assistant') {
-    if (served?.stopReason !== 'pause_turn') {
+    if (served?.stopReason !== 'pause_turn' && served?.stopReason !== 'compaction') {
       return 'This model does not support assistant message prefill. The conversation must end with a user message.'
     }
   }
@@ -212,6 +255,15 @@ function thinkingProblem(messages: unknown[], ledger: ResponseLedger): string | 
     return `messages.${latest}.content: \`thinking\` or \`redacted_thinking\` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.`
   }
   return null
+}
+
+/** JSON with sorted keys: the same block whatever order a client wrote its fields in. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v,
+  )
 }
 
 function blocksOf(content: unknown): Block[] {

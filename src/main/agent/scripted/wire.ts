@@ -36,10 +36,12 @@ function isTool(block: AnyScenarioBlock): block is ToolBlock {
 /** A block as it goes on the wire: its start payload, the text its deltas carry, and what follows them. */
 export interface WireBlock {
   start: Record<string, unknown>
-  deltaType: 'text_delta' | 'input_json_delta' | 'thinking_delta' | null
+  deltaType: 'text_delta' | 'input_json_delta' | 'thinking_delta' | 'compaction_delta' | null
   content: string
   /** A thinking block's signature, sent as one signature_delta after its text. */
   signature?: string
+  /** A compaction block's opaque `encrypted_content`. */
+  encrypted?: string | null
 }
 
 export function stopReasonOf(turn: ScenarioTurn): string {
@@ -50,6 +52,16 @@ export function wireBlocks(turn: ScenarioTurn, idPrefix: string): WireBlock[] {
   const cutLast = CUTTING_STOPS.has(stopReasonOf(turn))
   return turn.blocks.map((block, index): WireBlock => {
     const cut = cutLast && index === turn.blocks.length - 1
+    if ('compaction' in block) {
+      // The documented stream: content_block_start with null content, then one compaction_delta carrying the
+      // whole summary and the opaque encrypted_content, then content_block_stop.
+      return {
+        start: { type: 'compaction', content: null, encrypted_content: null },
+        deltaType: 'compaction_delta',
+        content: block.compaction ?? '',
+        encrypted: block.compaction === null ? null : `enc_${idPrefix}b${index}`,
+      }
+    }
     if ('redactedThinking' in block) {
       return {
         start: { type: 'redacted_thinking', data: block.redactedThinking },
@@ -90,6 +102,12 @@ export function messageContent(blocks: WireBlock[]): Record<string, unknown>[] {
         return { type: 'text', text: b.content }
       case 'thinking_delta':
         return { type: 'thinking', thinking: b.content, signature: b.signature ?? '' }
+      case 'compaction_delta':
+        return {
+          type: 'compaction',
+          content: b.encrypted === null ? null : b.content,
+          encrypted_content: b.encrypted ?? null,
+        }
       case 'input_json_delta': {
         let input: unknown = {}
         try {
@@ -259,6 +277,18 @@ export async function streamTurn(res: ServerResponse, ctx: PlayContext): Promise
       !(await send('content_block_start', { type: 'content_block_start', index, content_block: block.start }))
     )
       return
+    if (block.deltaType === 'compaction_delta') {
+      const delta = {
+        type: 'compaction_delta',
+        content: block.encrypted === null ? null : block.content,
+        encrypted_content: block.encrypted ?? null,
+      }
+      outputTokens += tokensOf(block.content)
+      if (!(await send('content_block_delta', { type: 'content_block_delta', index, delta }))) return
+      if (failHere) return fail()
+      if (!(await send('content_block_stop', { type: 'content_block_stop', index }))) return
+      continue
+    }
     const cps = Array.from(block.content)
     if (!(await streamContent(index, block, failHere ? cps.slice(0, Math.floor(cps.length / 2)) : cps)))
       return

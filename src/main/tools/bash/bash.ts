@@ -4,6 +4,7 @@ import { BashInput, DEFAULT_BASH_TIMEOUT_SEC } from '../schemas'
 import { defineTool, fail, ok } from '../tool'
 import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner'
 import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
+import { describeChanges, startCapture } from './capture/capture'
 import { prepareSandbox, sandboxStartFailure } from './sandbox/launch'
 import { isReadOnlyCommand, loadBashGrammar, validateBashCommand } from './validate'
 
@@ -122,6 +123,24 @@ export const bashTool = defineTool({
         metadata: { cwd: ctx.workspace, description: input.description, sandbox: 'failed' },
       })
     }
+    // An approved command's changes are captured (issue 20): it runs on a copy-on-write layer, or is scanned.
+    const capture = approval
+      ? startCapture({
+          sandbox,
+          workspace: ctx.workspace,
+          outputDir: ctx.outputDir,
+          callId: ctx.callId,
+          rules: ctx.pathRules,
+          host: ctx.capture,
+        })
+      : null
+    if (capture !== null && 'error' in capture) {
+      return fail(`Command not run: its changes could not be captured (${capture.error}).`, {
+        title,
+        metadata: { cwd: ctx.workspace, description: input.description, sandbox: 'failed' },
+      })
+    }
+    const launch = capture ? capture.launch : sandbox
     const buffer = new RollingBuffer({ filePath: outputPath })
     const live = new LiveOutput(ctx.onProgress, outputPath)
     let run: PtyRunResult
@@ -137,11 +156,13 @@ export const bashTool = defineTool({
           live.push(shown)
           return buffer.write(shown)
         },
-        ...(sandbox ? { launch: sandbox } : {}),
+        ...(launch ? { launch } : {}),
       })
     } finally {
       await sandbox?.cleanup()
     }
+    // Also after a timeout or a stop: what the command changed until then is captured all the same.
+    const changes = await capture?.finish()
     const rest = redact.end()
     if (rest.length > 0) {
       live.push(rest)
@@ -173,6 +194,7 @@ export const bashTool = defineTool({
       network: sandbox === null || approval?.network === true,
       ...(summary.saveError !== undefined ? { saveError: summary.saveError } : {}),
       ...(createdSensitive.length > 0 ? { createdSensitive } : {}),
+      ...(changes ? { changes } : {}),
     }
     if (run.pid === null && !run.aborted) {
       return fail(`Command not run: ${run.error ?? 'bash could not be started'}.`, { title, metadata })
@@ -196,6 +218,8 @@ export const bashTool = defineTool({
     }
     if (summary.text.length > 0) parts.push(summary.text)
     else if (!summary.truncated) parts.push('(no output)')
+    const changed = changes ? describeChanges(changes) : ''
+    if (changed !== '') parts.push(`\n${changed}`)
     if (createdSensitive.length > 0)
       parts.push(
         `\n[The command created protected files (they can run code or hold secrets): ${createdSensitive.slice(0, 20).join(', ')}]`,

@@ -128,8 +128,9 @@ function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
       {preview && (
         <>
           <p className="muted small">
-            {goingBack(preview.files, rewindAnyway)} Changes made by commands (bash) are not tracked and are
-            not undone.
+            {goingBack(preview.files, rewindAnyway)} What approved commands changed is included where it was
+            captured; a command run outside the sandbox, or where changes could only be compared, is not
+            undone.
           </p>
           <ul className="rewind-files">
             {preview.files.map((file) => (

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react'
 import { ThinkingField } from './ThinkingField'
 import { useShallow } from 'zustand/react/shallow'
 import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
+import { MIN_COMPACT_AT_TOKENS } from '../../../../shared/models'
 import { useAppStore } from '../../store/app-store'
 import { trapTab } from '../../lib/focus-trap'
 import { Checkbox } from '../../components/Checkbox'
@@ -116,6 +117,9 @@ function SettingsForm({
   const [autoApproveEdits, setAutoApproveEdits] = useState(settings.autoApproveEdits)
   const [timeout, setTimeoutSec] = useState(String(settings.bashTimeoutSec))
   const [thinking, setThinking] = useState(settings.thinking)
+  const [compactAt, setCompactAt] = useState(
+    settings.compactAtTokens === null ? '' : String(settings.compactAtTokens),
+  )
   const [saved, setSaved] = useState(false)
   /** A refusal, found here or by the app, and the field it is about (shown next to it, in view). */
   const [problem, setProblem] = useState<{ field: Field | null; text: string } | null>(null)
@@ -132,6 +136,8 @@ function SettingsForm({
     autoApproveEdits !== settings.autoApproveEdits && 'apply file edits without asking',
     timeout !== String(settings.bashTimeoutSec) && 'the command timeout',
     thinking !== settings.thinking && 'thinking',
+    compactAt !== (settings.compactAtTokens === null ? '' : String(settings.compactAtTokens)) &&
+      'compact the conversation at',
   ].filter((f): f is string => f !== false)
   const unsavedList = unsaved.join('|')
   useEffect(() => onUnsaved(unsavedList === '' ? [] : unsavedList.split('|')), [unsavedList, onUnsaved])
@@ -172,6 +178,17 @@ function SettingsForm({
     }
     if (seconds !== settings.bashTimeoutSec) update.bashTimeoutSec = seconds
     if (thinking !== settings.thinking) update.thinking = thinking
+    const compactAtTokens = compactAt.trim() === '' ? null : Number(compactAt.trim())
+    if (
+      compactAtTokens !== null &&
+      (!Number.isInteger(compactAtTokens) || compactAtTokens < MIN_COMPACT_AT_TOKENS)
+    ) {
+      return refuse(
+        null,
+        `Compact at is a whole number of tokens, at least ${MIN_COMPACT_AT_TOKENS.toLocaleString()}; leave it empty for the automatic threshold.`,
+      )
+    }
+    if (compactAtTokens !== settings.compactAtTokens) update.compactAtTokens = compactAtTokens
     if (apiKey.trim() !== '') update.apiKey = apiKey.trim()
     if (update.model === '') return refuse('model', 'Enter a model name.')
     setProblem(null)
@@ -331,7 +348,21 @@ function SettingsForm({
           <span className="muted">seconds</span>
         </label>
         {fieldProblem('timeout')}
+        <label className="field inline">
+          <span>Compact the conversation at</span>
+          <input
+            className="text-input narrow"
+            type="number"
+            min={MIN_COMPACT_AT_TOKENS}
+            data-testid="settings-compact-at"
+            placeholder="automatic"
+            value={compactAt}
+            onChange={(e) => setCompactAt(e.target.value)}
+          />
+          <span className="muted">tokens at the latest (empty: a margin below the model’s window)</span>
+        </label>
       </fieldset>
+      <InstructionFiles />
       {problem && problem.field === null && (
         <p className="error-text" role="alert" data-testid="settings-problem">
           Not saved: {problem.text}
@@ -353,6 +384,35 @@ function SettingsForm({
         </button>
       </div>
     </form>
+  )
+}
+
+/** The open session's project-instruction files and what each costs (issue 21). */
+function InstructionFiles() {
+  const files = useAppStore((s) => s.view?.instructions)
+  if (!files) return null
+  return (
+    <fieldset data-testid="settings-instructions">
+      <legend>Project instructions</legend>
+      {files.length === 0 ? (
+        <p className="muted small">
+          This session uses none: AGENTS.md or CLAUDE.md at the project root (or in a folder) are sent to
+          Claude when they exist.
+        </p>
+      ) : (
+        <ul className="plain-list small">
+          {files.map((f) => (
+            <li key={f.path} data-testid="settings-instruction-file" data-path={f.path}>
+              <span className="mono">{f.path}</span>{' '}
+              <span className="muted">
+                {f.tokens.toLocaleString()} tokens{f.scope === 'nested' ? ' · for its folder' : ''}
+                {f.note ? ` · ${f.note}` : ''}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </fieldset>
   )
 }
 

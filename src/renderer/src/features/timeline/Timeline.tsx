@@ -1,7 +1,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual'
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
-import type { RewindState, SessionState } from '../../../../shared/reducer'
+import type { CompactionState, RewindState, SessionState } from '../../../../shared/reducer'
 import { useAppStore } from '../../store/app-store'
 import { BarTooltip, findCall } from './BarTooltip'
 import { placeTurn, type TurnGeometry } from './geometry'
@@ -20,6 +20,7 @@ import {
   xOf,
   type Scale,
 } from './scale'
+import { CompactionMarks } from './CompactionMarks'
 import { REWIND_MARK_PX, RewindMarks, rewindMarkX } from './RewindMarks'
 import { TurnRow } from './TurnRow'
 import { useLiveGrowth } from './use-live-growth'
@@ -33,6 +34,7 @@ import { useLiveGrowth } from './use-live-growth'
 
 const RULER = 26
 const NO_REWINDS: readonly RewindState[] = []
+const NO_COMPACTIONS: readonly CompactionState[] = []
 
 export function Timeline() {
   const {
@@ -296,6 +298,7 @@ export function Timeline() {
               selectedRewindId={selectedRewindId}
               onSelect={selectRewind}
             />
+            <CompactionMarks compactions={view?.compactions ?? NO_COMPACTIONS} scale={scale} />
             <Ruler
               scale={scale}
               scrollRef={scrollRef}

@@ -1,3 +1,4 @@
+import { CommandChanges } from './CommandChanges'
 import { memo, useState } from 'react'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { AnsiText } from '../../components/AnsiText'
@@ -137,6 +138,7 @@ export const ToolCard = memo(function ToolCard({
         </p>
       )}
       <HunkOutcome call={call} />
+      {isBash && <CommandChanges call={call} />}
       {call.rewoundBy !== undefined && <RewoundNote rewindId={call.rewoundBy} kept={kept} />}
       <UndoButton call={call} />
       {liveTail !== undefined && (

@@ -10,6 +10,7 @@ import { useAppStore } from '../../store/app-store'
 import { FILES_SHOWN, RewindRow, TurnHeader } from '../rewind/RewindRow'
 import { canUndo } from '../rewind/UndoButton'
 import { rewindRowKey } from '../rewind/rewind-summary'
+import { CompactionRow } from '../context/CompactionRow'
 import { ContinueRunButton } from './ContinueRunButton'
 import { transcriptRows, type TranscriptRow } from './rows'
 import { Narration, RetryNotice, RunEndExplanation, ThinkingSection, WaitNotice } from './ModelNotes'
@@ -170,6 +171,8 @@ function computeShape(row: TranscriptRow): string {
       return `task:${textLines(row.run.task)}`
     case 'turn':
       return `turn:${row.rewoundBy ? 'r' : ''}`
+    case 'compaction':
+      return 'compaction'
     case 'rewind': {
       const { rewind } = row
       return `rewind:${rewind.status}:${rewind.changes.length}:${rewind.skipped.length}:${rewind.callIds.length}:${rewind.error ? textLines(rewind.error) : 0}`
@@ -219,6 +222,8 @@ function estimate(row: TranscriptRow | undefined): number {
       return 80
     case 'turn':
       return 28
+    case 'compaction':
+      return 44
     case 'rewind':
       return 96 + 22 * (Math.min(row.rewind.changes.length, FILES_SHOWN + 1) + row.rewind.skipped.length)
     case 'text':
@@ -263,6 +268,8 @@ const Row = memo(function Row({ row, selected, expanded, onToggle, onSelect, liv
       return <TurnHeader turn={row.turn} firstCallId={row.firstCallId} rewoundBy={row.rewoundBy} />
     case 'rewind':
       return <RewindRow rewind={row.rewind} selected={selected} />
+    case 'compaction':
+      return <CompactionRow compaction={row.compaction} />
     case 'text':
       return (
         <div className="assistant-text" data-testid="assistant-text">

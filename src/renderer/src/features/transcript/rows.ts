@@ -1,5 +1,12 @@
 import type { ThinkingBlock, Usage } from '../../../../shared/events'
-import type { RetryState, RewindState, RunState, SessionState, TurnState } from '../../../../shared/reducer'
+import type {
+  CompactionState,
+  RetryState,
+  RewindState,
+  RunState,
+  SessionState,
+  TurnState,
+} from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { rewindRowKey, rewoundToTurn } from '../rewind/rewind-summary'
@@ -30,6 +37,8 @@ export type TranscriptRow =
   | { kind: 'call'; key: string; call: ToolCallState; cause?: ToolCallState; rewoundBy?: string }
   /** An undo or rewind, where it happened. */
   | { kind: 'rewind'; key: string; rewind: RewindState }
+  /** The conversation was compacted (issue 21): between the turns it happened between. */
+  | { kind: 'compaction'; key: string; compaction: CompactionState }
   /** `failedCalls`: calls of the run that failed (a run can finish with some); `usage`: the run's tokens. */
   | { kind: 'run-end'; key: string; run: RunState; failedCalls: number; usage?: Usage }
   /** `wait`: what a live run is waiting on and since when (absent while paused or retrying). */
@@ -100,9 +109,20 @@ function rewindRow(rewind: RewindState): TranscriptRow {
   return row
 }
 
+const compactionCache = new WeakMap<CompactionState, TranscriptRow>()
+
+function compactionRow(compaction: CompactionState): TranscriptRow {
+  let row = compactionCache.get(compaction)
+  if (!row) {
+    row = { kind: 'compaction', key: `compaction-${compaction.at}-${compaction.turn}`, compaction }
+    compactionCache.set(compaction, row)
+  }
+  return row
+}
+
 export function transcriptRows(state: SessionState): TranscriptRow[] {
   // Sized up front: this runs on every replay position, and a list of thousands grown by push is garbage.
-  let count = 1 + state.rewinds.length
+  let count = 1 + state.rewinds.length + state.compactions.length
   const byRun = new Map<string | undefined, TurnState[]>()
   for (const turn of state.turns) {
     count += turnRows(turn).length
@@ -113,10 +133,14 @@ export function transcriptRows(state: SessionState): TranscriptRow[] {
   const rows = new Array<TranscriptRow>(count + state.runs.length * 2)
   let n = 0
   // Rewinds (in the order they started) go in before the first row that comes after them in time.
+  // Compactions likewise; both are marks between turns.
   let w = 0
+  let c = 0
   const rewindsBefore = (at: number): void => {
     for (; w < state.rewinds.length && (state.rewinds[w] as RewindState).startedAt < at; w++)
       rows[n++] = rewindRow(state.rewinds[w] as RewindState)
+    for (; c < state.compactions.length && (state.compactions[c] as CompactionState).at < at; c++)
+      rows[n++] = compactionRow(state.compactions[c] as CompactionState)
   }
   state.runs.forEach((run, i) => {
     rewindsBefore(run.startedAt)

@@ -1,0 +1,243 @@
+import { execFileSync } from 'node:child_process'
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rm,
+  symlink,
+  truncate,
+  writeFile,
+} from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { SessionEvent } from '../../shared/events'
+import { startScriptedModel, type ScriptedModel } from '../agent/scripted-model'
+import { sessionPaths } from '../session/log'
+import { captureSupport } from '../tools/bash/capture/overlay'
+import { sandboxSupport } from '../tools/bash/sandbox/launch'
+import { runLanes } from './test-fixtures/run-lanes'
+
+/**
+ * Issue 20 end to end: `lanes run` with the scripted model approves a command whose changes are captured on a
+ * copy-on-write layer and landed; `lanes rewind` takes every one of them back, and a crash while landing is
+ * rolled back on the next start.
+ */
+const overlay = sandboxSupport().available && captureSupport().mode === 'overlay'
+if (!overlay) console.warn(`Skipping the command capture tests: ${JSON.stringify(captureSupport())}`)
+
+let base: string
+let n = 0
+const models: ScriptedModel[] = []
+
+beforeAll(async () => {
+  // Not under /tmp: the sandbox has a private tmpfs there.
+  const cache = join(process.cwd(), 'node_modules', '.cache')
+  await mkdir(cache, { recursive: true })
+  base = await realpath(await mkdtemp(join(cache, 'lanes-capture-cli-')))
+})
+afterAll(async () => {
+  for (const model of models) await model.close()
+  await rm(base, { recursive: true, force: true })
+})
+
+/** Every entry under `dir`: a file's mode and content, a link's target, a folder's mode. */
+async function tree(dir: string, rel = ''): Promise<Record<string, string>> {
+  const out: Record<string, string> = {}
+  for (const name of (await readdir(join(dir, rel))).sort()) {
+    const child = rel === '' ? name : `${rel}/${name}`
+    const st = await lstat(join(dir, child))
+    if (st.isSymbolicLink()) out[child] = `-> ${await readlink(join(dir, child))}`
+    else if (st.isDirectory()) {
+      out[child + '/'] = (st.mode & 0o777).toString(8)
+      Object.assign(out, await tree(dir, child))
+    } else out[child] = `${(st.mode & 0o777).toString(8)} ${await readFile(join(dir, child), 'utf8')}`
+  }
+  return out
+}
+
+/** A workspace, and a scripted model whose one call runs `lines` as a bash script (through node). */
+async function prepare(files: Record<string, string>, lines: string[]) {
+  const root = join(base, `case-${++n}`)
+  const workspace = join(root, 'ws')
+  const sessionsDir = join(root, 'sessions')
+  await mkdir(workspace, { recursive: true })
+  for (const [rel, content] of Object.entries(files)) {
+    await mkdir(join(workspace, rel, '..'), { recursive: true })
+    await writeFile(join(workspace, rel), content)
+  }
+  const body = JSON.stringify(lines.join('\n'))
+  await writeFile(
+    join(workspace, 'change.js'),
+    `require('node:child_process').execFileSync('/bin/bash', ['-c', ${body}], { stdio: 'inherit' })\n`,
+  )
+  const model = await startScriptedModel({
+    scenario: {
+      turns: [
+        { blocks: [{ tool: 'bash', input: { command: 'node change.js' } }] },
+        { blocks: [{ text: 'Done.' }] },
+      ],
+    },
+  })
+  models.push(model)
+  const run = (...extra: string[]) =>
+    runLanes([
+      'run',
+      '--workspace',
+      workspace,
+      '--task',
+      'change things',
+      '--approve',
+      'all',
+      '--sessions-dir',
+      sessionsDir,
+      '--base-url',
+      model.baseUrl,
+      ...extra,
+    ])
+  return { root, workspace, sessionsDir, run }
+}
+
+const callOf = (events: SessionEvent[]) => {
+  const queued = events.find((e) => e.type === 'tool.queued')
+  return queued?.type === 'tool.queued' ? queued.callId : ''
+}
+
+describe.skipIf(!overlay)('a command’s changes through lanes run', { timeout: 60_000 }, () => {
+  it('are landed, shown in the result, and fully undone by lanes rewind', async () => {
+    const t = await prepare(
+      {
+        'src/a.ts': 'export const a = 1\n',
+        'src/gone.ts': 'gone\n',
+        'src/old-name.ts': 'moved\n',
+        'bin/run': '#!/bin/sh\necho run\n',
+        'docs/x.md': 'x\n',
+        'docs/y.md': 'y\n',
+      },
+      [
+        'set -e',
+        "sed -i 's/1/2/' src/a.ts",
+        'rm src/gone.ts',
+        'mv src/old-name.ts src/new-name.ts',
+        'chmod 755 bin/run',
+        'ln -s ../src/a.ts bin/a-link',
+        'mkdir -p build/out && echo built > build/out/app.js',
+        'rm -rf docs && mkdir docs && echo new > docs/z.md',
+        'ln -sfn new-target src/dangling',
+      ],
+    )
+    await symlink('a.ts', join(t.workspace, 'src/alias'))
+    await chmod(join(t.workspace, 'docs'), 0o750)
+    const before = await tree(t.workspace)
+    const ran = await t.run()
+    expect(ran.code, ran.stderr).toBe(0)
+    const finished = ran.events.find((e) => e.type === 'tool.finished')
+    expect(finished, JSON.stringify(finished)).toMatchObject({ isError: false })
+    const changes = (finished as unknown as { metadata: { changes: { mode: string; counts: object } } })
+      .metadata.changes
+    expect(changes.mode).toBe('overlay')
+    // docs/ was made again (0o755 where it was 0o750): a mode change too.
+    expect(changes.counts).toEqual({ added: 7, changed: 1, removed: 4, modeChanged: 2 })
+    const after = await tree(t.workspace)
+    expect(after['src/a.ts']).toBe('644 export const a = 2\n')
+    expect(after['bin/run']).toMatch(/^755 /)
+    expect(after['bin/a-link']).toBe('-> ../src/a.ts')
+    expect(after['docs/z.md']).toBe('644 new\n')
+    expect(after['docs/x.md']).toBeUndefined()
+    expect(ran.events.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['file.preimage', 'command.landing', 'command.landed']),
+    )
+
+    const sessionId = ran.events.find((e) => e.type === 'session.created')!.sessionId
+    const rewound = await runLanes([
+      'rewind',
+      sessionId,
+      '--to',
+      callOf(ran.events),
+      '--files-only',
+      '--sessions-dir',
+      t.sessionsDir,
+    ])
+    expect(rewound.code, rewound.stderr).toBe(0)
+    expect(await tree(t.workspace)).toEqual(before)
+  })
+
+  it('discards protected changes headless and says so, unless --land-protected', async () => {
+    const lines = [
+      'echo ../elsewhere > .git/commondir',
+      'echo TOKEN=1 > .env.local',
+      'mkdir -p .git/modules/s && echo "[core]" > .git/modules/s/config',
+      'echo fine > ok.txt',
+    ]
+    const t = await prepare({ 'a.txt': 'a\n' }, lines)
+    execFileSync('git', ['init', '-q', t.workspace])
+    const ran = await t.run()
+    expect(ran.code, ran.stderr).toBe(0)
+    const held = ran.events.find((e) => e.type === 'command.held')
+    expect(held).toMatchObject({ landed: false, count: 5 })
+    expect(held?.type === 'command.held' && held.paths.map((p) => p.relPath).sort()).toEqual([
+      '.env.local',
+      '.git/commondir',
+      '.git/modules',
+      '.git/modules/s',
+      '.git/modules/s/config',
+    ])
+    await expect(lstat(join(t.workspace, '.git/commondir'))).rejects.toThrow()
+    await expect(lstat(join(t.workspace, '.env.local'))).rejects.toThrow()
+    expect(await readFile(join(t.workspace, 'ok.txt'), 'utf8')).toBe('fine\n')
+
+    const t2 = await prepare({ 'a.txt': 'a\n' }, lines)
+    execFileSync('git', ['init', '-q', t2.workspace])
+    const landed = await t2.run('--land-protected')
+    expect(landed.code, landed.stderr).toBe(0)
+    expect(landed.events.find((e) => e.type === 'command.held')).toMatchObject({ landed: true })
+    expect(await readFile(join(t2.workspace, '.git/commondir'), 'utf8')).toBe('../elsewhere\n')
+    expect(await readFile(join(t2.workspace, '.env.local'), 'utf8')).toBe('TOKEN=1\n')
+  })
+
+  it('rolls back a landing a crash cut short, on the next start', async () => {
+    const t = await prepare({ 'a.txt': 'one\n', 'b.txt': 'two\n', 'c.txt': 'three\n' }, [
+      'echo ONE > a.txt',
+      'echo TWO > b.txt',
+      'rm c.txt',
+      'echo new > d.txt',
+    ])
+    const before = await tree(t.workspace)
+    const ran = await t.run()
+    expect(ran.code, ran.stderr).toBe(0)
+    const sessionId = ran.events.find((e) => e.type === 'session.created')!.sessionId
+    // What a crash half-way through the landing leaves: the intent logged and synced, no outcome, some paths
+    // as the command left them (a.txt, d.txt) and the rest as they were (b.txt, c.txt).
+    const log = sessionPaths(t.sessionsDir, sessionId).log
+    const text = await readFile(log, 'utf8')
+    const cut = text.indexOf('"type":"command.landed"')
+    await truncate(log, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n', cut) + 1)))
+    await writeFile(join(t.workspace, 'b.txt'), 'two\n')
+    await writeFile(join(t.workspace, 'c.txt'), 'three\n')
+    expect(await tree(t.workspace)).not.toEqual(before)
+
+    // The next start (here: a rewind opening the session) finds the open landing and takes it back.
+    const reopened = await runLanes([
+      'rewind',
+      sessionId,
+      '--to',
+      callOf(ran.events),
+      '--files-only',
+      '--sessions-dir',
+      t.sessionsDir,
+    ])
+    expect(await tree(t.workspace)).toEqual(before)
+    expect(reopened.code).toBe(1) // nothing left to rewind: the landing was rolled back
+    const events = (await readFile(log, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as SessionEvent)
+    expect(events.filter((e) => e.type === 'command.landed')).toEqual([
+      expect.objectContaining({ outcome: 'rolled-back', recovered: true }),
+    ])
+  })
+})

@@ -1,0 +1,245 @@
+import { execFileSync } from 'node:child_process'
+import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { SessionEventDraft } from '../../../../shared/events'
+import { PreimageStore } from '../../../session/preimages'
+import { GIT_WORKSPACE_RULES } from '../../sensitive-paths'
+import { makeToolContext } from '../../test-fixtures/tool-context'
+import { bashTool } from '../bash'
+import { loadBashGrammar } from '../validate'
+import { sandboxSupport } from '../sandbox/launch'
+import type { CommandChanges } from './capture'
+import type { CaptureHost } from './land'
+import { captureSupport } from './overlay'
+
+const overlay = sandboxSupport().available && captureSupport().mode === 'overlay'
+if (!overlay) console.warn(`Skipping the capture tests: ${JSON.stringify(captureSupport())}`)
+
+let base: string
+let n = 0
+
+beforeAll(async () => {
+  await loadBashGrammar()
+  // Not under /tmp: the sandbox has a private tmpfs there.
+  const cache = join(process.cwd(), 'node_modules', '.cache')
+  await mkdir(cache, { recursive: true })
+  base = await realpath(await mkdtemp(join(cache, 'lanes-capture-test-')))
+})
+afterAll(async () => {
+  await rm(base, { recursive: true, force: true })
+})
+
+async function setup(files: Record<string, string>) {
+  const root = join(base, `case-${++n}`)
+  const workspace = join(root, 'ws')
+  const session = join(root, 'session')
+  await mkdir(workspace, { recursive: true })
+  await mkdir(session, { recursive: true })
+  for (const [rel, content] of Object.entries(files)) {
+    await mkdir(join(workspace, rel, '..'), { recursive: true })
+    await writeFile(join(workspace, rel), content)
+  }
+  const store = await PreimageStore.open(join(session, 'preimages'))
+  const events: SessionEventDraft[] = []
+  const host: CaptureHost = {
+    keep: (path, content) => store.put(path, content),
+    content: (hash) => store.get(hash),
+    log: async (draft) => {
+      events.push(draft)
+    },
+    sync: () => store.flush(),
+    landProtected: false,
+  }
+  const run = async (command: string, extra: Partial<CaptureHost> = {}) => {
+    const result = await bashTool.execute(
+      { command },
+      makeToolContext(workspace, {
+        outputDir: session,
+        pathRules: GIT_WORKSPACE_RULES,
+        callId: `c${events.length}`,
+        approval: { network: false, outsideSandbox: false },
+        capture: { ...host, ...extra },
+      }),
+    )
+    return { result, changes: result.metadata?.changes as CommandChanges | undefined }
+  }
+  return { workspace, session, store, events, run }
+}
+
+/** A script the command runs (a shell is not a command the checker lets through; node running one is). */
+async function script(workspace: string, name: string, lines: string[], flags = '-ec'): Promise<string> {
+  const body = JSON.stringify(lines.join('\n'))
+  await writeFile(
+    join(workspace, name),
+    `require('node:child_process').execFileSync('/bin/bash', ['${flags}', ${body}], { stdio: 'inherit' })\n`,
+  )
+  return `node ${name}`
+}
+
+async function tree(dir: string, rel = ''): Promise<Record<string, string>> {
+  const out: Record<string, string> = {}
+  for (const name of (await readdir(join(dir, rel))).sort()) {
+    const child = rel === '' ? name : `${rel}/${name}`
+    const st = await lstat(join(dir, child))
+    if (st.isSymbolicLink()) out[child] = `-> ${await readlink(join(dir, child))}`
+    else if (st.isDirectory()) {
+      out[child + '/'] = (st.mode & 0o777).toString(8)
+      Object.assign(out, await tree(dir, child))
+    } else out[child] = `${(st.mode & 0o777).toString(8)} ${await readFile(join(dir, child), 'utf8')}`
+  }
+  return out
+}
+
+describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { timeout: 30_000 }, () => {
+  it('lands edits, removals, renames, modes, links and new folders, keeping what was there', async () => {
+    const t = await setup({
+      'a.txt': 'a\n',
+      'd/b.txt': 'b\n',
+      'e/c.txt': 'c\n',
+      'e/z.txt': 'z\n',
+      'keep.txt': 'k\n',
+    })
+    const command = await script(t.workspace, 'script.js', [
+      'echo more >> a.txt',
+      'rm d/b.txt',
+      'mv e/z.txt e/y.txt',
+      'chmod 755 keep.txt',
+      'ln -s a.txt link',
+      'mkdir -p n/m && echo q > n/m/q.txt',
+      'rm -rf e && mkdir e && echo new > e/c.txt',
+    ])
+    const { result, changes } = await t.run(command)
+    expect(result.isError, result.output).toBe(false)
+    expect(changes?.mode).toBe('overlay')
+    expect(await tree(t.workspace)).toEqual({
+      'a.txt': '644 a\nmore\n',
+      'd/': '755',
+      'e/': '755',
+      'e/c.txt': '644 new\n',
+      'keep.txt': '755 k\n',
+      link: '-> a.txt',
+      'n/': '755',
+      'n/m/': '755',
+      'n/m/q.txt': '644 q\n',
+      'script.js': '644 ' + (await readFile(join(t.workspace, 'script.js'), 'utf8')),
+    })
+    expect(changes?.counts).toEqual({ added: 4, changed: 2, removed: 2, modeChanged: 1 })
+    // Every change was logged with what was there before, and that content is in the store.
+    const pre = t.events.filter((e) => e.type === 'file.preimage')
+    const z = pre.find((e) => e.type === 'file.preimage' && e.relPath === 'e/z.txt')
+    expect(z).toMatchObject({ after: null })
+    const hash = z?.type === 'file.preimage' ? z.hash : null
+    expect((await t.store.get(hash as string)).toString()).toBe('z\n')
+    expect(t.events.map((e) => e.type).slice(-2)).toEqual(['command.landing', 'command.landed'])
+    expect(result.output).toMatch(/changed 2, added 4, removed 2/)
+  })
+
+  it('leaves the workspace untouched and lands nothing from an unchanged run', async () => {
+    const t = await setup({ 'a.txt': 'a\n' })
+    const { changes } = await t.run('cat a.txt')
+    expect(changes?.counts).toEqual({ added: 0, changed: 0, removed: 0, modeChanged: 0 })
+    expect(t.events).toEqual([])
+  })
+
+  it('captures what a command changed before it was killed by its timeout', async () => {
+    const t = await setup({ 'a.txt': 'a\n' })
+    const command = await script(t.workspace, 'slow.js', ['echo half > a.txt', 'sleep 30'])
+    const result = await bashTool.execute(
+      { command, timeout: 1 },
+      makeToolContext(t.workspace, {
+        outputDir: t.session,
+        pathRules: GIT_WORKSPACE_RULES,
+        approval: { network: false, outsideSandbox: false },
+        capture: {
+          keep: (p, c) => t.store.put(p, c),
+          content: (h) => t.store.get(h),
+          log: async (d) => {
+            t.events.push(d)
+          },
+          sync: () => t.store.flush(),
+          landProtected: false,
+        },
+      }),
+    )
+    expect(result.metadata?.timedOut).toBe(true)
+    expect(await readFile(join(t.workspace, 'a.txt'), 'utf8')).toBe('half\n')
+    expect((result.metadata?.changes as CommandChanges).counts.changed).toBe(1)
+  })
+
+  it('holds every change to git’s configuration surface, whatever its name', async () => {
+    const t = await setup({ 'src/a.txt': 'a\n' })
+    execFileSync('git', ['init', '-q', t.workspace])
+    execFileSync('git', ['-C', t.workspace, 'add', '.'])
+    execFileSync('git', [
+      '-C',
+      t.workspace,
+      '-c',
+      'user.email=a@b',
+      '-c',
+      'user.name=a',
+      'commit',
+      '-qm',
+      'one',
+    ])
+    const planted = join(t.workspace, '..', 'PLANTED')
+    const hook = `#!/bin/sh\necho pwned > ${planted}\n`
+    const command = await script(
+      t.workspace,
+      'attack.js',
+      [
+        // commondir pointing git at another configuration
+        `mkdir -p evil/hooks && printf '%s' '${hook}' > evil/hooks/post-checkout && chmod +x evil/hooks/post-checkout`,
+        `printf '[core]\\n\\tfsmonitor = "echo pwned > ${planted}"\\n' > evil/config`,
+        'echo ../evil > .git/commondir',
+        // a submodule's configuration
+        `mkdir -p .git/modules/sub && printf '[core]\\n\\tfsmonitor = "echo pwned > ${planted}"\\n' > .git/modules/sub/config`,
+        // a hook through another name for the hooks folder
+        'ln -s .git/info linkinfo',
+        'echo x > linkinfo/attributes',
+        'echo ok > src/b.txt',
+        '[ -f .gitmodules ] || echo "[submodule \\"s\\"]" > .gitmodules',
+        'true',
+      ],
+      '-c',
+    )
+    const { result, changes } = await t.run(command)
+    expect(result.isError, result.output).toBe(false)
+    const held = changes?.held?.paths.map((p) => p.relPath) ?? []
+    expect(held).toEqual(expect.arrayContaining(['.git/commondir', '.git/modules/sub/config', '.gitmodules']))
+    expect(changes?.held?.landed).toBe(false)
+    expect(await readFile(join(t.workspace, 'src/b.txt'), 'utf8')).toBe('ok\n')
+    await expect(lstat(join(t.workspace, '.git/commondir'))).rejects.toThrow()
+    await expect(lstat(join(t.workspace, '.git/modules'))).rejects.toThrow()
+    execFileSync('git', ['-C', t.workspace, 'status'], { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } })
+    execFileSync('git', ['-C', t.workspace, 'checkout', '-q', '-b', 'other'])
+    await expect(lstat(planted)).rejects.toThrow()
+  })
+
+  it('holds a .git renamed away and rebuilt with a hook', async () => {
+    const t = await setup({ 'a.txt': 'a\n' })
+    execFileSync('git', ['init', '-q', t.workspace])
+    const planted = join(t.workspace, '..', 'PLANTED2')
+    const command = await script(
+      t.workspace,
+      'attack.js',
+      [
+        'mv .git .git-old',
+        'git init -q .',
+        `printf '#!/bin/sh\\necho pwned > ${planted}\\n' > .git/hooks/post-checkout`,
+        'chmod +x .git/hooks/post-checkout',
+        `printf '[core]\\n\\tfsmonitor = "echo pwned > ${planted}"\\n' >> .git/config`,
+        'true',
+      ],
+      '-c',
+    )
+    const { result, changes } = await t.run(command)
+    expect(result.isError, result.output).toBe(false)
+    expect(changes?.held?.count).toBeGreaterThan(0)
+    // What the move took from .git and what `git init` made again is held: git finds its repository as it was.
+    expect(await readFile(join(t.workspace, '.git/HEAD'), 'utf8')).toMatch(/^ref: refs\/heads\//)
+    await expect(lstat(join(t.workspace, '.git/hooks/post-checkout'))).rejects.toThrow()
+    execFileSync('git', ['-C', t.workspace, 'status'], { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } })
+    await expect(lstat(planted)).rejects.toThrow()
+  })
+})

@@ -1,0 +1,160 @@
+import { rm } from 'node:fs/promises'
+import type { CommandChangeCounts, CommandChangedPath, HeldPath } from '../../../../shared/events'
+import type { SensitivePathRules } from '../../sensitive-paths'
+import type { SandboxLaunch } from '../sandbox/launch'
+import { readOpaque } from './change-set'
+import { landChangeSet, PATHS_SHOWN, type CaptureHost } from './land'
+import { captureSupport, makeLayer, overlayLaunch, type Layer } from './overlay'
+import { compareScans, scanWorkspace, type Scan } from './scan'
+
+/**
+ * What a command changed (issue 20), for the bash result's `metadata.changes` and the card: `overlay` changes
+ * were captured and landed with their previous contents kept (undoable); `scan` changes were found by
+ * comparing the workspace before and after and cannot be undone.
+ */
+export interface CommandChanges {
+  mode: 'overlay' | 'scan'
+  counts: CommandChangeCounts
+  paths: CommandChangedPath[]
+  /** paths holds the first PATHS_SHOWN. */
+  truncated: boolean
+  undoable: boolean
+  held?: { paths: HeldPath[]; count: number; landed: boolean }
+  notUndoable?: string[]
+  /** overlay: nothing landed, and why. scan: why the scan is partial. */
+  error?: string
+  /** Why changes are not captured here (scan mode). */
+  reason?: string
+  /** The command was killed before its layer was read whole: a folder it made again may keep old entries. */
+  incomplete?: boolean
+}
+
+export interface Capture {
+  /** The launch to run the command with (the sandbox's own in scan mode). */
+  launch: SandboxLaunch | null
+  /** After the command ended (however it ended): reads, lands and reports its changes. */
+  finish(): Promise<CommandChanges | null>
+}
+
+/**
+ * Starts capturing one approved command. `sandbox` null: the command runs outside the sandbox (the user's
+ * choice) and is scanned. Without a `host` (no session store: a test calling the tool alone) nothing is
+ * captured and the command runs as before.
+ */
+export function startCapture(opts: {
+  sandbox: SandboxLaunch | null
+  workspace: string
+  outputDir: string
+  callId: string
+  rules: SensitivePathRules
+  host: CaptureHost | undefined
+}): Capture | { error: string } {
+  const { sandbox, workspace, host } = opts
+  if (!host) return { launch: sandbox, finish: async () => null }
+  const found = captureSupport()
+  if (found.mode === 'overlay' && sandbox !== null && sandbox.statusFd !== null) {
+    const layer = makeLayer(opts.outputDir, opts.callId)
+    if ('error' in layer) return layer
+    return {
+      launch: overlayLaunch(sandbox, found, workspace, layer),
+      finish: () => finishOverlay(opts, layer, host),
+    }
+  }
+  const reason =
+    found.mode === 'scan'
+      ? found.reason
+      : 'The command ran outside the sandbox, so its changes were found by comparing the workspace before and after it and cannot be undone.'
+  const before: Scan = scanWorkspace(workspace)
+  return {
+    launch: sandbox,
+    finish: async () => {
+      const after = scanWorkspace(workspace)
+      const { counts, paths } = compareScans(before, after, PATHS_SHOWN)
+      const total = counts.added + counts.changed + counts.removed + counts.modeChanged
+      const incomplete = before.incomplete ?? after.incomplete
+      return {
+        mode: 'scan',
+        counts,
+        paths,
+        truncated: total > paths.length,
+        undoable: false,
+        reason,
+        ...(incomplete ? { error: `only part of the workspace was compared (${incomplete})` } : {}),
+      }
+    },
+  }
+}
+
+async function finishOverlay(
+  opts: { workspace: string; callId: string; rules: SensitivePathRules },
+  layer: Layer,
+  host: CaptureHost,
+): Promise<CommandChanges> {
+  const opaque = await readOpaque(layer.opaqueFile)
+  try {
+    const landed = await landChangeSet({
+      workspace: opts.workspace,
+      callId: opts.callId,
+      layer,
+      opaque,
+      rules: opts.rules,
+      host,
+    })
+    const { counts } = landed
+    const total = counts.added + counts.changed + counts.removed + counts.modeChanged
+    return {
+      mode: 'overlay',
+      counts,
+      paths: landed.paths,
+      truncated: total > landed.paths.length,
+      undoable: landed.error === undefined && landed.notUndoable.length === 0,
+      ...(landed.heldCount > 0
+        ? { held: { paths: landed.held, count: landed.heldCount, landed: landed.heldLanded } }
+        : {}),
+      ...(landed.notUndoable.length > 0 ? { notUndoable: landed.notUndoable.slice(0, PATHS_SHOWN) } : {}),
+      ...(landed.error !== undefined ? { error: landed.error } : {}),
+      ...(opaque === null ? { incomplete: true } : {}),
+    }
+  } finally {
+    // What did not land (held changes discarded, a failed landing) goes with the layer.
+    await rm(layer.dir, { recursive: true, force: true }).catch(() => undefined)
+  }
+}
+
+/** One line for the model (and the card's text) about what the command changed. */
+export function describeChanges(changes: CommandChanges): string {
+  const { counts } = changes
+  const parts: string[] = []
+  if (counts.changed) parts.push(`changed ${counts.changed}`)
+  if (counts.added) parts.push(`added ${counts.added}`)
+  if (counts.removed) parts.push(`removed ${counts.removed}`)
+  if (counts.modeChanged) parts.push(`changed the mode of ${counts.modeChanged}`)
+  const lines: string[] = []
+  if (changes.error !== undefined && changes.mode === 'overlay')
+    lines.push(`[Nothing the command changed was kept: ${changes.error}]`)
+  else if (parts.length > 0) {
+    const list = changes.paths
+      .slice(0, 20)
+      .map((p) => `${p.change} ${p.relPath}`)
+      .join(', ')
+    const more = changes.paths.length > 20 || changes.truncated ? ', ...' : ''
+    const undo = changes.undoable ? '' : changes.mode === 'scan' ? ' (these changes cannot be undone)' : ''
+    lines.push(`[The command ${parts.join(', ')} (files and folders)${undo}: ${list}${more}]`)
+  }
+  if (changes.held) {
+    const names = changes.held.paths
+      .slice(0, 20)
+      .map((p) => p.relPath)
+      .join(', ')
+    lines.push(
+      changes.held.landed
+        ? `[Protected changes landed as allowed: ${names}]`
+        : `[Protected changes were held back and not applied (${changes.held.count}): ${names}. They need the user's review.]`,
+    )
+  }
+  if (changes.incomplete)
+    lines.push(
+      '[The command was killed before its changes could be read whole; a folder it emptied may keep old files.]',
+    )
+  return lines.join('\n')
+}

@@ -1,0 +1,167 @@
+import type { Stats } from 'node:fs'
+import { lstat, opendir, readFile, readlink } from 'node:fs/promises'
+import { join } from 'node:path'
+
+/**
+ * Reading a command's change set out of its overlay's upper layer (issue 20). The upper folder holds exactly
+ * what the command changed: a new or changed file or link whole, a removed entry as a whiteout (a character
+ * device 0/0), a folder that was removed and made again as an opaque folder (listed by the wrapper, see
+ * overlay.ts), a folder whose mode changed as a copy of it. A renamed file is a removal and an addition.
+ *
+ * Entries come out one at a time, in an order in which they can be applied: a folder before what goes into
+ * it, what is removed from a folder before the folder itself, so a change set of a million files is never
+ * held in memory (only the path of the folder being read, and its children's names).
+ */
+
+/** What is at a path: absent (null), a regular file, a symbolic link or a folder. */
+export type Seen =
+  | null
+  | { kind: 'file'; mode: number; size: number }
+  | { kind: 'link'; target: string }
+  | { kind: 'dir'; mode: number }
+
+export interface Change {
+  /** Workspace-relative, `/`-separated. */
+  rel: string
+  /** In the workspace now (the overlay's lower layer). */
+  before: Seen
+  /** As the command left it (a folder: only its own mode; what is in it comes as its own changes). */
+  after: Seen
+  /** The upper layer's copy of a file or link that the command left (after.kind file or link). */
+  source?: string
+  /**
+   * The folder this change is part of the removal or replacement of (a removed tree, a folder removed and made
+   * again): a rule that holds that folder holds the change too.
+   */
+  scope?: string
+}
+
+export function seenOf(st: Stats, target?: string): Seen {
+  if (st.isSymbolicLink()) return { kind: 'link', target: target ?? '' }
+  if (st.isDirectory()) return { kind: 'dir', mode: st.mode & 0o7777 }
+  if (st.isFile()) return { kind: 'file', mode: st.mode & 0o7777, size: st.size }
+  return null
+}
+
+async function look(path: string): Promise<{ st: Stats; seen: Seen } | null> {
+  let st: Stats
+  try {
+    st = await lstat(path)
+  } catch (error) {
+    if (
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ||
+      (error as NodeJS.ErrnoException).code === 'ENOTDIR'
+    )
+      return null
+    throw error
+  }
+  const target = st.isSymbolicLink() ? await readlink(path) : undefined
+  return { st, seen: seenOf(st, target) }
+}
+
+function isWhiteout(st: Stats): boolean {
+  return st.isCharacterDevice() && st.rdev === 0
+}
+
+/** The paths (relative to the upper layer) the wrapper found opaque, or null when it did not finish. */
+export async function readOpaque(file: string): Promise<Set<string> | null> {
+  let text: string
+  try {
+    text = (await readFile(file)).toString('utf8')
+  } catch {
+    return null
+  }
+  const parts = text.split('\0')
+  if (parts.at(-2) !== 'done') return null
+  return new Set(parts.slice(0, -2))
+}
+
+async function* names(dir: string): AsyncGenerator<string> {
+  const handle = await opendir(dir, { bufferSize: 256 })
+  for await (const d of handle) yield d.name
+}
+
+const join2 = (rel: string, name: string) => (rel === '' ? name : `${rel}/${name}`)
+
+/** Everything under a folder of the workspace that is going away, deepest first, then the folder itself. */
+async function* removeTree(
+  workspace: string,
+  rel: string,
+  before: Seen,
+  scope: string,
+): AsyncGenerator<Change> {
+  if (before?.kind === 'dir') {
+    for await (const name of names(join(workspace, rel))) {
+      const child = join2(rel, name)
+      const found = await look(join(workspace, child))
+      if (found) yield* removeTree(workspace, child, found.seen, scope)
+    }
+  }
+  if (before !== null) yield { rel, before, after: null, ...(scope !== rel ? { scope } : {}) }
+}
+
+/**
+ * The changes recorded in `upper` against `workspace`. `opaque` is what the wrapper listed; null when it did
+ * not get to (killed outright): then a folder made again is taken as merged with the old one, and the caller
+ * says the capture may be incomplete.
+ */
+export async function* readChangeSet(
+  workspace: string,
+  upper: string,
+  opaque: ReadonlySet<string> | null,
+): AsyncGenerator<Change> {
+  yield* readFolder(workspace, upper, '', undefined, opaque)
+}
+
+async function* readFolder(
+  workspace: string,
+  upper: string,
+  rel: string,
+  /**
+   * Set inside a folder that hides the workspace's (opaque, or inside one): every entry of the workspace's
+   * folder that the upper one does not name is gone. The outermost such folder.
+   */
+  scope: string | undefined,
+  opaque: ReadonlySet<string> | null,
+): AsyncGenerator<Change> {
+  const named = scope !== undefined ? new Set<string>() : null
+  const tag = scope !== undefined ? { scope } : {}
+  for await (const name of names(join(upper, rel))) {
+    named?.add(name)
+    const child = join2(rel, name)
+    const up = await look(join(upper, child))
+    if (!up) continue
+    const low = await look(join(workspace, child))
+    const before = low?.seen ?? null
+    if (isWhiteout(up.st)) {
+      if (before) yield* removeTree(workspace, child, before, scope ?? child)
+      continue
+    }
+    if (up.seen === null) continue // a device or a socket: nothing a command can land in a workspace
+    if (up.seen.kind === 'dir') {
+      if (before?.kind === 'dir') {
+        if (before.mode !== up.seen.mode) yield { rel: child, before, after: up.seen, ...tag }
+        const hides = scope ?? (opaque?.has(child) ? child : undefined)
+        yield* readFolder(workspace, upper, child, hides, opaque)
+      } else {
+        // Made where there was nothing, a file or a link: what was there goes, the folder comes whole.
+        if (before) yield* removeTree(workspace, child, before, scope ?? child)
+        yield { rel: child, before: null, after: up.seen, ...tag }
+        yield* readFolder(workspace, upper, child, undefined, opaque)
+      }
+      continue
+    }
+    if (before?.kind === 'dir') {
+      yield* removeTree(workspace, child, before, scope ?? child)
+      yield { rel: child, before: null, after: up.seen, source: join(upper, child), ...tag }
+    } else yield { rel: child, before, after: up.seen, source: join(upper, child), ...tag }
+  }
+  if (named && scope !== undefined) {
+    for await (const name of names(join(workspace, rel))) {
+      if (named.has(name)) continue
+      const child = join2(rel, name)
+      const low = await look(join(workspace, child))
+      if (low) yield* removeTree(workspace, child, low.seen, scope)
+    }
+  }
+}

@@ -1,0 +1,210 @@
+import { spawnSync } from 'node:child_process'
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { delimiter, isAbsolute, join } from 'node:path'
+import type { SandboxLaunch } from '../sandbox/launch'
+
+/**
+ * Capture by construction (issue 20): an approved sandboxed command never writes the workspace. It runs with
+ * the workspace as the lower layer of an overlay file system whose upper layer is a folder of Lanes' own, so
+ * every change it makes, by whatever name or route, lands in that folder (and nowhere else: the sandbox
+ * binds nothing else writable but its private /tmp). Lanes then reads the upper folder as the change set.
+ *
+ * bubblewrap 0.8 has no overlay option, but since Linux 5.11 an unprivileged user namespace may mount
+ * overlayfs (with `userxattr`: whiteouts and opaque marks are kept as `user.overlay.*` attributes of the upper
+ * folder, owned by the user). So the launch becomes
+ *
+ *   unshare -Urm bash -c WRAPPER  WS LAYER  bwrap ...(the sandbox as before)... -- bash -c COMMAND
+ *
+ * where WRAPPER, in its own user and mount namespace, mounts the overlay over the workspace's own path (its
+ * lower layer is the workspace as it was, resolved before the mount): bubblewrap then sets up exactly the
+ * sandbox it always did (the same masks and pins, on top of the overlay) without knowing. One mount, one
+ * process more than the sandbox alone. `--uid/--gid` keep the command's
+ * ids what they were (the middle namespace maps only root, to the user).
+ *
+ * After the command (also when it was stopped or timed out: the wrapper traps the signals, the sandbox dies
+ * with bubblewrap, and the wrapper goes on), and while the overlay is still mounted, the wrapper writes the
+ * folders of the upper layer that hide the lower one's entries (`opaque`: a folder removed and made again).
+ * Node has no call to read extended attributes, so this is measured rather than read: a folder shows no entry
+ * of the lower layer exactly when the merged folder holds as many entries as the upper one (whiteouts aside).
+ * For a folder that is not opaque this can only be so when the lower layer has nothing the upper one does not
+ * name (or has no such folder: a new one), and then treating it as opaque removes nothing: the answer is right
+ * either way. Bash builtins only (globs, tests): no process at all.
+ */
+
+const WRAPPER = String.raw`
+set -u
+ws=$1 layer=$2
+shift 2
+mount -t overlay overlay -o "lowerdir=$ws,upperdir=$layer/upper,workdir=$layer/work,userxattr" "$ws" || exit 125
+trap : TERM INT HUP
+"$@"
+rc=$?
+trap '' TERM INT HUP
+shopt -s nullglob dotglob globstar
+cd "$layer/upper" || exit $rc
+{
+  for d in **; do
+    [ -d "$d" ] && ! [ -L "$d" ] || continue
+    k=0
+    for e in "$ws/$d"/*; do k=$((k+1)); done
+    n=0
+    for e in "$d"/*; do [ -c "$e" ] && ! [ -L "$e" ] || n=$((n+1)); done
+    [ "$k" -eq "$n" ] && printf '%s\0' "$d"
+  done
+  printf 'done\0'
+} > "$layer/opaque" 2>/dev/null
+exit $rc
+`
+
+/** How commands' changes are seen on this machine, for Settings and the review. */
+export type CaptureSupport =
+  { mode: 'overlay'; unshare: string; bash: string } | { mode: 'scan'; reason: string }
+
+let support: CaptureSupport | null = null
+
+/** Checked once (an overlay mounted in a throw-away namespace, a few milliseconds) and remembered. */
+export function captureSupport(): CaptureSupport {
+  support ??= probeCapture(process.platform, process.env.PATH ?? '')
+  return support
+}
+
+export function probeCapture(platform: NodeJS.Platform, searchPath: string): CaptureSupport {
+  if (platform !== 'linux')
+    return {
+      mode: 'scan',
+      reason:
+        'This system has no copy-on-write layer Lanes can use, so a command’s changes are found by comparing the workspace before and after it and cannot be undone.',
+    }
+  const find = (name: string) =>
+    searchPath
+      .split(delimiter)
+      .filter((dir) => isAbsolute(dir))
+      .map((dir) => join(dir, name))
+      .find(isExecutable)
+  const unshare = find('unshare')
+  const bash = find('bash')
+  if (!unshare || !bash)
+    return {
+      mode: 'scan',
+      reason: `${unshare ? 'bash' : 'unshare (util-linux)'} is missing, so a command’s changes are found by comparing the workspace before and after it and cannot be undone.`,
+    }
+  let dir: string | undefined
+  try {
+    dir = mkdtempSync(join(tmpdir(), 'lanes-capture-probe-'))
+    for (const sub of ['ws', 'upper', 'work']) mkdirSync(join(dir, sub))
+    const probe = spawnSync(
+      unshare,
+      [
+        '-Urm',
+        '--',
+        bash,
+        '-c',
+        WRAPPER,
+        'lanes-capture',
+        join(dir, 'ws'),
+        dir,
+        'touch',
+        join(dir, 'ws', 'probe'),
+      ],
+      { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] },
+    )
+    // The probe's write must be in the upper layer and not in the folder itself.
+    let upper = false
+    try {
+      upper = statSync(join(dir, 'upper', 'probe')).isFile()
+    } catch {
+      upper = false
+    }
+    if (probe.status !== 0 || !upper) {
+      const why = (probe.stderr || probe.error?.message || `exit ${String(probe.status)}`)
+        .trim()
+        .slice(0, 300)
+      return {
+        mode: 'scan',
+        reason: `An overlay cannot be mounted here (${why}; it needs Linux 5.11 or later with unprivileged user namespaces), so a command’s changes are found by comparing the workspace before and after it and cannot be undone.`,
+      }
+    }
+    return { mode: 'overlay', unshare, bash }
+  } catch (error) {
+    return {
+      mode: 'scan',
+      reason: `The overlay check failed (${(error as Error).message}), so a command’s changes are found by comparing the workspace before and after it and cannot be undone.`,
+    }
+  } finally {
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** The folders of one command's layer. */
+export interface Layer {
+  /** The layer's own folder: upper and work are in it. */
+  dir: string
+  upper: string
+  /** What the wrapper wrote after the command (see WRAPPER); absent when it was killed before. */
+  opaqueFile: string
+}
+
+/**
+ * Where the layer lives: in the session's folder (`<outputs>/capture/<call>`), Lanes' own data that no tool
+ * reads, never inside the workspace (where the command, grep or a watcher would see it). Landing a change is
+ * a rename when the layer is on the workspace's file system, which the session folder usually is (the same
+ * disk under the home folder); when it is not, landing copies, which is slower but the same. overlayfs needs
+ * the upper and work folders on one file system (they are siblings here), and refuses `,` and `:` in the
+ * paths of its options.
+ */
+export function makeLayer(outputDir: string, callId: string): Layer | { error: string } {
+  const dir = join(outputDir, 'capture', callId.replace(/[^A-Za-z0-9_.-]/g, '_'))
+  if (/[,:\\]/.test(dir))
+    return { error: `the session folder’s path has a character an overlay cannot name (${dir})` }
+  try {
+    rmSync(dir, { recursive: true, force: true })
+    for (const sub of ['upper', 'work']) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 })
+    writeFileSync(join(dir, 'opaque'), '', { mode: 0o600 })
+  } catch (error) {
+    return { error: `the command’s change layer could not be made: ${(error as Error).message}` }
+  }
+  return { dir, upper: join(dir, 'upper'), opaqueFile: join(dir, 'opaque') }
+}
+
+/** The sandbox's launch, run on top of the layer (see WRAPPER). */
+export function overlayLaunch(
+  sandbox: SandboxLaunch,
+  found: Extract<CaptureSupport, { mode: 'overlay' }>,
+  workspace: string,
+  layer: Layer,
+): SandboxLaunch {
+  const ids = [String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0)]
+  // bwrap's args end with `--`: the ids go before it.
+  const bwrap = sandbox.args.slice(0, -1)
+  return {
+    ...sandbox,
+    program: found.unshare,
+    args: [
+      '-Urm',
+      '--',
+      found.bash,
+      '-c',
+      WRAPPER,
+      'lanes-capture',
+      workspace,
+      layer.dir,
+      sandbox.program,
+      ...bwrap,
+      '--uid',
+      ids[0] as string,
+      '--gid',
+      ids[1] as string,
+      '--',
+    ],
+  }
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod'
+import { CommandChangeCounts, CommandChangedPath } from '../../../../shared/events'
+import type { ToolCallState } from '../../../../shared/tool-call'
+
+/** What the bash tool puts in `metadata.changes` (issue 20); anything else is not shown. */
+const Changes = z.object({
+  mode: z.enum(['overlay', 'scan']),
+  counts: CommandChangeCounts,
+  paths: z.array(CommandChangedPath),
+  truncated: z.boolean(),
+  undoable: z.boolean(),
+  error: z.string().optional(),
+  reason: z.string().optional(),
+})
+
+const SHOWN = 12
+
+/** "changed 3, added 1" and the paths, under a command's card; held protected changes with a warning. */
+export function CommandChanges({ call }: { call: ToolCallState }) {
+  const parsed = Changes.safeParse(call.metadata?.changes)
+  const held = call.held
+  if (!parsed.success && !held) return null
+  const changes = parsed.success ? parsed.data : undefined
+  const counts = changes?.counts
+  const parts = counts
+    ? [
+        counts.changed ? `changed ${counts.changed}` : '',
+        counts.added ? `added ${counts.added}` : '',
+        counts.removed ? `removed ${counts.removed}` : '',
+        counts.modeChanged ? `mode of ${counts.modeChanged}` : '',
+      ].filter(Boolean)
+    : []
+  return (
+    <div className="command-changes" data-testid="command-changes">
+      {changes?.error !== undefined && changes.mode === 'overlay' && (
+        <p className="failure-line">Nothing the command changed was kept: {changes.error}</p>
+      )}
+      {parts.length > 0 && changes && (
+        <p className="muted small" data-testid="command-changes-summary">
+          {parts.join(', ')}
+          {changes.mode === 'scan' ? ' (found by comparing before and after: cannot be undone)' : ''}
+        </p>
+      )}
+      {changes && changes.paths.length > 0 && (
+        <ul className="command-changes-paths small">
+          {changes.paths.slice(0, SHOWN).map((p) => (
+            <li key={`${p.change}:${p.relPath}`}>
+              <span className={`change-${p.change}`}>{p.change}</span> <code>{p.relPath}</code>
+            </li>
+          ))}
+          {(changes.paths.length > SHOWN || changes.truncated) && <li className="muted">and more</li>}
+        </ul>
+      )}
+      {held && (
+        <p className="decision-note rejected" role="note" data-testid="command-held">
+          {held.landed
+            ? `Protected changes landed as allowed (${held.count}): `
+            : `Protected changes were held back and not applied (${held.count}): `}
+          {held.paths
+            .slice(0, SHOWN)
+            .map((p) => p.relPath)
+            .join(', ')}
+          {held.count > SHOWN ? ', …' : ''}
+        </p>
+      )}
+    </div>
+  )
+}
