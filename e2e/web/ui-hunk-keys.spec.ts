@@ -44,12 +44,15 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     // The keys are on screen, where the parts are.
     await expect(review.getByTestId('hunk-keys')).toContainText('Space')
     await expect(panel.locator('.approval-footer')).toContainText('choose parts of a change')
-    // The diff names its parts as the checkboxes do.
-    await expect(panel.locator('.diff-hunk').nth(1)).toHaveText('Part 2 · lines 12–18')
-    await expect(parts.nth(1)).toContainText('Part 2 (lines 12–18)')
+    // The diff is shown once, with its parts in it: each part's header holds its checkbox.
+    await expect(panel.getByTestId('diff-view')).toHaveCount(1)
+    await expect(panel.locator('.diff-hunk').nth(1)).toContainText('Part 2 · lines 12–18 will be applied')
+    await expect(parts.nth(1).locator('.diff-hunk').getByTestId('hunk-apply')).toBeChecked()
 
     const box = (i: number) => parts.nth(i).getByTestId('hunk-apply')
-    // H goes to the first part; J and ↓ move down, K and ↑ up.
+    // The review left the focus in the composer, where the task was typed; Esc goes to the review, and H from
+    // there to the first part; J and ↓ move down, K and ↑ up.
+    await page.keyboard.press('Escape')
     await page.keyboard.press('h')
     await expect(box(0)).toBeFocused()
     await page.screenshot({ path: 'e2e/output/screenshots/ui-hunk-keys-start-800x600-dark.png' })
@@ -67,7 +70,7 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     await expect(box(1)).not.toBeChecked()
     await expect(review).toContainText('2 of 3 will be applied')
     // The diff shows it at once: part 2 struck through and named so.
-    await expect(panel.locator('.diff-hunk').nth(1)).toHaveText('Part 2 · lines 12–18 — left out')
+    await expect(panel.locator('.diff-hunk').nth(1)).toContainText('Part 2 · lines 12–18 left out')
     await expect(panel.locator('.diff-line.left-out.del')).toContainText('line 15')
     await page.keyboard.press('n')
     await expect(parts.nth(1).getByTestId('hunk-note')).toBeFocused()
@@ -93,6 +96,10 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     await page.keyboard.press('Escape')
     await expect(box(2)).toBeFocused()
     await expect(parts.nth(2)).toHaveAttribute('data-decision', 'edited')
+    // Before approving, the diff shows the user's version of part 3, not the agent's.
+    await expect(parts.nth(2).locator('.diff-line.add .code')).toHaveText(['+fixed 29'])
+    await expect(parts.nth(2).locator('.diff-line.del .code')).toHaveText(['−line 29'])
+    await expect(panel.locator('.diff-line.add', { hasText: 'CHANGED 29' })).toHaveCount(0)
     // Esc again leaves the parts for the review; H comes back.
     await page.keyboard.press('Escape')
     await expect(panel).toBeFocused()
@@ -105,8 +112,10 @@ test('per-hunk review by keyboard alone: move, leave out with a note, edit, appr
     expect(await contrastViolations(page)).toEqual([])
     await page.emulateMedia({ colorScheme: 'dark' })
 
-    // A approves the call, from the part's checkbox.
+    // A approves the call, from the part's checkbox, once the note on part 2 is confirmed (Enter).
     await page.keyboard.press('a')
+    await expect(panel.getByTestId('approval-confirm')).toContainText('line 15 stays')
+    await page.keyboard.press('Enter')
     await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
     const expected = lines(30)
     expected[1] = 'CHANGED 2'
@@ -166,6 +175,7 @@ test('a change of 500 parts stays responsive: moving and toggling by keyboard, t
     await sendTask(page, 'Change every twentieth row')
     const parts = page.getByTestId('hunk-review').getByTestId('hunk-item')
     await expect(parts).toHaveCount(500, { timeout: 30_000 })
+    await page.keyboard.press('Escape')
     await page.keyboard.press('h')
     const box = (i: number) => parts.nth(i).getByTestId('hunk-apply')
     await expect(box(0)).toBeFocused()

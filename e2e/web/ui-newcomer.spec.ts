@@ -125,6 +125,8 @@ test('a newcomer reads the lanes, the review and the failures at every size, lig
       expect((await bar.boundingBox())!.width).toBeGreaterThanOrEqual(12)
     }
 
+    // Esc from the composer (where the task was typed) to the review; Shift+A approves everything.
+    await page.keyboard.press('Escape')
     await page.keyboard.press('Shift+A')
     await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
 

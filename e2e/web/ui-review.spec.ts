@@ -33,7 +33,7 @@ const scenario = {
   ],
 }
 
-test('the review keeps a note typed while calls stream in and across a reload, takes the focus, warns of skips', async ({
+test('the review keeps a note typed while calls stream in and across a reload, leaves the focus where the user is, warns of skips', async ({
   page,
 }) => {
   const { app, model, stop } = await startAppWithModel({ 'notes.txt': 'hello\nbye\n' }, scenario)
@@ -46,7 +46,9 @@ test('the review keeps a note typed while calls stream in and across a reload, t
     // Opened on the first call while the second is still being written.
     await expect(items).toHaveCount(1)
     await expect(page.getByTestId('review-announcer')).toContainText('Review needed')
-    await expect(panel).toBeFocused()
+    // The review does not take the focus from the composer the task was typed in (a letter typed on must stay
+    // text); it takes it only from nothing, as after a reload.
+    await expect(page.getByTestId('composer-input')).toBeFocused()
 
     const note = items.nth(0).getByTestId('approval-note')
     await note.fill('keep the comma')
@@ -61,6 +63,7 @@ test('the review keeps a note typed while calls stream in and across a reload, t
     await items.nth(1).getByTestId('approval-note').fill('shorter please')
     await page.reload()
     await expect(items).toHaveCount(2)
+    await expect(panel).toBeFocused()
     await expect(items.nth(0)).toHaveClass(/staged approved/)
     await expect(items.nth(0)).toContainText('keep the comma')
     await expect(items.nth(1).getByTestId('approval-note')).toHaveValue('shorter please')
@@ -82,7 +85,7 @@ test('the review keeps a note typed while calls stream in and across a reload, t
   }
 })
 
-test('A and R work from the empty composer, and the Settings dialog keeps the focus inside', async ({
+test('A never acts from the composer, even empty; after Esc it approves; and the Settings dialog keeps the focus inside', async ({
   page,
 }) => {
   const { app, stop } = await startAppWithModel(
@@ -104,7 +107,13 @@ test('A and R work from the empty composer, and the Settings dialog keeps the fo
     await page.goto(app.url)
     await sendTask(page, 'Shorten the greeting')
     await expect(page.getByTestId('approval-panel')).toBeVisible({ timeout: 30_000 })
+    // In the composer, even empty, a letter is text: it never approves. Esc leaves it; then A approves.
     await page.getByTestId('composer-input').focus()
+    await page.keyboard.press('a')
+    await expect(page.getByTestId('composer-input')).toHaveValue('a')
+    await expect(page.getByTestId('approval-item')).not.toHaveClass(/staged/)
+    await page.keyboard.press('Backspace')
+    await page.keyboard.press('Escape')
     await page.keyboard.press('a')
     await expect(page.getByTestId('approval-panel')).toBeHidden()
     await expect(page.getByTestId('composer-input')).toHaveValue('')

@@ -81,9 +81,12 @@ test('settings show the key status and save the model and agent options', async 
     // A bad value is explained, not sent.
     await dialog.getByTestId('settings-bash-timeout').fill('9000')
     await dialog.getByTestId('settings-save').click()
-    await expect(dialog.getByRole('alert')).toContainText('1 to 600')
+    await expect(dialog.getByTestId('settings-problem')).toContainText('1 to 600')
 
+    // Closing with the refused value asks first; closing without saving keeps what was saved before.
     await page.keyboard.press('Escape')
+    await expect(dialog.getByTestId('settings-leave-unsaved')).toContainText('the command timeout')
+    await dialog.getByTestId('settings-discard').click()
     await expect(dialog).toBeHidden()
     await page.getByTestId('settings-open').click()
     await expect(page.getByTestId('settings-model')).toHaveValue('claude-opus-4-1')

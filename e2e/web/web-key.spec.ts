@@ -83,7 +83,7 @@ test('a key set in Settings in browser mode is stored for the user only and reac
     await page.getByTestId('settings-open').click()
     await dialog.getByTestId('settings-base-url').fill('https://collector.example/')
     await dialog.getByTestId('settings-save').click()
-    await expect(page.getByTestId('settings-error')).toContainText('type the key again')
+    await expect(page.getByTestId('settings-problem')).toContainText('type the key again')
     const settings = await page.evaluate(() => window.api.invoke('settings:get'))
     expect(settings).toMatchObject({ ok: true, value: { baseUrl: proxy.url } })
   } finally {

@@ -17,9 +17,12 @@ import {
  * Requests made before the socket opens wait for it; if the socket drops (host stopped), pending requests
  * resolve to an error value and a reconnect is attempted so a restarted host is picked up.
  *
- * The access token arrives once in the URL `lanes web` printed. It moves to session storage (this tab only,
- * never a cookie: cookies go to every local port) and leaves the address bar, so it is not bookmarked,
- * shared or kept in history; the socket handshake carries it from there (see WEB_TOKEN_PROTOCOL_PREFIX).
+ * The access token arrives once in the URL `lanes web` printed. It moves to this origin's local storage and
+ * leaves the address bar, so it is not bookmarked, shared or kept in history; the socket handshake carries it
+ * from there (see WEB_TOKEN_PROTOCOL_PREFIX). Local storage belongs to one origin, port included: a second tab
+ * or a bookmark of this running Lanes gets in without the terminal, while a page served from any other local
+ * port (another origin) cannot read it. Never a cookie: a browser sends 127.0.0.1 cookies to every local port.
+ * The token is new at every start, so what is kept stops working when Lanes stops.
  */
 
 type Pending = (result: Result<unknown>) => void
@@ -30,16 +33,21 @@ function takeToken(): string | null {
   const url = new URL(location.href)
   const fromUrl = url.searchParams.get('token')
   if (fromUrl !== null) {
-    sessionStorage.setItem(TOKEN_STORAGE_KEY, fromUrl)
+    localStorage.setItem(TOKEN_STORAGE_KEY, fromUrl)
     url.searchParams.delete('token')
     history.replaceState(history.state, '', `${url.pathname}${url.search}${url.hash}`)
   }
-  return sessionStorage.getItem(TOKEN_STORAGE_KEY)
+  return localStorage.getItem(TOKEN_STORAGE_KEY)
 }
 
-/** Sends the page to the one that says how to get in; the stored token is of no further use. */
+/**
+ * Sends the page to the one that says how to get in, forgetting the token it was refused with; unless another tab
+ * has meanwhile stored a newer one (Lanes restarted and its new link opened there): then this page reloads on it.
+ */
 function leaveForAccessPage(): void {
-  sessionStorage.removeItem(TOKEN_STORAGE_KEY)
+  const stored = localStorage.getItem(TOKEN_STORAGE_KEY)
+  if (stored !== null && stored !== token) return location.reload()
+  localStorage.removeItem(TOKEN_STORAGE_KEY)
   location.replace(WEB_ACCESS_PATH)
 }
 

@@ -82,7 +82,8 @@ export interface ModelClient {
 
 export interface ModelClientOptions {
   apiKey?: string
-  baseUrl?: string
+  /** Where requests go; absent: ANTHROPIC_BASE_URL, else the Anthropic API; null: the Anthropic API. */
+  baseUrl?: string | null
   model?: string
   maxTokens?: number
   /** Retries after the first attempt (default 5). */
@@ -111,7 +112,8 @@ export function refusesCompaction(error: ModelError): boolean {
 
 export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
   const apiKey = opts.apiKey || process.env.ANTHROPIC_API_KEY || undefined
-  const baseUrl = opts.baseUrl || process.env.ANTHROPIC_BASE_URL || undefined
+  const baseUrl =
+    opts.baseUrl === null ? undefined : opts.baseUrl || process.env.ANTHROPIC_BASE_URL || undefined
   const model = opts.model || DEFAULT_MODEL
   const maxTokens = opts.maxTokens ?? DEFAULT_MAX_TOKENS
   const maxRetries = Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_MAX_RETRIES))

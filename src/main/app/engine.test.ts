@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { SessionLogError } from '../session/log'
 import {
+  connectModel,
   DEFAULT_ENGINE_SETTINGS,
   launchSession,
   prepareEngine,
@@ -85,5 +86,22 @@ describe('launchSession', () => {
     const bad = await readSessionStart(sessionsDir, '../escape').catch((e: unknown) => e)
     expect(bad).toBeInstanceOf(SessionLogError)
     expect((bad as SessionLogError).code).toBe('invalid-id')
+  })
+})
+
+describe('connectModel', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs()
+  })
+
+  it("a base URL set back to the default in Settings (null) wins over ANTHROPIC_BASE_URL; absent, the environment's is used", async () => {
+    vi.stubEnv('ANTHROPIC_BASE_URL', 'http://127.0.0.1:9/dead')
+    const chosen = await connectModel({ apiKey: 'sk-ant-test', baseUrl: null }, tmpdir())
+    expect(chosen.baseUrl).toBeUndefined()
+    expect(chosen.demo).toBe(false)
+    const fromEnv = await connectModel({ apiKey: 'sk-ant-test' }, tmpdir())
+    expect(fromEnv.baseUrl).toBe('http://127.0.0.1:9/dead')
+    const saved = await connectModel({ apiKey: 'sk-ant-test', baseUrl: 'http://127.0.0.1:8/new' }, tmpdir())
+    expect(saved.baseUrl).toBe('http://127.0.0.1:8/new')
   })
 })

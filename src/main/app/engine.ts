@@ -20,7 +20,11 @@ import { defaultDataDir } from './paths'
 
 export interface ModelChoice {
   apiKey?: string
-  baseUrl?: string
+  /**
+   * Absent: ANTHROPIC_BASE_URL, else the Anthropic API. null: the Anthropic API even where ANTHROPIC_BASE_URL is
+   * set (the user chose the default in Settings, which must win over the environment the app was started in).
+   */
+  baseUrl?: string | null
   model?: string
   thinking?: ThinkingSetting
   /** Where Lanes runs, so the demo can say how to switch to Claude there. */
@@ -44,13 +48,14 @@ export interface ConnectedModel {
  */
 export async function connectModel(choice: ModelChoice, workspace: string): Promise<ConnectedModel> {
   const apiKey = choice.apiKey ?? process.env.ANTHROPIC_API_KEY
-  const baseUrl = choice.baseUrl ?? process.env.ANTHROPIC_BASE_URL
+  const baseUrl =
+    choice.baseUrl === null ? undefined : (choice.baseUrl ?? (process.env.ANTHROPIC_BASE_URL || undefined))
   if (apiKey || baseUrl) {
     const modelName = choice.model ?? DEFAULT_MODEL
     return {
       client: createModelClient({
         apiKey,
-        baseUrl,
+        baseUrl: baseUrl ?? null,
         model: modelName,
         ...(choice.thinking ? { thinking: choice.thinking } : {}),
       }),

@@ -2,7 +2,14 @@ import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from 'node:f
 import { homedir, tmpdir } from 'node:os'
 import { join, sep } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { listFolder, openWorkspace, RecentFolders, recordedWorkspace, tooBroadReason } from './folders'
+import {
+  listFolder,
+  openWorkspace,
+  RecentFolders,
+  recordedWorkspace,
+  resolveWorkspace,
+  tooBroadReason,
+} from './folders'
 
 describe('the folder browser', () => {
   let base: string
@@ -31,6 +38,25 @@ describe('the folder browser', () => {
     ])
     expect(listed.value.folders[0]).toEqual({ name: 'a-project', path: join(base, 'a-project') })
     expect(listed.value.truncated).toBe(false)
+  })
+
+  it('takes ~ and ~/... as the home folder, as a terminal does; ~user and a ~ inside a path stay as typed', async () => {
+    const home = await realpath(homedir())
+    expect(await resolveWorkspace('~')).toEqual({ ok: true, value: expect.objectContaining({ path: home }) })
+    const listed = await listFolder('~', [])
+    expect(listed.ok && listed.value.path).toBe(home)
+    const inside = await realpath(await mkdtemp(join(homedir(), '.lanes-tilde-')))
+    try {
+      const relative = inside.slice(home.length + 1)
+      expect(await resolveWorkspace(`~/${relative}`)).toEqual({
+        ok: true,
+        value: expect.objectContaining({ path: inside }),
+      })
+    } finally {
+      await rm(inside, { recursive: true, force: true })
+    }
+    expect((await resolveWorkspace('~no-such-user-lanes')).ok).toBe(false)
+    expect((await resolveWorkspace(join(base, '~'))).ok).toBe(false)
   })
 
   it('gives breadcrumbs from the root and the way up', async () => {

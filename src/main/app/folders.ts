@@ -19,11 +19,15 @@ function fail<T = never>(code: Extract<Result<T>, { ok: false }>['code'], error:
   return { ok: false, error, code }
 }
 
-/** Resolves a folder the user asked for; a missing path or a file is an error value, never an exception. */
+/**
+ * Resolves a folder the user asked for; a missing path or a file is an error value, never an exception. `~` and
+ * `~/...` name the home folder, as in a terminal (`~user` does not: it is taken as it is).
+ */
 export async function resolveWorkspace(input: string): Promise<Result<WorkspaceInfo>> {
+  const path = input === '~' ? homedir() : input.startsWith('~/') ? join(homedir(), input.slice(2)) : input
   let real: string
   try {
-    real = await realpath(input)
+    real = await realpath(path)
   } catch {
     return fail('not-found', `The folder "${input}" does not exist.`)
   }
@@ -97,7 +101,8 @@ export async function listFolder(
   path: string | undefined,
   recent: WorkspaceInfo[],
 ): Promise<Result<FolderListing>> {
-  const home = homedir()
+  // Real, as every listed path is, so the page can tell when it shows home itself.
+  const home = await realpath(homedir()).catch(() => homedir())
   const resolved = await resolveWorkspace(path ?? home)
   if (!resolved.ok) return resolved
   const here = resolved.value.path

@@ -265,7 +265,8 @@ export class SessionHost {
       model: {
         host: this.opts.host ?? 'app',
         apiKey: (await this.opts.keys.get()) ?? undefined,
-        ...(stored.baseUrl ? { baseUrl: stored.baseUrl } : {}),
+        // As Settings shows it: saved there (a URL, or null for the Anthropic API), else the environment.
+        ...(stored.baseUrl !== undefined ? { baseUrl: stored.baseUrl } : {}),
         ...(stored.model ? { model: stored.model } : {}),
         ...(stored.thinking ? { thinking: stored.thinking } : {}),
       },

@@ -23,8 +23,9 @@ import { own } from '../../shared/own'
  * (DNS rebinding and cross-site pages are refused).
  *
  * The token never rides a cookie: a browser sends a 127.0.0.1 cookie to every other local port too (cookies
- * ignore ports), so any local server could read it. The page takes it from the printed URL into session
- * storage, removes it from the address bar, and presents it in the socket handshake (`Sec-WebSocket-Protocol`,
+ * ignore ports), so any local server could read it. The page takes it from the printed URL into the origin's
+ * local storage (which no other port's page can read; other tabs and bookmarks of this start use it), removes
+ * it from the address bar, and presents it in the socket handshake (`Sec-WebSocket-Protocol`,
  * the one header a browser lets a page set there). The page's files are the app's public build, so they are
  * served without a token (a reload after the token left the address bar must still load); what they can
  * reach is the socket.
@@ -284,9 +285,12 @@ code{background:#eef0f3;padding:.1rem .3rem;border-radius:4px}h1{font-size:1.4re
 <h1>Open Lanes from the link in your terminal</h1>
 <p>${why}</p>
 <p>Each time Lanes starts in browser mode (<code>npm run web</code> or <code>lanes web</code>), it prints a
-link with a new access key in the terminal where it runs, and opens it for you when it can. Open that link.</p>
-<p>The key is not part of bookmarks on purpose: it keeps other programs on this computer from using Lanes
-in your name. If Lanes is no longer running, start it again.</p>
+link with a new access key in the terminal where it runs, and opens it for you when it can. Open that link
+once in this browser: while that Lanes runs, other tabs and bookmarks of this address then get in by
+themselves.</p>
+<p>The key is not part of the address on purpose: it keeps other programs and web pages on this computer
+from using Lanes in your name. If Lanes is no longer running (or was started again), start it and open its
+new link.</p>
 </main></body></html>
 `
 }

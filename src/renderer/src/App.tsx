@@ -272,8 +272,10 @@ function Workbench() {
     return Math.max(MIN_PANE, Math.min(room - MIN_PANE, h))
   }
   // In a small window (banners above, the replay bar and the composer below) a fixed 240 px would leave the
-  // transcript a slit of two lines: by default the two panes share the room.
-  const timelineHeight = clamp(chosen ?? Math.min(DEFAULT_TIMELINE, (total ?? 800) / 2))
+  // transcript a slit of two lines: by default the two panes share the room. In a tall one the lanes get more
+  // than 240 px (at 1440x900 that left about 170 px of lanes under the legend): 42 % of the room.
+  const room = total ?? 800
+  const timelineHeight = clamp(chosen ?? Math.min(Math.max(DEFAULT_TIMELINE, room * 0.42), room / 2))
   const setTimelineHeight = (h: number): void => setChosen(clamp(h))
   const onPointerDown = (e: PointerEvent<HTMLDivElement>): void => {
     drag.current = { startY: e.clientY, startH: timelineHeight }

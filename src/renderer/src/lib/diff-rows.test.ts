@@ -1,6 +1,6 @@
 import { structuredPatch } from 'diff'
 import { describe, expect, it } from 'vitest'
-import { diffLines, diffStats, splitRows } from './diff-rows'
+import { diffLines, diffStats, editedHunk, splitRows } from './diff-rows'
 
 const hunks = (before: string, after: string) =>
   structuredPatch('a', 'b', before, after, '', '', { context: 2 }).hunks
@@ -61,5 +61,27 @@ describe('splitRows', () => {
 describe('diffStats', () => {
   it('counts added and removed lines', () => {
     expect(diffStats(hunks('a\nb\n', 'a\nc\nd\n'))).toEqual({ added: 2, removed: 1 })
+  })
+})
+
+describe('editedHunk', () => {
+  it("shows the user's text against the old side, not the agent's proposal", () => {
+    const [hunk] = hunks('a\nb\nc\n', 'a\nB\nc\n')
+    const edited = editedHunk(hunk!, 'a\nmine\nc\nmore')
+    expect(edited.lines).toEqual([' a', '-b', '+mine', ' c', '+more'])
+    expect(edited.newLines).toBe(4)
+    expect(edited.oldStart).toBe(hunk!.oldStart)
+    const rows = diffLines([edited], undefined, 2)
+    expect(rows[0]).toMatchObject({ kind: 'hunk', header: 'Part 3 · lines 1–4', hunk: 2 })
+    expect(
+      rows
+        .filter((r) => r.kind === 'line' && r.line.kind === 'add')
+        .map((r) => r.kind === 'line' && r.line.text),
+    ).toEqual(['mine', 'more'])
+  })
+
+  it('an edit back to the old text leaves no change', () => {
+    const [hunk] = hunks('x\ny\n', 'x\nY\n')
+    expect(editedHunk(hunk!, 'x\ny').lines).toEqual([' x', ' y'])
   })
 })

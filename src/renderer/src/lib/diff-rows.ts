@@ -1,3 +1,4 @@
+import { diffArrays } from 'diff'
 import type { DiffHunk } from '../../../shared/events'
 import { highlightLine, START, type LineState, type Token } from './highlight'
 
@@ -46,10 +47,16 @@ export function hunkPlace(hunk: DiffHunk): string {
 const range = (start: number, count: number): string =>
   count <= 1 ? `${start}` : `${start}–${start + count - 1}`
 
-export function diffLines(hunks: readonly DiffHunk[], language: string | undefined): UnifiedRow[] {
+export function diffLines(
+  hunks: readonly DiffHunk[],
+  language: string | undefined,
+  /** The index of `hunks[0]` in its change, when the rows of one hunk are made on their own. */
+  first = 0,
+): UnifiedRow[] {
   const rows: UnifiedRow[] = []
   // Highlighting state per side: hunks are separated by unseen lines, so each hunk starts fresh.
-  hunks.forEach((hunk, h) => {
+  hunks.forEach((hunk, i) => {
+    const h = first + i
     rows.push({
       kind: 'hunk',
       header: `Part ${h + 1} · ${hunkPlace(hunk)}`,
@@ -138,4 +145,19 @@ export function diffStats(hunks: readonly DiffHunk[]): DiffStats {
     }
   }
   return { added, removed }
+}
+
+/**
+ * A hunk as the user edited it ("Edit this part": `text` replaces its new side, context and added lines): its old
+ * side against the user's lines, so the diff shows what will really be written, not what the agent proposed.
+ */
+export function editedHunk(hunk: DiffHunk, text: string): DiffHunk {
+  const oldSide = hunk.lines
+    .filter((l) => l[0] === ' ' || l[0] === '-')
+    .map((l) => l.slice(1).replace(/\r$/, ''))
+  const newSide = text.split('\n')
+  const lines = diffArrays(oldSide, newSide).flatMap((part) =>
+    part.value.map((line) => `${part.added ? '+' : part.removed ? '-' : ' '}${line}`),
+  )
+  return { ...hunk, newLines: newSide.length, lines }
 }

@@ -138,12 +138,16 @@ export function plainRunError(error: string | undefined): string {
 }
 
 /**
- * Failures a new attempt can get past (the network, an overloaded or rate-limited model, a conversation that
- * did not fit: Continue compacts it harder).
+ * Failures a new attempt can get past: the network, an overloaded or rate-limited model, a conversation that
+ * did not fit (Continue compacts it harder), and a refused key or address once Settings are changed (a continued
+ * run connects with the settings as they are then).
  */
 export function canRetry(run: RunState): boolean {
   return (
     run.status === 'failed' &&
-    (run.errorKind === 'model' || run.errorKind === 'network' || run.errorKind === 'context')
+    (run.errorKind === 'model' ||
+      run.errorKind === 'network' ||
+      run.errorKind === 'context' ||
+      run.errorKind === 'auth')
   )
 }

@@ -7,6 +7,7 @@ import { getCall } from '../../../../shared/reducer'
 import { reviewKind } from '../../../../shared/call-naming'
 import { own, setOwn } from '../../../../shared/own'
 import type { ToolCallState } from '../../../../shared/tool-call'
+import { focusedElement } from '../../lib/editable'
 import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import { decisionsOf, HunkReview, type HunkChoices } from '../rewind/HunkReview'
@@ -72,6 +73,8 @@ interface ReviewProps {
 function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: ReviewProps) {
   const { drafts, update, forget } = useReviewDrafts(sessionId)
   const [focus, setFocus] = useState(0)
+  /** The calls an approval by key waits to confirm for (ConfirmApproval), if any. */
+  const [confirming, setConfirming] = useState<string[] | null>(null)
   const panelRef = useRef<HTMLElement>(null)
   /** The set of calls whose decisions are on their way, so a second key press does not send them twice. */
   const sentFor = useRef<string | null>(null)
@@ -104,6 +107,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
 
   const decide = useCallback(
     (callIds: string[], decision: 'approved' | 'rejected') => {
+      setConfirming(null)
       const next: Record<string, Draft> = { ...drafts }
       for (const id of callIds) setOwn(next, id, { ...draftOf(drafts, id), decision })
       update(callIds, (d) => ({ ...d, decision }))
@@ -120,14 +124,22 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
   const undo = (callId: string): void =>
     update([callId], (d) => ({ note: d.note, always: d.always, sandbox: d.sandbox, hunks: d.hunks }))
 
-  useReviewKeys(pending, focus, setFocus, decide)
+  // An approval by key of calls with a note typed (and perhaps not finished: the user may have pressed Esc and A
+  // meaning to come back) waits for a confirmation; a click on Approve is deliberate and does not.
+  const decideByKey = useCallback(
+    (callIds: string[], decision: 'approved' | 'rejected') => {
+      if (decision === 'approved' && callIds.some((id) => startedNote(drafts[id]) !== undefined))
+        setConfirming(callIds)
+      else decide(callIds, decision)
+    },
+    [drafts, decide],
+  )
+  useReviewKeys(pending, focus, setFocus, decideByKey, confirming !== null)
 
-  // When the review opens, it takes the focus (unless the user is in the middle of typing something).
+  // When the review opens it takes the focus only from nothing (the page itself): never from a field or a
+  // control the user is in, where a letter meant as text would otherwise act as a review key.
   useEffect(() => {
-    const active = document.activeElement as HTMLInputElement | HTMLTextAreaElement | null
-    const typing =
-      active !== null && (active.tagName === 'TEXTAREA' || active.tagName === 'INPUT') && active.value !== ''
-    if (!typing) panelRef.current?.focus({ preventScroll: true })
+    if (focusedElement() === null) panelRef.current?.focus({ preventScroll: true })
   }, [])
 
   useEffect(() => {
@@ -185,6 +197,23 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
           </button>
         </div>
       </header>
+      {confirming && (
+        <ConfirmApproval
+          calls={pending.filter((c) => confirming.includes(c.callId))}
+          drafts={drafts}
+          onConfirm={() => {
+            setConfirming(null)
+            decide(confirming, 'approved')
+          }}
+          onBack={(callId) => {
+            setConfirming(null)
+            const note = panelRef.current?.querySelector<HTMLElement>(
+              `[data-call-id="${CSS.escape(callId)}"] [data-testid=approval-note]`,
+            )
+            ;(note ?? panelRef.current)?.focus()
+          }}
+        />
+      )}
       {/* The calls scroll under the header, not behind it: a call scrolled into view shows its name and buttons. */}
       <div className="approval-body">
         <ol className="approval-list">
@@ -212,13 +241,15 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                     </span>
                   )}
                 </div>
-                <PreviewBody preview={preview} choices={draft.hunks} />
-                {preview.kind === 'write' && !decision && (
+                {preview.kind === 'write' && !decision ? (
+                  // The diff with its parts in it: tick, leave out, edit, note, all where the lines are.
                   <HunkReview
                     preview={preview}
-                    value={draft.hunks ?? {}}
+                    value={draft.hunks ?? NO_CHOICES}
                     onChange={(next) => update([call.callId], (d) => ({ ...d, hunks: next }))}
                   />
+                ) : (
+                  <PreviewBody preview={preview} choices={draft.hunks} />
                 )}
                 {buildsOnPartial(pending, i, drafts) && (
                   <p className="sibling-skip-note" data-testid="builds-on-partial">
@@ -330,14 +361,16 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
         </ol>
         <footer className="approval-footer muted small">
           Keys: <kbd>A</kbd> approve · <kbd>R</kbd> reject · <kbd>⇧A</kbd> approve all · <kbd>⇧R</kbd> reject
-          all · <kbd>J</kbd>/<kbd>K</kbd> next/previous · <kbd>H</kbd> choose parts of a change · in a text
-          field add <kbd>Alt</kbd>, or <kbd>Esc</kbd> to leave it · a note is sent to the agent with your
+          all · <kbd>J</kbd>/<kbd>K</kbd> next/previous · <kbd>H</kbd> choose parts of a change · keys do
+          nothing while you type in a field: <kbd>Esc</kbd> leaves it · a note is sent to the agent with your
           decision
         </footer>
       </div>
     </section>
   )
 }
+
+const NO_CHOICES: HunkChoices = {}
 
 /** The per-hunk decisions of a write's draft; none means the whole change as proposed. */
 function hunkDecisions(call: ToolCallState, draft: Draft): HunkDecision[] {
@@ -400,4 +433,86 @@ function PreviewBody({ preview, choices }: { preview: ApprovalPreview; choices: 
     case 'other':
       return <div className="other-preview">{preview.summary}</div>
   }
+}
+
+/** The note of a call's draft as typed so far, or of its parts left out, when there is one. */
+function startedNote(draft: Draft | undefined): string | undefined {
+  if (!draft) return undefined
+  if (draft.note.trim() !== '') return draft.note.trim()
+  const partNote = Object.values(draft.hunks ?? {}).find((h) => !h.apply && h.note.trim() !== '')
+  return partNote?.note.trim()
+}
+
+/**
+ * "Approve with this note?": shown when A (or Shift+A) would send a note that may be half-typed. It takes the focus
+ * because the user's key asked for it; Enter (or its button) approves, Esc goes back to the note with what was
+ * typed. Letters do nothing here (the review keys are held), so a word typed on would not get past it.
+ */
+function ConfirmApproval({
+  calls,
+  drafts,
+  onConfirm,
+  onBack,
+}: {
+  calls: ToolCallState[]
+  drafts: Drafts
+  onConfirm(): void
+  onBack(callId: string): void
+}) {
+  const confirmRef = useRef<HTMLButtonElement>(null)
+  useEffect(() => confirmRef.current?.focus({ preventScroll: true }), [])
+  const noted = calls.flatMap((c) => {
+    const note = startedNote(drafts[c.callId])
+    return note === undefined ? [] : [{ call: c, note }]
+  })
+  const first = noted[0]?.call.callId ?? calls[0]?.callId ?? ''
+  return (
+    <div
+      className="approval-confirm"
+      data-testid="approval-confirm"
+      role="alertdialog"
+      aria-label="Approve with this note?"
+      aria-describedby="approval-confirm-text"
+      onKeyDown={(e) => {
+        if (e.key !== 'Escape') return
+        e.preventDefault()
+        e.stopPropagation()
+        onBack(first)
+      }}
+    >
+      <div id="approval-confirm-text">
+        <strong>Approve with {noted.length === 1 ? 'this note' : 'these notes'}?</strong>{' '}
+        <span className="muted small">
+          The agent gets {noted.length === 1 ? 'it' : 'them'} exactly as{' '}
+          {noted.length === 1 ? 'it is' : 'they are'}:
+        </span>
+        <ul className="approval-confirm-notes">
+          {noted.map(({ call, note }) => (
+            <li key={call.callId}>
+              <span className="muted small">{callTitle(call)}:</span> “{note}”
+            </li>
+          ))}
+        </ul>
+      </div>
+      <div className="row">
+        <button
+          type="button"
+          className="button"
+          data-testid="approval-confirm-back"
+          onClick={() => onBack(first)}
+        >
+          Back to the note <kbd>Esc</kbd>
+        </button>
+        <button
+          type="button"
+          className="button primary"
+          data-testid="approval-confirm-approve"
+          ref={confirmRef}
+          onClick={onConfirm}
+        >
+          Approve with the note <kbd>Enter</kbd>
+        </button>
+      </div>
+    </div>
+  )
 }

@@ -1,7 +1,16 @@
-import { memo, useMemo, useState } from 'react'
-import type { HunkDecision, WritePreview } from '../../../../shared/events'
-import { diffLines, diffStats, splitRows, type DiffLine } from '../../lib/diff-rows'
+import { memo, useMemo, useState, type ComponentType } from 'react'
+import type { DiffHunk, HunkDecision, WritePreview } from '../../../../shared/events'
+import {
+  diffLines,
+  diffStats,
+  editedHunk,
+  splitRows,
+  type DiffLine,
+  type SplitRow,
+  type UnifiedRow,
+} from '../../lib/diff-rows'
 import { languageOf, type Token } from '../../lib/highlight'
+import type { HunkChoices, HunkState } from '../rewind/HunkReview'
 
 /** Rows drawn before "show all": a 10,000-line rewrite must not freeze the review screen. */
 const ROW_CAP = 400
@@ -15,33 +24,72 @@ let preferredLayout: Layout = 'unified'
 /** How a part the user did not take as proposed is marked (per-hunk review, live and on the finished card). */
 const PART_MARK = { rejected: 'left out', edited: 'edited by you', accepted: '' } as const
 
+/**
+ * The parts of a change under review, drawn inside the diff (issue 23: the diff once, with its parts in it): each
+ * part's header row carries its controls (`Head`), and a row after its lines its fields (`Fields`). The
+ * components and `update` are stable, so a key on one part redraws that part alone (a change may have 500).
+ */
+export interface PartReview {
+  update(index: number, patch: Partial<HunkState>): void
+  Head: ComponentType<PartProps>
+  Fields: ComponentType<PartProps>
+}
+
+export interface PartProps {
+  hunk: DiffHunk
+  index: number
+  s: HunkState | undefined
+  update(index: number, patch: Partial<HunkState>): void
+  /** How many of the part's lines are not drawn (past the diff's cap, until "Show all"). */
+  hidden?: number
+}
+
 export const DiffView = memo(function DiffView({
   preview,
   decisions,
+  review,
+  states,
 }: {
   preview: WritePreview
-  /** Per-hunk decisions: parts left out are struck through, edited ones say so. */
+  /** Per-hunk decisions: parts left out are struck through, edited ones show the user's lines and say so. */
   decisions?: readonly HunkDecision[]
+  /** Under review: the parts' controls (one object for the life of the review) and their choices so far. */
+  review?: PartReview
+  states?: HunkChoices
 }) {
   const marks = useMemo(() => new Map(decisions?.map((d) => [d.index, d.decision])), [decisions])
-  const headerOf = (header: string, hunk: number): string => {
-    const mark = marks.get(hunk)
-    return mark && PART_MARK[mark] ? `${header} — ${PART_MARK[mark]}` : header
-  }
-  const partClass = (hunk: number): string => (marks.get(hunk) === 'rejected' ? ' left-out' : '')
   const [layout, setLayoutState] = useState<Layout>(preferredLayout)
   const [showAll, setShowAll] = useState(false)
   const language = languageOf(preview.path)
-  const unified = useMemo(() => diffLines(preview.hunks, language), [preview.hunks, language])
-  const split = useMemo(() => (layout === 'split' ? splitRows(unified) : []), [layout, unified])
-  const stats = useMemo(() => diffStats(preview.hunks), [preview.hunks])
-  const total = layout === 'split' ? split.length : unified.length
+  // The hunks as they will land: an edited part is the user's text, not the agent's.
+  const hunks = useMemo(() => {
+    const edits = new Map(
+      decisions?.flatMap((d) => (d.decision === 'edited' && d.text !== undefined ? [[d.index, d.text]] : [])),
+    )
+    return preview.hunks.map((hunk, i) => {
+      const text = edits.get(i)
+      return text === undefined ? hunk : editedHunk(hunk, text)
+    })
+  }, [preview.hunks, decisions])
+  const stats = useMemo(() => diffStats(hunks), [hunks])
+  // Rows per part, each computed once per hunk object (an edit replaces only its own).
+  const parts = hunks.map((hunk, i) => rowsOf(hunk, i, language, layout))
+  const total = parts.reduce((n, rows) => n + rows.length, 0)
   const capped = !showAll && total > ROW_CAP
   const isNew = preview.before === null
   const setLayout = (next: Layout): void => {
     preferredLayout = next
     setLayoutState(next)
   }
+  // How many rows of each part are drawn: all, until the cap is spent.
+  const shownOf: number[] = []
+  parts.reduce(
+    (left, rows) => {
+      shownOf.push(Math.max(0, Math.min(rows.length, left)))
+      return left - rows.length
+    },
+    capped ? ROW_CAP : Infinity,
+  )
 
   return (
     <div className="diff" data-testid="diff-view" data-layout={layout}>
@@ -90,68 +138,28 @@ export const DiffView = memo(function DiffView({
       ) : (
         // Reachable by Tab, so a long diff scrolls from the keyboard too.
         <div className="diff-scroll" tabIndex={0} role="region" aria-label={`Changes to ${preview.path}`}>
-          <table className={`diff-table ${layout}`}>
-            {/* Fixed layout takes column widths from the first row, a hunk header spanning all: set them here. */}
-            <colgroup>
-              {layout === 'unified' ? (
-                <>
-                  <col className="ln-col" />
-                  <col className="ln-col" />
-                  <col />
-                </>
-              ) : (
-                <>
-                  <col className="ln-col" />
-                  <col />
-                  <col className="ln-col" />
-                  <col />
-                </>
-              )}
-            </colgroup>
-            <tbody>
-              {layout === 'unified'
-                ? unified.slice(0, capped ? ROW_CAP : undefined).map((row) =>
-                    row.kind === 'hunk' ? (
-                      <tr key={row.key} className={`diff-hunk${partClass(row.hunk)}`}>
-                        <td colSpan={3}>{headerOf(row.header, row.hunk)}</td>
-                      </tr>
-                    ) : (
-                      <tr key={row.key} className={`diff-line ${row.line.kind}${partClass(row.hunk)}`}>
-                        <td className="ln">{row.line.oldNo ?? ''}</td>
-                        <td className="ln">{row.line.newNo ?? ''}</td>
-                        <td className="code">
-                          <span className="mark" aria-hidden="true">
-                            {mark(row.line)}
-                          </span>
-                          <Code line={row.line} />
-                        </td>
-                      </tr>
-                    ),
-                  )
-                : split.slice(0, capped ? ROW_CAP : undefined).map((row) =>
-                    row.kind === 'hunk' ? (
-                      <tr key={row.key} className={`diff-hunk${partClass(row.hunk)}`}>
-                        <td colSpan={4}>{headerOf(row.header, row.hunk)}</td>
-                      </tr>
-                    ) : (
-                      <tr key={row.key} className={`diff-line pair${partClass(row.hunk)}`}>
-                        <td className="ln">{row.left?.oldNo ?? ''}</td>
-                        <td
-                          className={`code half ${row.left ? (row.left.kind === 'context' ? 'context' : 'del') : 'blank'}`}
-                        >
-                          {row.left && <Code line={row.left} />}
-                        </td>
-                        <td className="ln">{row.right?.newNo ?? ''}</td>
-                        <td
-                          className={`code half ${row.right ? (row.right.kind === 'context' ? 'context' : 'add') : 'blank'}`}
-                        >
-                          {row.right && <Code line={row.right} />}
-                        </td>
-                      </tr>
-                    ),
-                  )}
-            </tbody>
-          </table>
+          {/* A table per part: a change in one part lays out that part alone (a change may have 500). */}
+          <div className="diff-parts">
+            {parts.map((rows, i) => {
+              // Past the cap a part under review keeps its header and controls (every part stays decidable);
+              // elsewhere the diff simply ends there.
+              const shown = shownOf[i] as number
+              if (shown === 0 && !review) return null
+              return (
+                <Part
+                  key={i}
+                  index={i}
+                  hunk={preview.hunks[i] as DiffHunk}
+                  rows={rows}
+                  shown={shown}
+                  layout={layout}
+                  mark={marks.get(i)}
+                  review={review}
+                  s={states?.[i]}
+                />
+              )
+            })}
+          </div>
         </div>
       )}
       {capped && (
@@ -170,6 +178,128 @@ export const DiffView = memo(function DiffView({
         </div>
       )}
     </div>
+  )
+})
+
+type Row = UnifiedRow | SplitRow
+
+const rowCache = new WeakMap<DiffHunk, Map<string, Row[]>>()
+
+/** The rows of one part in a layout, cached per hunk object: typing in one part's edit redraws only that part. */
+function rowsOf(hunk: DiffHunk, index: number, language: string | undefined, layout: Layout): Row[] {
+  let byKey = rowCache.get(hunk)
+  if (!byKey) rowCache.set(hunk, (byKey = new Map()))
+  const key = `${index}:${language ?? ''}:${layout}`
+  let rows = byKey.get(key)
+  if (!rows) {
+    const unified = diffLines([hunk], language, index)
+    rows = layout === 'split' ? splitRows(unified) : unified
+    byKey.set(key, rows)
+  }
+  return rows
+}
+
+const Part = memo(function Part({
+  index,
+  hunk,
+  rows,
+  shown,
+  layout,
+  mark: partMark,
+  review,
+  s,
+}: {
+  index: number
+  hunk: DiffHunk
+  rows: Row[]
+  shown: number
+  layout: Layout
+  mark: HunkDecision['decision'] | undefined
+  review: PartReview | undefined
+  s: HunkState | undefined
+}) {
+  const span = layout === 'unified' ? 3 : 4
+  const leftOut = review ? s !== undefined && !s.apply : partMark === 'rejected'
+  const cls = leftOut ? ' left-out' : ''
+  const hidden = rows.length - Math.max(shown, 1)
+  return (
+    <table className={`diff-table ${layout}`}>
+      {/* Fixed layout takes column widths from the first row, a hunk header spanning all: set them here. */}
+      <colgroup>
+        {layout === 'unified' ? (
+          <>
+            <col className="ln-col" />
+            <col className="ln-col" />
+            <col />
+          </>
+        ) : (
+          <>
+            <col className="ln-col" />
+            <col />
+            <col className="ln-col" />
+            <col />
+          </>
+        )}
+      </colgroup>
+      <tbody
+        data-hunk={index}
+        {...(review
+          ? {
+              'data-testid': 'hunk-item',
+              'data-decision': !s || s.apply ? (s?.text !== undefined ? 'edited' : 'accepted') : 'rejected',
+            }
+          : {})}
+      >
+        {rows.slice(0, Math.max(shown, 1)).map((row) =>
+          row.kind === 'hunk' ? (
+            <tr key={row.key} className={`diff-hunk${cls}${review ? ' diff-part-head' : ''}`}>
+              <td colSpan={span}>
+                {review ? (
+                  <review.Head hunk={hunk} index={index} s={s} update={review.update} hidden={hidden} />
+                ) : partMark && PART_MARK[partMark] ? (
+                  `${row.header} — ${PART_MARK[partMark]}`
+                ) : (
+                  row.header
+                )}
+              </td>
+            </tr>
+          ) : row.kind === 'line' ? (
+            <tr key={row.key} className={`diff-line ${row.line.kind}${cls}`}>
+              <td className="ln">{row.line.oldNo ?? ''}</td>
+              <td className="ln">{row.line.newNo ?? ''}</td>
+              <td className="code">
+                <span className="mark" aria-hidden="true">
+                  {mark(row.line)}
+                </span>
+                <Code line={row.line} />
+              </td>
+            </tr>
+          ) : (
+            <tr key={row.key} className={`diff-line pair${cls}`}>
+              <td className="ln">{row.left?.oldNo ?? ''}</td>
+              <td
+                className={`code half ${row.left ? (row.left.kind === 'context' ? 'context' : 'del') : 'blank'}`}
+              >
+                {row.left && <Code line={row.left} />}
+              </td>
+              <td className="ln">{row.right?.newNo ?? ''}</td>
+              <td
+                className={`code half ${row.right ? (row.right.kind === 'context' ? 'context' : 'add') : 'blank'}`}
+              >
+                {row.right && <Code line={row.right} />}
+              </td>
+            </tr>
+          ),
+        )}
+        {review && (!s?.apply || s.text !== undefined) && s !== undefined && (
+          <tr className="diff-part-fields">
+            <td colSpan={span}>
+              <review.Fields hunk={hunk} index={index} s={s} update={review.update} />
+            </td>
+          </tr>
+        )}
+      </tbody>
+    </table>
   )
 })
 

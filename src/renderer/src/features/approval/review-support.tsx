@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react'
 import type { SessionState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
+import { isEditable } from '../../lib/editable'
 import { callTitle } from '../../lib/format'
 
 /**
@@ -56,41 +57,34 @@ export function siblingSkips(
   return result
 }
 
-// A checkbox or a button takes no letters: the review's keys work there (on a part's checkbox, A approves).
-const NOT_TEXT = new Set(['checkbox', 'radio', 'button', 'submit', 'reset'])
-const isTextField = (el: Element | null): el is HTMLInputElement | HTMLTextAreaElement =>
-  el !== null &&
-  ((el.tagName === 'INPUT' && !NOT_TEXT.has((el as HTMLInputElement).type)) ||
-    el.tagName === 'TEXTAREA' ||
-    (el as HTMLElement).isContentEditable)
-
 /**
- * A/R (one call), Shift+A/R (all), J/K (move), H (to the parts of a change, HunkReview). In a text field the letters are text, so there they need Alt,
- * except in the composer while it is empty (nothing is being typed there). Esc leaves a text field for the
- * review.
+ * A/R (one call), Shift+A/R (all), J/K (move), H (to the parts of a change, HunkReview). Never while an editable
+ * element has the focus (isEditable: any text field, select or contenteditable, the composer included, with or
+ * without Shift or Alt): there every key is the user's. Esc leaves such a field for the review; that is the only
+ * key the review takes from one. While `held` (an approval waits for its confirmation) the letters do nothing.
  */
 export function useReviewKeys(
   pending: readonly ToolCallState[],
   focus: number,
   setFocus: (update: (f: number) => number) => void,
   decide: (callIds: string[], decision: 'approved' | 'rejected') => void,
+  held: boolean,
 ): void {
   useEffect(() => {
     const onKey = (event: KeyboardEvent): void => {
-      const target = event.target as HTMLElement | null
-      if (event.key === 'Escape' && isTextField(target) && !target.closest('[role=dialog]')) {
-        target.blur()
-        document.querySelector<HTMLElement>('[data-testid=approval-panel]')?.focus({ preventScroll: true })
-        event.preventDefault()
+      const target = event.target instanceof Element ? event.target : null
+      const typing = isEditable(target) || isEditable(document.activeElement)
+      if (target?.closest('[role=dialog]')) return
+      if (typing) {
+        if (event.key === 'Escape' && target instanceof HTMLElement) {
+          target.blur()
+          document.querySelector<HTMLElement>('[data-testid=approval-panel]')?.focus({ preventScroll: true })
+          event.preventDefault()
+        }
         return
       }
-      if (event.ctrlKey || event.metaKey) return
-      const emptyComposer =
-        target?.dataset.testid === 'composer-input' && (target as HTMLTextAreaElement).value === ''
-      if (isTextField(target) && !emptyComposer && !event.altKey) return
-      if (target?.closest('[role=dialog]')) return
-      // With Alt the key's character may be another letter (macOS): read the physical key.
-      const letter = event.altKey ? event.code.replace(/^Key/, '').toLowerCase() : event.key.toLowerCase()
+      if (event.ctrlKey || event.metaKey || event.altKey || held || event.repeat) return
+      const letter = event.key.toLowerCase()
       const current = pending[focus]
       const all = pending.map((c) => c.callId)
       switch (letter) {
@@ -104,12 +98,10 @@ export function useReviewKeys(
           break
         case 'j':
         case 'arrowdown':
-          if (isTextField(target)) return
           setFocus((f) => Math.min(pending.length - 1, f + 1))
           break
         case 'k':
         case 'arrowup':
-          if (isTextField(target)) return
           setFocus((f) => Math.max(0, f - 1))
           break
         case 'h': {
@@ -127,5 +119,5 @@ export function useReviewKeys(
     }
     window.addEventListener('keydown', onKey)
     return () => window.removeEventListener('keydown', onKey)
-  }, [pending, focus, setFocus, decide])
+  }, [pending, focus, setFocus, decide, held])
 }

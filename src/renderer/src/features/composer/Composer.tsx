@@ -66,7 +66,8 @@ export function Composer() {
         aria-label="Task for the agent"
         placeholder={placeholder}
         value={task}
-        rows={Math.min(8, Math.max(2, task.split('\n').length))}
+        // While a review waits, nothing can be sent: one line leaves the review the room.
+        rows={Math.min(8, Math.max(paused && task === '' ? 1 : 2, task.split('\n').length))}
         disabled={!hasWorkspace}
         onChange={(e) => setTask(e.target.value)}
         onKeyDown={onKeyDown}

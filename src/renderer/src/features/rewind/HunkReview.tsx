@@ -1,11 +1,12 @@
-import { memo, useCallback, useEffect, useLayoutEffect, useRef, type KeyboardEvent } from 'react'
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, type KeyboardEvent } from 'react'
 import { canReviewByHunk } from '../../../../shared/events'
 import type { DiffHunk, HunkDecision, WritePreview } from '../../../../shared/events'
 import { hunkPlace } from '../../lib/diff-rows'
+import { DiffView, type PartProps, type PartReview } from '../approval/DiffView'
 
 /**
- * Per-hunk review of a write or edit: a checkbox per hunk, a note for a hunk left out, and "Edit this part" for a
- * small correction of its new lines. All of it works from the keyboard (the keys are listed on screen):
+ * Per-hunk review of a write or edit, drawn in its diff (each part's header holds its checkbox and "Edit this
+ * part"; an edited part shows the user's lines; a note for a part left out sits under it). All of it works from the keyboard (the keys are listed on screen):
  * ↑/↓ or J/K move between hunks, Space or X applies or leaves out, E edits, N writes a note, Esc comes back
  * (from a field to its part, from a part to the review).
  * Reports the decisions that differ from "apply it all"; approving with none is approving the whole change.
@@ -56,8 +57,9 @@ export function HunkReview({
   value: HunkChoices
   onChange(next: HunkChoices): void
 }) {
-  const listRef = useRef<HTMLOListElement>(null)
-  const focusNext = useRef<FocusTarget | null>(null)
+  const listRef = useRef<HTMLDivElement>(null)
+  /** A focus move waiting for its field to render, and the element that had the focus when it was asked for. */
+  const focusNext = useRef<{ target: FocusTarget; from: Element | null } | null>(null)
   // One `update` for the life of the review, so a key press re-renders only the part it changes (a change may
   // have 500 parts).
   const latest = useRef({ state, onChange })
@@ -68,39 +70,53 @@ export function HunkReview({
     const { state: now, onChange: report } = latest.current
     report({ ...now, [index]: { ...APPLIED, ...now[index], ...patch } })
   }, [])
-  // A field opened by a key exists only after the render: focus it then.
+  const review = useMemo<PartReview>(() => ({ update, Head: PartHead, Fields: PartFields }), [update])
+  const decisions = useMemo(() => decisionsOf(preview.hunks, state), [preview.hunks, state])
+  // A field opened by a key exists only after the render: focus it then, and only if the focus is still where
+  // that key was pressed. A move left pending would otherwise fire on some later render (the user typing a note
+  // elsewhere re-renders this) and pull the focus away in mid-word: focus never moves by itself.
   useEffect(() => {
-    const target = focusNext.current
-    if (!target) return
+    const pending = focusNext.current
+    if (!pending) return
     focusNext.current = null
+    if (document.activeElement !== pending.from) return
     listRef.current
-      ?.querySelector<HTMLElement>(`[data-hunk="${target[0]}"] [data-testid="${target[1]}"]`)
+      ?.querySelector<HTMLElement>(`[data-hunk="${pending.target[0]}"] [data-testid="${pending.target[1]}"]`)
       ?.focus()
   })
-  if (preview.hunks.length === 0) return null
   if (!canReviewByHunk(preview))
     return (
-      <p className="muted small hunk-review-off" data-testid="hunk-review-off">
-        This change is too large to show every part of it, so it can only be approved or rejected as a whole.
-      </p>
+      <>
+        <DiffView preview={preview} />
+        {preview.hunks.length > 0 && (
+          <p className="muted small hunk-review-off" data-testid="hunk-review-off">
+            This change is too large to show every part of it, so it can only be approved or rejected as a
+            whole.
+          </p>
+        )}
+      </>
     )
   const count = preview.hunks.length
   const stateOf = (index: number): HunkState => state[index] ?? APPLIED
   const focus = (target: FocusTarget): void => {
-    focusNext.current = target
-    listRef.current
-      ?.querySelector<HTMLElement>(`[data-hunk="${target[0]}"] [data-testid="${target[1]}"]`)
-      ?.focus()
+    const field = listRef.current?.querySelector<HTMLElement>(
+      `[data-hunk="${target[0]}"] [data-testid="${target[1]}"]`,
+    )
+    if (field) {
+      focusNext.current = null
+      field.focus()
+    } else focusNext.current = { target, from: document.activeElement }
   }
 
-  const onKeyDown = (event: KeyboardEvent<HTMLOListElement>): void => {
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>): void => {
     const target = event.target as HTMLElement
     const item = target.closest<HTMLElement>('[data-hunk]')
     if (!item || event.ctrlKey || event.metaKey || event.altKey) return
     const index = Number(item.dataset.hunk)
     const s = stateOf(index)
     if (target.dataset.testid !== 'hunk-apply') {
-      // In the hunk's text or note: Esc comes back to the hunk, keeping what was typed.
+      // In the hunk's text, note or Edit button: Esc comes back to the hunk, keeping what was typed. Other keys are
+      // the field's.
       if (event.key !== 'Escape') return
       focus([index, 'hunk-apply'])
     } else {
@@ -150,36 +166,19 @@ export function HunkReview({
         <kbd>N</kbd> note on a part left out · <kbd>Esc</kbd> back · <kbd>H</kbd> from anywhere in the review
         to come here
       </p>
-      <ol className="hunk-list" ref={listRef} onKeyDown={onKeyDown}>
-        {preview.hunks.map((hunk, index) => (
-          <HunkItem key={index} hunk={hunk} index={index} s={stateOf(index)} update={update} />
-        ))}
-      </ol>
+      <div className="hunk-list" ref={listRef} onKeyDown={onKeyDown}>
+        <DiffView preview={preview} decisions={decisions} review={review} states={state} />
+      </div>
     </fieldset>
   )
 }
 
 const APPLIED: HunkState = { apply: true, note: '' }
 
-const HunkItem = memo(function HunkItem({
-  hunk,
-  index,
-  s,
-  update,
-}: {
-  hunk: DiffHunk
-  index: number
-  s: HunkState
-  update(index: number, patch: Partial<HunkState>): void
-}) {
+/** A part's header in the diff: its checkbox (what the keys act on), where it is, what becomes of it, Edit. */
+function PartHead({ hunk, index, s = APPLIED, update, hidden = 0 }: PartProps) {
   return (
-    <li
-      key={index}
-      className={`hunk-item ${s.apply ? '' : 'left-out'}`}
-      data-testid="hunk-item"
-      data-hunk={index}
-      data-decision={!s.apply ? 'rejected' : s.text !== undefined ? 'edited' : 'accepted'}
-    >
+    <span className="part-head">
       <label className="checkbox">
         <input
           type="checkbox"
@@ -188,13 +187,12 @@ const HunkItem = memo(function HunkItem({
           onChange={(e) => update(index, { apply: e.target.checked })}
         />
         <span>
-          Part {index + 1} <span className="muted small">({hunkPlace(hunk)})</span>{' '}
+          Part {index + 1} · {hunkPlace(hunk)}{' '}
           <span className={`hunk-state ${!s.apply ? 'left-out' : s.text !== undefined ? 'edited' : ''}`}>
             {!s.apply ? 'left out' : s.text !== undefined ? 'edited by you' : 'will be applied'}
           </span>
         </span>
       </label>
-      <ChangedLines hunk={hunk} />
       {s.apply && (
         <button
           type="button"
@@ -205,52 +203,38 @@ const HunkItem = memo(function HunkItem({
           {s.text === undefined ? 'Edit this part' : 'Drop my edit'}
         </button>
       )}
-      {s.apply && s.text !== undefined && (
-        <textarea
-          className="text-input mono hunk-text"
-          data-testid="hunk-text"
-          aria-label={`New text of part ${index + 1}`}
-          rows={Math.min(12, s.text.split('\n').length + 1)}
-          value={s.text}
-          onChange={(e) => update(index, { text: e.target.value })}
-        />
-      )}
-      {!s.apply && (
-        <input
-          className="text-input hunk-note"
-          data-testid="hunk-note"
-          placeholder="Why leave it out? (sent to the agent)"
-          aria-label={`Note about part ${index + 1}`}
-          value={s.note}
-          onChange={(e) => update(index, { note: e.target.value })}
-        />
-      )}
-    </li>
-  )
-})
-
-const SHOWN_CHANGED_LINES = 6
-
-/**
- * The part's own removed and added lines, so it can be judged where it is ticked: on a small screen the full
- * diff above is scrolled out of sight.
- */
-function ChangedLines({ hunk }: { hunk: DiffHunk }) {
-  const changed = hunk.lines.filter((l) => l.startsWith('+') || l.startsWith('-'))
-  const shown = changed.slice(0, SHOWN_CHANGED_LINES)
-  return (
-    <pre className="hunk-lines" aria-label="What this part changes">
-      {shown.map((line, i) => (
-        <span key={i} className={line.startsWith('+') ? 'add' : 'del'}>
-          {line.startsWith('+') ? '+ ' : '− '}
-          {line.slice(1, 200).replace(/\r$/, '')}
-        </span>
-      ))}
-      {changed.length > shown.length && (
-        <span className="muted">
-          … {changed.length - shown.length} more changed lines (in the diff above)
+      {hidden > 0 && (
+        <span className="muted small">
+          {hidden} line{hidden === 1 ? '' : 's'} not shown: “Show all” below the diff
         </span>
       )}
-    </pre>
+    </span>
   )
+}
+
+/** Under a part's lines: the text being edited (the diff above shows it as it will land), or why it is left out. */
+function PartFields({ index, s = APPLIED, update }: PartProps) {
+  if (s.apply && s.text !== undefined)
+    return (
+      <textarea
+        className="text-input mono hunk-text"
+        data-testid="hunk-text"
+        aria-label={`New text of part ${index + 1}`}
+        rows={Math.min(12, s.text.split('\n').length + 1)}
+        value={s.text}
+        onChange={(e) => update(index, { text: e.target.value })}
+      />
+    )
+  if (!s.apply)
+    return (
+      <input
+        className="text-input hunk-note"
+        data-testid="hunk-note"
+        placeholder="Why leave it out? (sent to the agent)"
+        aria-label={`Note about part ${index + 1}`}
+        value={s.note}
+        onChange={(e) => update(index, { note: e.target.value })}
+      />
+    )
+  return null
 }

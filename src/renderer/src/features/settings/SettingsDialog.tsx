@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react'
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react'
 import { ThinkingField } from './ThinkingField'
 import { useShallow } from 'zustand/react/shallow'
 import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
@@ -28,21 +28,34 @@ export function SettingsDialog() {
     })),
   )
   const dialogRef = useRef<HTMLDivElement>(null)
+  /** What the form holds that is not saved (field names), so closing does not lose it silently. */
+  const unsaved = useRef<string[]>([])
+  const [leaving, setLeaving] = useState<string[] | null>(null)
+  const close = useCallback(() => {
+    if (unsaved.current.length > 0) setLeaving(unsaved.current)
+    else setOpen(false)
+  }, [setOpen])
+  const reportUnsaved = useCallback((fields: string[]) => {
+    unsaved.current = fields
+    if (fields.length === 0) setLeaving(null)
+  }, [])
 
   useEffect(() => {
     if (!open) return
     const previous = document.activeElement as HTMLElement | null
     dialogRef.current?.querySelector<HTMLElement>('input, button')?.focus()
     const onKey = (event: KeyboardEvent): void => {
-      if (event.key === 'Escape') setOpen(false)
+      if (event.key === 'Escape') close()
       else if (dialogRef.current) trapTab(event, dialogRef.current)
     }
     window.addEventListener('keydown', onKey)
     return () => {
       window.removeEventListener('keydown', onKey)
+      unsaved.current = []
+      setLeaving(null)
       previous?.focus()
     }
-  }, [open, setOpen])
+  }, [open, close])
 
   if (!open) return null
   return (
@@ -53,15 +66,22 @@ export function SettingsDialog() {
       closeLabel="Close settings"
       closeTestId="settings-close"
       dialogRef={dialogRef}
-      onClose={() => setOpen(false)}
+      onClose={close}
     >
+      {leaving && (
+        <LeaveUnsaved fields={leaving} onStay={() => setLeaving(null)} onLeave={() => setOpen(false)} />
+      )}
       {sandbox && !sandbox.available && (
         <p className="warning-line" data-testid="settings-sandbox-unavailable">
           {sandbox.reason}
         </p>
       )}
-      {settings ? <SettingsForm settings={settings} save={save} /> : <p className="muted">Loading…</p>}
-      {error && (
+      {settings ? (
+        <SettingsForm settings={settings} save={save} onUnsaved={reportUnsaved} />
+      ) : (
+        <p className="muted">Loading…</p>
+      )}
+      {!settings && error && (
         <p className="error-text" role="alert" data-testid="settings-error">
           {error}
         </p>
@@ -70,12 +90,24 @@ export function SettingsDialog() {
   )
 }
 
+/** The fields a refusal can be about, so its reason shows next to them. */
+type Field = 'apiKey' | 'baseUrl' | 'model' | 'timeout'
+
+const FIELD_NAMES: Record<Field, string> = {
+  apiKey: 'the API key',
+  baseUrl: 'the base URL',
+  model: 'the model',
+  timeout: 'the command timeout',
+}
+
 function SettingsForm({
   settings,
   save,
+  onUnsaved,
 }: {
   settings: SettingsView
   save(update: SettingsUpdate): Promise<boolean>
+  onUnsaved(fields: string[]): void
 }) {
   const [apiKey, setApiKey] = useState('')
   const [model, setModel] = useState(settings.model)
@@ -89,17 +121,52 @@ function SettingsForm({
     settings.compactAtTokens === null ? '' : String(settings.compactAtTokens),
   )
   const [saved, setSaved] = useState(false)
-  const [problem, setProblem] = useState<string | null>(null)
+  /** A refusal, found here or by the app, and the field it is about (shown next to it, in view). */
+  const [problem, setProblem] = useState<{ field: Field | null; text: string } | null>(null)
+  const formRef = useRef<HTMLFormElement>(null)
+
+  // What is typed and not saved, for the dialog's "close without saving?".
+  const url = baseUrl.trim() === '' ? null : baseUrl.trim()
+  const unsaved = [
+    apiKey.trim() !== '' && 'the API key',
+    model.trim() !== settings.model && 'the model',
+    url !== settings.baseUrl && 'the base URL',
+    scheduler !== settings.scheduler && 'scheduling',
+    keepGoing === settings.siblingSkip && 'keep going after a failure',
+    autoApproveEdits !== settings.autoApproveEdits && 'apply file edits without asking',
+    timeout !== String(settings.bashTimeoutSec) && 'the command timeout',
+    thinking !== settings.thinking && 'thinking',
+    compactAt !== (settings.compactAtTokens === null ? '' : String(settings.compactAtTokens)) &&
+      'compact the conversation at',
+  ].filter((f): f is string => f !== false)
+  const unsavedList = unsaved.join('|')
+  useEffect(() => onUnsaved(unsavedList === '' ? [] : unsavedList.split('|')), [unsavedList, onUnsaved])
+
+  // A refusal is shown where it is about, scrolled into view, and its field takes the focus (the user's Save
+  // asked for this): a reason out of view is how a change was lost without a word.
+  useEffect(() => {
+    if (!problem) return
+    const form = formRef.current
+    form?.querySelector<HTMLElement>('[data-testid=settings-problem]')?.scrollIntoView({ block: 'nearest' })
+    if (problem.field)
+      form
+        ?.querySelector<HTMLElement>(`[data-field="${problem.field}"] input`)
+        ?.focus({ preventScroll: true })
+  }, [problem])
+
+  const refuse = (field: Field | null, text: string): void => {
+    setSaved(false)
+    setProblem({ field, text })
+  }
 
   const submit = (event: FormEvent): void => {
     event.preventDefault()
     setSaved(false)
     const update: SettingsUpdate = {}
     if (model.trim() !== settings.model) update.model = model.trim()
-    const url = baseUrl.trim() === '' ? null : baseUrl.trim()
     if (url !== settings.baseUrl) {
       if (url !== null && !/^https?:\/\/\S+$/.test(url))
-        return setProblem('The base URL must start with http:// or https://.')
+        return refuse('baseUrl', 'The base URL must start with http:// or https://.')
       update.baseUrl = url
     }
     if (scheduler !== settings.scheduler) update.scheduler = scheduler
@@ -107,7 +174,7 @@ function SettingsForm({
     if (autoApproveEdits !== settings.autoApproveEdits) update.autoApproveEdits = autoApproveEdits
     const seconds = Number(timeout)
     if (!Number.isInteger(seconds) || seconds < 1 || seconds > 600) {
-      return setProblem('The command timeout is a whole number of seconds from 1 to 600.')
+      return refuse('timeout', 'The command timeout is a whole number of seconds from 1 to 600.')
     }
     if (seconds !== settings.bashTimeoutSec) update.bashTimeoutSec = seconds
     if (thinking !== settings.thinking) update.thinking = thinking
@@ -116,24 +183,66 @@ function SettingsForm({
       compactAtTokens !== null &&
       (!Number.isInteger(compactAtTokens) || compactAtTokens < MIN_COMPACT_AT_TOKENS)
     ) {
-      return setProblem(
+      return refuse(
+        null,
         `Compact at is a whole number of tokens, at least ${MIN_COMPACT_AT_TOKENS.toLocaleString()}; leave it empty for the automatic threshold.`,
       )
     }
     if (compactAtTokens !== settings.compactAtTokens) update.compactAtTokens = compactAtTokens
     if (apiKey.trim() !== '') update.apiKey = apiKey.trim()
-    if (update.model === '') return setProblem('Enter a model name.')
+    if (update.model === '') return refuse('model', 'Enter a model name.')
     setProblem(null)
     if (Object.keys(update).length === 0) return setSaved(true)
     void save(update).then((ok) => {
-      if (ok) setApiKey('')
-      setSaved(ok)
+      if (ok) {
+        setApiKey('')
+        setSaved(true)
+        return
+      }
+      // The app refuses a new base URL for a saved key (the key must not follow a new address unasked); other
+      // refusals are about the key (it could not be stored) or the save as a whole.
+      const field: Field | null =
+        update.baseUrl !== undefined && update.apiKey === undefined
+          ? 'baseUrl'
+          : update.apiKey !== undefined
+            ? 'apiKey'
+            : null
+      refuse(field, useAppStore.getState().settingsError ?? 'The settings were not saved.')
     })
   }
 
+  const fieldProblem = (field: Field) =>
+    problem?.field === field ? (
+      <p
+        className="error-text field-problem"
+        role="alert"
+        data-testid="settings-problem"
+        id={`problem-${field}`}
+      >
+        Not saved: {problem.text}
+        {field === 'baseUrl' && settings.apiKey.source !== 'none' && (
+          <>
+            {' '}
+            <button
+              type="button"
+              className="link-button"
+              data-testid="settings-type-key"
+              onClick={() =>
+                formRef.current?.querySelector<HTMLElement>('[data-testid=settings-api-key]')?.focus()
+              }
+            >
+              Type the key
+            </button>
+          </>
+        )}
+      </p>
+    ) : null
+  const invalid = (field: Field) =>
+    problem?.field === field ? { 'aria-invalid': true, 'aria-describedby': `problem-${field}` } : {}
+
   const { apiKey: key } = settings
   return (
-    <form className="settings-form" onSubmit={submit} noValidate>
+    <form className="settings-form" onSubmit={submit} noValidate ref={formRef}>
       <fieldset>
         <legend>Claude API key</legend>
         <p className="muted small" data-testid="settings-key-status">
@@ -150,9 +259,10 @@ function SettingsForm({
           {key.source === 'none' &&
             'No key set: the built-in demo model answers, so you can try Lanes without one.'}
         </p>
-        <div className="row">
+        <div className="row" data-field="apiKey">
           <input
             className="text-input"
+            {...invalid('apiKey')}
             type="password"
             autoComplete="off"
             data-testid="settings-api-key"
@@ -172,30 +282,35 @@ function SettingsForm({
             </button>
           )}
         </div>
+        {fieldProblem('apiKey')}
         <KeyStorageNote storage={key.storage} file={key.file} />
       </fieldset>
       <fieldset>
         <legend>Model</legend>
-        <label className="field">
+        <label className="field" data-field="model">
           <span>Model</span>
           <input
             className="text-input"
             data-testid="settings-model"
+            {...invalid('model')}
             value={model}
             onChange={(e) => setModel(e.target.value)}
           />
         </label>
+        {fieldProblem('model')}
         <ThinkingField model={model.trim()} value={thinking} onChange={setThinking} />
-        <label className="field">
+        <label className="field" data-field="baseUrl">
           <span>Base URL</span>
           <input
             className="text-input"
             data-testid="settings-base-url"
+            {...invalid('baseUrl')}
             placeholder="https://api.anthropic.com (default)"
             value={baseUrl}
             onChange={(e) => setBaseUrl(e.target.value)}
           />
         </label>
+        {fieldProblem('baseUrl')}
       </fieldset>
       <fieldset>
         <legend>How the agent works</legend>
@@ -218,7 +333,7 @@ function SettingsForm({
         >
           Apply file edits without asking (commands and protected files are still reviewed)
         </Checkbox>
-        <label className="field inline">
+        <label className="field inline" data-field="timeout">
           <span>Command timeout</span>
           <input
             className="text-input narrow"
@@ -226,11 +341,13 @@ function SettingsForm({
             min={1}
             max={600}
             data-testid="settings-bash-timeout"
+            {...invalid('timeout')}
             value={timeout}
             onChange={(e) => setTimeoutSec(e.target.value)}
           />
           <span className="muted">seconds</span>
         </label>
+        {fieldProblem('timeout')}
         <label className="field inline">
           <span>Compact the conversation at</span>
           <input
@@ -246,12 +363,17 @@ function SettingsForm({
         </label>
       </fieldset>
       <InstructionFiles />
-      {problem && (
-        <p className="error-text" role="alert">
-          {problem}
+      {problem && problem.field === null && (
+        <p className="error-text" role="alert" data-testid="settings-problem">
+          Not saved: {problem.text}
         </p>
       )}
       <div className="modal-actions">
+        {problem?.field && (
+          <span className="error-text" data-testid="settings-not-saved">
+            Not saved: see {FIELD_NAMES[problem.field]} above
+          </span>
+        )}
         {saved && (
           <span className="ok-text" role="status">
             Saved
@@ -311,5 +433,33 @@ function KeyStorageNote({ storage, file }: Pick<SettingsView['apiKey'], 'storage
         </>
       )}
     </p>
+  )
+}
+
+/** "Close without saving?": what would be lost is named; staying is the default. */
+function LeaveUnsaved({ fields, onStay, onLeave }: { fields: string[]; onStay(): void; onLeave(): void }) {
+  const stayRef = useRef<HTMLButtonElement>(null)
+  useEffect(() => stayRef.current?.focus(), [])
+  return (
+    <div className="leave-unsaved" role="alert" data-testid="settings-leave-unsaved">
+      <p>
+        <strong>Not saved yet:</strong> {fields.join(', ')}. Close and lose{' '}
+        {fields.length === 1 ? 'it' : 'them'}?
+      </p>
+      <div className="row">
+        <button
+          type="button"
+          className="button primary"
+          ref={stayRef}
+          onClick={onStay}
+          data-testid="settings-stay"
+        >
+          Keep editing
+        </button>
+        <button type="button" className="button" onClick={onLeave} data-testid="settings-discard">
+          Close without saving
+        </button>
+      </div>
+    </div>
   )
 }

@@ -87,8 +87,11 @@ export function Transcript() {
           : null
     if (!target) return
     scrollToKey(target.key)
-    // Focus once the row is mounted and in place.
+    // Focus once the row is mounted and in place, unless the user has gone on elsewhere meanwhile (clicked into a
+    // note, say): focus never moves by itself.
+    const from = document.activeElement
     const timer = setTimeout(() => {
+      if (document.activeElement !== from) return
       scrollRef.current?.querySelector<HTMLElement>(target.focus)?.focus({ preventScroll: true })
     }, 120)
     return () => clearTimeout(timer)

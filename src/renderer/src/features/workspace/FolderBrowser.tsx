@@ -26,6 +26,10 @@ export function FolderBrowser({
   const [listing, setListing] = useState<FolderListing | null>(null)
   const [problem, setProblem] = useState<string | null>(null)
   const [typed, setTyped] = useState('')
+  /** The open failure the user has browsed on from: it no longer applies to what is shown. */
+  const [browsedPast, setBrowsedPast] = useState<string | null>(null)
+  /** A folder that holds everything (the root, home) waiting for an explicit choice before it opens. */
+  const [broad, setBroad] = useState<FolderListing | null>(null)
   const dialogRef = useRef<HTMLDivElement>(null)
 
   const show = useCallback((result: Awaited<ReturnType<typeof listFolder>>): boolean => {
@@ -35,7 +39,20 @@ export function FolderBrowser({
     } else setProblem(result.error)
     return result.ok
   }, [])
-  const go = useCallback(async (path?: string) => show(await listFolder(path)), [show])
+  const go = useCallback(
+    async (path?: string) => {
+      setBroad(null)
+      setBrowsedPast(error)
+      return show(await listFolder(path))
+    },
+    [show, error],
+  )
+  /** Opens a listed folder, unless it exposes everything: then the choice is asked for first. */
+  const open = (folder: FolderListing): void => {
+    setBrowsedPast(null)
+    if (exposesEverything(folder)) setBroad(folder)
+    else onOpen(folder.path)
+  }
 
   useEffect(() => {
     let gone = false
@@ -63,9 +80,16 @@ export function FolderBrowser({
     }
   }, [onClose])
 
+  // A typed path is looked up first (it may be `~`, or a link to home): the same rules as a folder clicked.
   const submitTyped = (event: FormEvent): void => {
     event.preventDefault()
-    if (typed.trim() !== '') onOpen(typed.trim())
+    if (typed.trim() === '') return
+    void listFolder(typed.trim()).then((result) => {
+      if (!result.ok) return setProblem(result.error)
+      setProblem(null)
+      setListing(result.value)
+      open(result.value)
+    })
   }
 
   return (
@@ -149,30 +173,12 @@ export function FolderBrowser({
         </>
       )}
 
-      {(problem ?? error) && (
-        <p className="error-text" role="alert">
-          {problem ?? error}
-        </p>
-      )}
-
-      <div className="modal-actions">
-        <button
-          type="button"
-          className="button primary"
-          data-testid="folder-open-current"
-          disabled={!listing || opening}
-          onClick={() => listing && onOpen(listing.path)}
-        >
-          {listing ? `Open “${listing.name}”` : 'Open this folder'}
-        </button>
-      </div>
-
       <form className="folder-typed" onSubmit={submitTyped}>
         <input
           className="text-input"
           data-testid="workspace-path-input"
           aria-label="Folder path"
-          placeholder="Or type a path: /path/to/project"
+          placeholder="Or type a path: ~/projects/app"
           value={typed}
           onChange={(e) => setTyped(e.target.value)}
         />
@@ -180,10 +186,67 @@ export function FolderBrowser({
           Open
         </button>
       </form>
+
+      {(problem ?? (error !== browsedPast ? error : null)) && (
+        <p className="error-text" role="alert" data-testid="folder-problem">
+          {problem ?? error}
+        </p>
+      )}
+
+      {broad && (
+        <div className="folder-broad" role="alert" data-testid="folder-broad">
+          <p>
+            <strong>
+              {broad.parent === null ? 'This is the whole computer' : 'This is your whole home folder'}.
+            </strong>{' '}
+            As a project it would let the agent search and read everything in it (your documents, keys, other
+            projects and their secrets), so Lanes does not open it. Choose the project&rsquo;s own folder
+            inside it.
+          </p>
+          <div className="row">
+            <button
+              type="button"
+              className="button primary"
+              data-testid="folder-broad-back"
+              onClick={() => {
+                setBroad(null)
+                dialogRef.current?.querySelector<HTMLElement>('[data-testid=folder-entry]')?.focus()
+              }}
+            >
+              Choose a folder inside
+            </button>
+          </div>
+        </div>
+      )}
+
+      <div className="modal-actions">
+        {listing && exposesEverything(listing) && (
+          <span className="muted small folder-pick-hint" data-testid="folder-pick-hint">
+            Pick a project folder in the list
+          </span>
+        )}
+        <button
+          type="button"
+          className={listing && exposesEverything(listing) ? 'button' : 'button primary'}
+          data-testid="folder-open-current"
+          disabled={!listing || opening}
+          onClick={() => listing && open(listing)}
+        >
+          {listing ? `Open “${listing.name}”` : 'Open this folder'}
+        </button>
+      </div>
     </Modal>
   )
 }
 
 function listFolder(path: string | undefined) {
   return window.api.invoke('folder:list', path === undefined ? undefined : { path })
+}
+
+/**
+ * The file system's root, the home folder or a folder above it: a "project" that would show the agent everything
+ * (the app refuses to open one: folders.ts `tooBroadReason`); said here before it is even asked for.
+ */
+function exposesEverything(folder: FolderListing): boolean {
+  return folder.parent === null || folder.path === folder.home || folder.home.startsWith(`${folder.path}/`)
 }
