@@ -384,7 +384,9 @@ describe('lanes run with MCP servers', () => {
       config,
       args: ['--mcp-config', bad],
       turns: [
-        { ...start('t'), blocks: [{ tool: 'mcp__t__wait', id: 'w1', input: { ms: 1 } }] },
+        // The run outlasts the silent server's 1 s initialize timeout, so it fails rather than being stopped with
+        // the run (on a slow machine the run was over first).
+        { ...start('t'), blocks: [{ tool: 'mcp__t__wait', id: 'w1', input: { ms: 3000 } }] },
         { blocks: [{ text: 'ok' }] },
       ],
     })
