@@ -59,7 +59,14 @@ exit $rc
 
 /** How commands' changes are seen on this machine, for Settings and the review. */
 export type CaptureSupport =
-  { mode: 'overlay'; unshare: string; bash: string } | { mode: 'scan'; reason: string }
+  | {
+      mode: 'overlay'
+      unshare: string
+      bash: string
+      /** util-linux's setpriv, to give the wrapper a parent-death signal (see overlayLaunch); absent: none. */
+      setpriv?: string
+    }
+  | { mode: 'scan'; reason: string }
 
 let support: CaptureSupport | null = null
 
@@ -125,7 +132,8 @@ export function probeCapture(platform: NodeJS.Platform, searchPath: string): Cap
         reason: `An overlay cannot be mounted here (${why}; it needs Linux 5.11 or later with unprivileged user namespaces), so a command’s changes are found by comparing the workspace before and after it and cannot be undone.`,
       }
     }
-    return { mode: 'overlay', unshare, bash }
+    const setpriv = find('setpriv')
+    return { mode: 'overlay', unshare, bash, ...(setpriv ? { setpriv } : {}) }
   } catch (error) {
     return {
       mode: 'scan',
@@ -177,10 +185,16 @@ export function overlayLaunch(
   const ids = [String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0)]
   // bwrap's args end with `--`: the ids go before it.
   const bwrap = sandbox.args.slice(0, -1)
+  // bubblewrap dies with its parent (--die-with-parent), which is now the wrapper, not Lanes: the wrapper must
+  // die with Lanes in turn, or a SIGKILLed Lanes leaves the command running. It traps TERM, INT and HUP (to
+  // read the change set of a stopped command), so it gets SIGKILL when its parent dies (PR_SET_PDEATHSIG, kept
+  // across unshare's exec: entering a user namespace one owns does not reset it).
+  const deathSignal = found.setpriv ? ['--pdeathsig', 'KILL', found.unshare] : []
   return {
     ...sandbox,
-    program: found.unshare,
+    program: found.setpriv ?? found.unshare,
     args: [
+      ...deathSignal,
       '-Urm',
       '--',
       found.bash,
