@@ -6,6 +6,7 @@ import { canUndo, RewindToHereButton, UndoButton } from '../rewind/UndoButton'
 import {
   labelWidth,
   LANE_GAP,
+  placeBarAction,
   ROW_HEIGHT,
   TURN_HEADER,
   type BarGeometry,
@@ -187,10 +188,16 @@ function Bar({
   const actionPx = action === null ? 0 : ACTION_PX[action]
   const besideRight = label === 'beside' && !labelLeft ? Math.min(needed, g.labelRoom) : 0
   const roomRight = Math.min(g.labelRoom - besideRight, contentWidth - (x + width + besideRight) - 4)
-  const actionOnLeft = roomRight < actionPx + 2 && roomLeft - (labelLeft ? needed : 0) >= actionPx + 2
-  const actionLeft = actionOnLeft
-    ? x - (labelLeft ? needed : 0) - actionPx - 2
-    : Math.max(x, Math.min(x + width + besideRight + 2, contentWidth - actionPx - 4))
+  const { left: actionLeft, onLeft: actionOnLeft, below: actionBelow } = placeBarAction({
+    x,
+    width,
+    besideRight,
+    labelLeftPx: labelLeft ? needed : 0,
+    roomLeft,
+    roomRight,
+    contentWidth,
+    actionPx,
+  })
   const undone = struck ? `, taken back by ${rewindReference(rewind)}` : ''
   return (
     <span
@@ -269,7 +276,7 @@ function Bar({
           className={`bar-undo bar-action ${actionOnLeft ? 'on-left' : ''}`}
           style={{
             left: actionLeft,
-            top: g.row * ROW_HEIGHT + 1,
+            top: (g.row + (actionBelow ? 1 : 0)) * ROW_HEIGHT + 1,
             width: actionOnLeft ? actionPx : undefined,
           }}
         >

@@ -183,3 +183,39 @@ function placeLane(bars: BarLayout[], scale: Scale, kind: 'parallel' | 'serial')
 }
 
 const labelOf = (g: BarGeometry): number => labelWidth(callTitle(g.bar.call))
+
+/** Where the Undo (or "Undone: show") button goes beside a bar. */
+export interface BarActionPlace {
+  left: number
+  onLeft: boolean
+  /** No room beside the bar in its row: under it, in the next row. */
+  below: boolean
+}
+
+/**
+ * Right of the bar (past a label drawn beside it) where that covers no other bar, else left of it where there is
+ * room, else on whichever side has more (it goes when the pointer or focus does), else under the bar. Never over
+ * the bar itself: that would take the click meant for the bar.
+ */
+export function placeBarAction(p: {
+  x: number
+  width: number
+  /** Width of the label drawn right of the bar (0 if none). */
+  besideRight: number
+  /** Width of the label drawn left of the bar (0 if none). */
+  labelLeftPx: number
+  /** Free room left of the bar (including a label there) and right of it (past its label), up to other bars. */
+  roomLeft: number
+  roomRight: number
+  contentWidth: number
+  actionPx: number
+}): BarActionPlace {
+  const rightX = p.x + p.width + p.besideRight + 2
+  const leftX = p.x - p.labelLeftPx - p.actionPx - 2
+  if (p.roomRight >= p.actionPx + 2) return { left: rightX, onLeft: false, below: false }
+  if (p.roomLeft - p.labelLeftPx >= p.actionPx + 2) return { left: leftX, onLeft: true, below: false }
+  const rightFits = rightX + p.actionPx <= p.contentWidth
+  if (rightFits) return { left: rightX, onLeft: false, below: false }
+  if (leftX >= 0) return { left: leftX, onLeft: true, below: false }
+  return { left: Math.max(0, Math.min(p.x, p.contentWidth - p.actionPx - 4)), onLeft: false, below: true }
+}
