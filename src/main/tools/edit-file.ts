@@ -6,11 +6,10 @@ import {
   countLines,
   defineChangeTool,
   diffMetadata,
-  expectation,
   lineEnding,
   loadForChange,
   notesSuffix,
-  UTF8_BOM,
+  plannedChange,
   type ChangePlan,
 } from './file-change'
 import { ok } from './tool'
@@ -136,15 +135,12 @@ export async function planEdit(ctx: ToolContext, input: EditFileInput, base?: Pl
           'the edit would change nothing.',
       }
     return {
-      ok: true,
-      path: loaded.path,
-      relPath: rel,
-      before: current.text,
-      after: body.toString('utf8'),
-      data: current.bom ? Buffer.concat([UTF8_BOM, body]) : body,
-      ...expectation(current),
-      unchanged: false,
-      notes: matched.converted ? [`the file's ${crlf ? 'CRLF' : 'LF'} line endings were kept`] : [],
+      ...plannedChange(loaded, {
+        after: body.toString('utf8'),
+        body,
+        bom: current.bom,
+        notes: matched.converted ? [`the file's ${crlf ? 'CRLF' : 'LF'} line endings were kept`] : [],
+      }),
       replacements: positions.length,
       firstLine: lineNumbersOf(body, [positions[0] as number])[0] as number,
     }

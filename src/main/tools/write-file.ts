@@ -5,11 +5,10 @@ import {
   countLines,
   defineChangeTool,
   diffMetadata,
-  expectation,
   lineEnding,
   loadForChange,
   notesSuffix,
-  UTF8_BOM,
+  plannedChange,
   type ChangePlan,
 } from './file-change'
 import { ok } from './tool'
@@ -57,17 +56,7 @@ export async function planWrite(
     const body = Buffer.from(after, 'utf8')
     const bom = ownBom || current?.bom === true
     if (current?.bom === true && !ownBom) notes.push('its UTF-8 BOM was kept')
-    return {
-      ok: true,
-      path: loaded.path,
-      relPath: loaded.relPath,
-      before: current?.text ?? null,
-      after,
-      data: bom ? Buffer.concat([UTF8_BOM, body]) : body,
-      ...expectation(current),
-      unchanged: current !== null && current.bom === bom && current.body.equals(body),
-      notes,
-    }
+    return plannedChange(loaded, { after, body, bom, notes })
   } catch (error) {
     return { ok: false, error: `Could not prepare the write: ${(error as Error).message}` }
   }
