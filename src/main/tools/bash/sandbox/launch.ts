@@ -33,11 +33,7 @@ export function probeSandbox(platform: NodeJS.Platform, searchPath: string): San
       reason:
         'Commands cannot run in a sandbox on this system yet, so every command asks first (on Windows, run Lanes inside WSL to have one).',
     }
-  const program = searchPath
-    .split(delimiter)
-    .filter((dir) => isAbsolute(dir))
-    .map((dir) => join(dir, 'bwrap'))
-    .find(isExecutable)
+  const program = findProgram('bwrap', searchPath)
   if (!program)
     return {
       available: false,
@@ -168,6 +164,15 @@ export function sandboxStartFailure(
   if (run.status !== undefined && /"exit-code"\s*:/.test(run.status)) return null
   const said = output.trim().split('\n').slice(-3).join(' ').slice(0, 500)
   return said || `${launch.program} exited with ${run.exitCode ?? 'no status'}`
+}
+
+/** The first executable `name` in the absolute folders of `searchPath` (a PATH value). */
+export function findProgram(name: string, searchPath: string): string | undefined {
+  return searchPath
+    .split(delimiter)
+    .filter((dir) => isAbsolute(dir))
+    .map((dir) => join(dir, name))
+    .find(isExecutable)
 }
 
 function isExecutable(path: string): boolean {
