@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { findProgram, type SandboxLaunch } from '../sandbox/launch'
+import type { SandboxLaunch } from '../sandbox/launch'
+import { findProgram } from '../sandbox/support'
 
 /**
  * Capture by construction (issue 20): an approved sandboxed command never writes the workspace. It runs with
