@@ -2,6 +2,7 @@ import { rejectsEveryHunk } from './approval-preview'
 import type {
   AssistantMessage,
   EventOf,
+  GrantedRule,
   InstructionFile,
   RunEndReason,
   RewindChange,
@@ -159,6 +160,8 @@ export interface SessionState {
   instructions: readonly (InstructionFile & { scope: 'root' | 'nested' })[]
   /** The session's MCP servers by name, as their latest `mcp.server` event left them. */
   mcpServers: Readonly<Record<string, McpServerState>>
+  /** "Allow for the rest of this session" rules in force, in the order they were granted (issue 21 §3). */
+  sessionRules: readonly GrantedRule[]
   counts: SessionCounts
   /** -1 before the first event. */
   lastSeq: number
@@ -192,6 +195,7 @@ export function initialSessionState(): SessionState {
     pendingApprovals: [],
     snapshots: {},
     mcpServers: {},
+    sessionRules: [],
     usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 },
     rewinds: [],
     compactions: [],
@@ -501,7 +505,11 @@ function apply(r: Reduction, event: SessionEvent): void {
       if (!call) return
       setStatus(r, call, 'awaiting-approval')
       // Asking again (a continued session re-asks what was never run) starts a fresh decision.
-      call.approval = { preview: event.preview, requestedAt: event.at }
+      call.approval = {
+        preview: event.preview,
+        requestedAt: event.at,
+        ...(event.sessionRule ? { sessionRule: event.sessionRule } : {}),
+      }
       if (!s.pendingApprovals.includes(event.callId)) {
         const pending = (s.pendingApprovals = edit(r, s.pendingApprovals))
         pending.push(event.callId)
@@ -664,6 +672,29 @@ function apply(r: Reduction, event: SessionEvent): void {
         ...(before?.sandboxed !== undefined ? { sandboxed: before.sandboxed } : {}),
         ...server,
       })
+      return
+    }
+
+    case 'rule.granted': {
+      if (s.sessionRules.some((g) => g.ruleId === event.ruleId))
+        return anomaly(r, `rule ${event.ruleId} granted twice`)
+      s.sessionRules = made(r, [
+        ...s.sessionRules,
+        {
+          ruleId: event.ruleId,
+          rule: event.rule,
+          grantedAt: event.at,
+          ...(event.callId !== undefined ? { callId: event.callId } : {}),
+        },
+      ])
+      return
+    }
+
+    case 'rule.revoked': {
+      const kept = s.sessionRules.filter((g) => g.ruleId !== event.ruleId)
+      if (kept.length === s.sessionRules.length)
+        return anomaly(r, `rule ${event.ruleId} revoked but not in force`)
+      s.sessionRules = made(r, kept)
       return
     }
 

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { pathField } from './input-fields'
 import {
   changePolicy,
+  changeSessionRule,
   changePreview,
   commitChange,
   countLines,
@@ -232,6 +233,7 @@ export const editFileTool = defineTool({
   concurrencySafe: false,
   title: (input) => `Edit ${input.path}`,
   policy: (input, opts) => changePolicy(input.path, opts),
+  sessionRule: (input, opts) => changeSessionRule(input.path, opts),
   async preview(input, ctx, opts) {
     return changePreview(await planEdit(ctx, input, opts.base), opts.protected)
   },

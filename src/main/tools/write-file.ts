@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { pathField } from './input-fields'
 import {
   changePolicy,
+  changeSessionRule,
   changePreview,
   commitChange,
   countLines,
@@ -85,6 +86,7 @@ export const writeFileTool = defineTool({
   concurrencySafe: false,
   title: (input) => `Write ${input.path}`,
   policy: (input, opts) => changePolicy(input.path, opts),
+  sessionRule: (input, opts) => changeSessionRule(input.path, opts),
   async preview(input, ctx, opts) {
     return changePreview(await planWrite(ctx, input, opts.base), opts.protected)
   },
