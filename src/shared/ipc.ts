@@ -263,7 +263,8 @@ export const requestChannels = {
    */
   'session:revoke-rule': {
     input: z.object({ sessionId: SessionId, ruleId: z.string().min(1).max(200) }).strict(),
-    output: z.null(),
+    /** `live`: a run in this app holds the session and streams the event; else reload the session to see it. */
+    output: z.object({ live: z.boolean() }),
   },
   /** What an undo or rewind would change (nothing is touched); refused with the reason as an error. */
   'rewind:plan': { input: RewindTarget, output: RewindPreview },

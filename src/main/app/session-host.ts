@@ -179,13 +179,13 @@ export class SessionHost {
    * Revokes a session rule: through the run's own log writer when the session runs in this app, else appended
    * to its log directly (one writer at a time: a session that starts meanwhile waits for the line).
    */
-  async revokeRule(sessionId: string, ruleId: string): Promise<null> {
+  async revokeRule(sessionId: string, ruleId: string): Promise<{ live: boolean }> {
     const live = this.live.get(sessionId)
     const revoked = live
       ? await live.session.revokeRule(ruleId)
       : await appendRevocation(this.opts.sessionsDir, sessionId, ruleId)
     if (!revoked) throw new RefusedError('not-found', 'That rule is not in force in this session.')
-    return null
+    return { live: live !== undefined }
   }
 
   /** What an undo or rewind would change; refused while a run of the session is going on in this app. */
