@@ -12,7 +12,6 @@ import {
   LOG_SUFFIX,
   parseLine,
   scanLinesBackward,
-  sessionPaths,
 } from './log'
 
 /**
@@ -196,7 +195,8 @@ async function summarizeLog(
   sessionId: string,
   indexed: Summarized | undefined,
 ): Promise<Summarized> {
-  const { log } = sessionPaths(sessionsDir, sessionId)
+  // The id was checked when the folder was listed (sessionPaths would check it once more per log).
+  const log = join(sessionsDir, `${sessionId}${LOG_SUFFIX}`)
   const seen = keyOf(statSync(log))
   const known = summaryCache.get(log) ?? indexed
   if (known?.key === seen) {
