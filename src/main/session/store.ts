@@ -5,14 +5,7 @@ import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import { SessionId, SessionSummary, type EventOf, type SessionEvent } from '../../shared/events'
 import { TimeSlices } from '../fs/time-slices'
-import {
-  isSessionLocked,
-  LF,
-  LOCK_SUFFIX,
-  LOG_SUFFIX,
-  parseLine,
-  scanLinesBackward,
-} from './log'
+import { isSessionLocked, LF, LOCK_SUFFIX, LOG_SUFFIX, parseLine, scanLinesBackward } from './log'
 
 /**
  * The folder of sessions: ids, and the list the app and `lanes run --continue` choose from.
