@@ -228,7 +228,7 @@ async function firstLine(handle: FileHandle, size: number): Promise<string | und
 
 /**
  * The events a session's state takes from before its last turns: the session, its runs, the instructions, MCP
- * servers, compactions and rewinds. Everything else (a turn's text, calls, output) belongs to its turn.
+ * servers, compactions, rewinds and the session's allow rules. Everything else (a turn's text, calls, output) belongs to its turn.
  */
 const SESSION_LEVEL: ReadonlySet<SessionEvent['type']> = new Set<SessionEvent['type']>([
   'session.created',
@@ -243,6 +243,8 @@ const SESSION_LEVEL: ReadonlySet<SessionEvent['type']> = new Set<SessionEvent['t
   'context.compacted',
   'rewind.started',
   'rewind.finished',
+  'rule.granted',
+  'rule.revoked',
 ])
 
 /**
