@@ -1,5 +1,16 @@
 import { createHash } from 'node:crypto'
-import { createReadStream, promises as fs } from 'node:fs'
+import {
+  chmodSync,
+  copyFileSync,
+  createReadStream,
+  mkdirSync,
+  promises as fs,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  symlinkSync,
+  unlinkSync,
+} from 'node:fs'
 import { dirname, join, sep } from 'node:path'
 import { createInterface } from 'node:readline'
 import type {
@@ -17,6 +28,8 @@ import {
   type PathToken,
 } from '../../../fs/path-token'
 import { putPathState } from '../../../fs/put-path'
+import { readFileQuick } from '../../../fs/quick-read'
+import { TimeSlices } from '../../../fs/time-slices'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import { readChangeSet, type Change, type Seen } from './change-set'
 import { heldReason } from './held'
@@ -89,7 +102,8 @@ async function tokenOf(
   if (seen.kind === 'dir') return { token: dirToken(seen.mode), kept: true }
   if (seen.kind === 'link') return { token: linkToken(seen.target), kept: true }
   if (seen.size > KEEP_MAX_BYTES) return { token: fileToken(await hashStream(path), seen.mode), kept: false }
-  const content = await fs.readFile(path)
+  // Most files a command leaves are small: read by direct system calls (see quick-read.ts).
+  const content = await readFileQuick(path)
   const hash = keep ? await keep(content) : createHash('sha256').update(content).digest('hex')
   return { token: fileToken(hash, seen.mode), kept: true }
 }
@@ -149,7 +163,9 @@ export async function landChangeSet(opts: {
     await plan.write(text)
   }
   try {
-    for await (const change of readChangeSet(workspace, layer.upper, opts.opaque)) {
+    const slices = new TimeSlices()
+    for (const change of readChangeSet(workspace, layer.upper, opts.opaque)) {
+      await slices.tick()
       const abs = join(workspace, change.rel)
       const before = await tokenOf(abs, change.before, (content) => host.keep(abs, content))
       const after = change.source
@@ -278,11 +294,16 @@ async function applyPlan(
   const modes: { path: string; mode: number }[] = []
   const checked = new Set<string>([workspace])
   let failure: string | undefined
+  const slices = new TimeSlices()
   for await (const line of planLines(planFile)) {
     const path = join(workspace, line.rel)
-    const failed = await applyOne(workspace, path, line, checked, modes).catch((error: unknown) =>
-      message(error),
-    )
+    let failed: string | undefined
+    try {
+      failed = applyOne(workspace, path, line, checked, modes)
+    } catch (error) {
+      failed = message(error)
+    }
+    await slices.tick()
     if (failed !== undefined) {
       failure = `${line.rel}: ${failed}`
       break
@@ -324,17 +345,21 @@ async function rollBackLines(
   return stuck.length === 0 ? '.' : `, except ${stuck.slice(0, 20).join(', ')}.`
 }
 
-async function applyOne(
+/**
+ * One line of the plan, by direct system calls (each a few microseconds, where a trip through the thread pool
+ * costs tens: 20,000 new files are 20,000 renames); the caller gives the event loop back between lines.
+ */
+function applyOne(
   workspace: string,
   path: string,
   line: PlanLine,
   checked: Set<string>,
   modes: { path: string; mode: number }[],
-): Promise<string | undefined> {
+): string | undefined {
   // The folder it goes into is a folder of the workspace, not a link to elsewhere made since the capture.
   const dir = dirname(path)
   if (!checked.has(dir)) {
-    const real = await fs.realpath(dir)
+    const real = realpathSync.native(dir)
     if (real !== dir || !(real + sep).startsWith(workspace + sep))
       return 'its folder is no longer where it was'
     checked.add(dir)
@@ -343,30 +368,36 @@ async function applyOne(
   const was = parseToken(line.before)
   switch (want.kind) {
     case 'absent':
-      if (was.kind === 'dir') await fs.rmdir(path)
-      else await fs.unlink(path).catch(ignoreMissing)
+      if (was.kind === 'dir') rmdirSync(path)
+      else {
+        try {
+          unlinkSync(path)
+        } catch (error) {
+          ignoreMissing(error)
+        }
+      }
       return undefined
     case 'dir':
-      if (was.kind === 'file' || was.kind === 'link') await fs.unlink(path)
-      if (was.kind !== 'dir') await fs.mkdir(path, { mode: 0o700 })
+      if (was.kind === 'file' || was.kind === 'link') unlinkSync(path)
+      if (was.kind !== 'dir') mkdirSync(path, { mode: 0o700 })
       modes.push({ path, mode: want.mode })
       return undefined
     case 'file':
     case 'link': {
       if (line.source === undefined) return 'its new content is missing from the layer'
-      if (was.kind === 'dir') await fs.rmdir(path)
+      if (was.kind === 'dir') rmdirSync(path)
       try {
-        await fs.rename(line.source, path)
+        renameSync(line.source, path)
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error
         // The layer is on another file system: copied beside, then renamed in (still atomic for readers).
         const temp = `${path}.lanes-${process.pid}-land`
-        if (want.kind === 'link') await fs.symlink(want.target, temp)
+        if (want.kind === 'link') symlinkSync(want.target, temp)
         else {
-          await fs.copyFile(line.source, temp)
-          await fs.chmod(temp, want.mode ?? 0o644)
+          copyFileSync(line.source, temp)
+          chmodSync(temp, want.mode ?? 0o644)
         }
-        await fs.rename(temp, path)
+        renameSync(temp, path)
       }
       return undefined
     }
