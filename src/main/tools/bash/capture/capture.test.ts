@@ -173,6 +173,28 @@ describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { time
     expect(changes?.counts).toMatchObject({ removed: 2, added: 1 + 3 * 7 + 1 })
   })
 
+  it('moves a new folder in whole only when everything in it lands', async () => {
+    const t = await setup({ 'a.txt': 'a\n' })
+    const command = await script(t.workspace, 'new.js', [
+      'mkdir -p whole/in && echo w > whole/in/w.txt',
+      'mkdir -p mixed/in && echo m > mixed/in/m.txt && echo SECRET=1 > mixed/in/.env',
+      'mkdir -p odd && echo o > odd/o.txt && mkfifo odd/pipe',
+    ])
+    const { result, changes } = await t.run(command)
+    expect(result.isError, result.output).toBe(false)
+    const files = await tree(t.workspace)
+    expect(files['whole/in/w.txt']).toBe('644 w\n')
+    expect(files['mixed/in/m.txt']).toBe('644 m\n')
+    expect(files['odd/o.txt']).toBe('644 o\n')
+    // The held secret file and the pipe stayed behind with the layer.
+    expect(Object.keys(files).filter((k) => /\.env|pipe/.test(k))).toEqual([])
+    expect(changes?.held?.paths.map((p) => p.relPath)).toEqual(['mixed/in/.env'])
+    // Each landed path was logged with what was there before (nothing), so undo takes them away.
+    const logged = t.events.flatMap((e) => (e.type === 'file.preimage' ? [e.relPath] : []))
+    expect(logged).toEqual(expect.arrayContaining(['whole', 'whole/in', 'whole/in/w.txt', 'mixed/in/m.txt']))
+    expect(logged).not.toContain('mixed/in/.env')
+  })
+
   it('gives the command no way around its layer (the wrapper’s own view of the workspace stays its own)', async () => {
     const t = await setup({ 'a.txt': 'a\n' })
     // Everything the command's own process holds open, by identity: the workspace as it is (the layer's lower

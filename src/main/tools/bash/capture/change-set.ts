@@ -34,6 +34,13 @@ export interface Change {
   /** The upper layer's copy of a file or link that the command left (after.kind file or link). */
   source?: string
   /**
+   * A folder that is new, in a folder that is not (so is everything in it): it can land whole, by one rename of
+   * `source`, when everything in it lands.
+   */
+  whole?: true
+  /** In the layer but nothing a command can land (a device, a socket): not a change, and not landed. */
+  odd?: true
+  /**
    * The folder this change is part of the removal or replacement of (a removed tree, a folder removed and made
    * again): a rule that holds that folder holds the change too.
    */
@@ -140,7 +147,11 @@ function* readFolder(
       if (before) yield* removeTree(workspace, child, before, scope ?? child)
       continue
     }
-    if (up.seen === null) continue // a device or a socket: nothing a command can land in a workspace
+    // A device or a socket: nothing a command can land in a workspace.
+    if (up.seen === null) {
+      yield { rel: child, before, after: before, odd: true }
+      continue
+    }
     if (up.seen.kind === 'dir') {
       if (before?.kind === 'dir') {
         if (before.mode !== up.seen.mode) yield { rel: child, before, after: up.seen, ...tag }
@@ -149,7 +160,8 @@ function* readFolder(
       } else {
         // Made where there was nothing, a file or a link: what was there goes, the folder comes whole.
         if (before) yield* removeTree(workspace, child, before, scope ?? child)
-        yield { rel: child, before: null, after: up.seen, ...tag }
+        const whole = fresh ? {} : { whole: true as const, source: join(upper, child) }
+        yield { rel: child, before: null, after: up.seen, ...whole, ...tag }
         yield* readFolder(workspace, upper, child, undefined, opaque, true)
       }
       continue

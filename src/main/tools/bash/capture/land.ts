@@ -3,6 +3,7 @@ import {
   chmodSync,
   copyFileSync,
   createReadStream,
+  lstatSync,
   mkdirSync,
   promises as fs,
   realpathSync,
@@ -88,6 +89,18 @@ interface PlanLine {
   before: PathToken
   after: PathToken
   source?: string
+  /** A new folder that lands whole (see Change.whole), unless something in it does not land. */
+  whole?: true
+}
+
+/** The outermost folder of `wholes` that holds `rel`, if any. */
+function wholeAbove(rel: string, wholes: ReadonlySet<string>): string | undefined {
+  let found: string | undefined
+  for (let at = rel.indexOf('/'); at > 0; at = rel.indexOf('/', at + 1)) {
+    const folder = rel.slice(0, at)
+    if (wholes.has(folder)) found ??= folder
+  }
+  return found
 }
 
 async function tokenOf(
@@ -150,6 +163,13 @@ export async function landChangeSet(opts: {
   const plan = await fs.open(planFile, 'w', 0o600)
   let entries = 0
   const heldFolders = new Set<string>()
+  // New folders that may land by one rename each, and those of them holding something that does not land.
+  const wholes = new Set<string>()
+  const partial = new Set<string>()
+  const notLanding = (rel: string) => {
+    const folder = wholeAbove(rel, wholes)
+    if (folder !== undefined) partial.add(folder)
+  }
   const holdsHeld = new Set<string>()
   const inFlight: Promise<unknown>[] = []
   // Plan lines go to the file a batch at a time: one write per line would cost a round trip each.
@@ -166,6 +186,10 @@ export async function landChangeSet(opts: {
     const slices = new TimeSlices()
     for (const change of readChangeSet(workspace, layer.upper, opts.opaque)) {
       await slices.tick()
+      if (change.odd) {
+        notLanding(change.rel)
+        continue
+      }
       const abs = join(workspace, change.rel)
       const before = await tokenOf(abs, change.before, (content) => host.keep(abs, content))
       const after = change.source
@@ -176,8 +200,13 @@ export async function landChangeSet(opts: {
       if (reason !== null) {
         landed.heldCount++
         if (landed.held.length < PATHS_SHOWN) landed.held.push({ relPath: change.rel, reason })
-        if (!host.landProtected) continue
+        if (!host.landProtected) {
+          notLanding(change.rel)
+          if (change.whole) partial.add(change.rel)
+          continue
+        }
       }
+      if (change.whole) wholes.add(change.rel)
       const kind = kindOf(before.token, after.token)
       const counted = kind === 'mode' ? 'modeChanged' : kind
       landed.counts[counted]++
@@ -189,6 +218,7 @@ export async function landChangeSet(opts: {
         before: before.token,
         after: after.token,
         ...(change.source ? { source: change.source } : {}),
+        ...(change.whole ? { whole: true as const } : {}),
       }
       pending.push(JSON.stringify(line))
       pendingBytes += pending[pending.length - 1]!.length + 1
@@ -230,7 +260,7 @@ export async function landChangeSet(opts: {
 
   await host.log({ type: 'command.landing', callId, layer: layer.dir, entries })
   await host.sync()
-  const failure = await applyPlan(workspace, planFile, host)
+  const failure = await applyPlan(workspace, planFile, host, partial)
   if (failure !== undefined) {
     await host.log({ type: 'command.landed', callId, outcome: 'rolled-back', error: failure })
     await host.sync()
@@ -288,6 +318,8 @@ async function applyPlan(
   workspace: string,
   planFile: string,
   host: Pick<CaptureHost, 'content'>,
+  /** New folders with something in them that does not land: made entry by entry, not moved whole. */
+  partial: ReadonlySet<string>,
 ): Promise<string | undefined> {
   // Only how many landed is kept; a roll-back reads them back from the plan (memory stays bounded).
   let done = 0
@@ -295,11 +327,25 @@ async function applyPlan(
   const checked = new Set<string>([workspace])
   let failure: string | undefined
   const slices = new TimeSlices()
+  // The folder moved in whole last: the lines inside it follow it in the plan and have landed with it.
+  let moved: string | undefined
   for await (const line of planLines(planFile)) {
+    if (moved !== undefined && line.rel.startsWith(moved)) {
+      done++
+      continue
+    }
+    moved = undefined
     const path = join(workspace, line.rel)
     let failed: string | undefined
     try {
-      failed = applyOne(workspace, path, line, checked, modes)
+      if (
+        line.whole &&
+        line.source !== undefined &&
+        !partial.has(line.rel) &&
+        moveWhole(workspace, path, line, checked)
+      )
+        moved = `${line.rel}/`
+      else failed = applyOne(workspace, path, line, checked, modes)
     } catch (error) {
       failed = message(error)
     }
@@ -343,6 +389,29 @@ async function rollBackLines(
     if (failed !== undefined) stuck.push(line.rel)
   }
   return stuck.length === 0 ? '.' : `, except ${stuck.slice(0, 20).join(', ')}.`
+}
+
+/**
+ * A new folder moved in with everything in it by one rename (the layer is on the workspace's file system):
+ * 20,000 new files in 200 new folders are 200 renames. False when it cannot be (another file system, or the
+ * folder is no longer where it was): then it lands entry by entry. The new folder must not be there: a rename
+ * would replace an empty folder made meanwhile, so that is checked first.
+ */
+function moveWhole(workspace: string, path: string, line: PlanLine, checked: Set<string>): boolean {
+  const dir = dirname(path)
+  if (!checked.has(dir)) {
+    const real = realpathSync.native(dir)
+    if (real !== dir || !(real + sep).startsWith(workspace + sep)) return false
+    checked.add(dir)
+  }
+  if (lstatSync(path, { throwIfNoEntry: false }) !== undefined) return false
+  try {
+    renameSync(line.source as string, path)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EXDEV') return false
+    throw error
+  }
 }
 
 /**
