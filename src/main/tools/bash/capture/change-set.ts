@@ -1,6 +1,7 @@
-import { lstatSync, opendirSync, readlinkSync, type Stats } from 'node:fs'
+import { opendirSync, readlinkSync, type Stats } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
 
 /**
  * Reading a command's change set out of its overlay's upper layer (issue 20). The upper folder holds exactly
@@ -55,14 +56,8 @@ export function seenOf(st: Stats, target?: string): Seen {
 }
 
 function look(path: string): { st: Stats; seen: Seen } | null {
-  let st: Stats | undefined
-  try {
-    st = lstatSync(path, { throwIfNoEntry: false })
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return null
-    throw error
-  }
-  if (st === undefined) return null
+  const st = lstatIfPresentSync(path)
+  if (st === null) return null
   const target = st.isSymbolicLink() ? readlinkSync(path) : undefined
   return { st, seen: seenOf(st, target) }
 }

@@ -3,7 +3,6 @@ import {
   chmodSync,
   copyFileSync,
   createReadStream,
-  lstatSync,
   mkdirSync,
   promises as fs,
   realpathSync,
@@ -28,6 +27,7 @@ import {
   parseToken,
   type PathToken,
 } from '../../../fs/path-token'
+import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
 import { putPathState } from '../../../fs/put-path'
 import { readFileQuick } from '../../../fs/quick-read'
 import { TimeSlices } from '../../../fs/time-slices'
@@ -404,7 +404,7 @@ function moveWhole(workspace: string, path: string, line: PlanLine, checked: Set
     if (real !== dir || !(real + sep).startsWith(workspace + sep)) return false
     checked.add(dir)
   }
-  if (lstatSync(path, { throwIfNoEntry: false }) !== undefined) return false
+  if (lstatIfPresentSync(path) !== null) return false
   try {
     renameSync(line.source as string, path)
     return true
