@@ -14,7 +14,7 @@ import { loadBashGrammar } from '../src/main/tools/bash/validate'
 import { GIT_WORKSPACE_RULES } from '../src/main/tools/sensitive-paths'
 import { SnapshotStore } from '../src/main/tools/snapshots'
 import { ensureTree } from './gen-tree'
-import { median, result, type Benchmark, type BenchResult } from './harness'
+import { median, result, sized, type Benchmark, type BenchResult } from './harness'
 import { ensureRepository } from './sandbox.bench'
 
 /**
@@ -31,9 +31,12 @@ import { ensureRepository } from './sandbox.bench'
  *   command run without capture; then undoing it (plan, journal, removals) against `rm -rf` of those files.
  */
 
-const RUNS = Number(process.env.LANES_BENCH_RUNS ?? 9)
+const RUNS = Number(process.env.LANES_BENCH_RUNS ?? sized(9, 2))
 /** Rounds of the 100-file rewrite: each is short, and the figure is a difference of two calls, so more of them. */
-const REWRITE_RUNS = Math.max(RUNS, 15)
+const REWRITE_RUNS = sized(Math.max(RUNS, 15), 3)
+/** Folders of 100 files the create benchmark makes: 20,000 files (2,000 in quick mode). */
+const CREATE_DIRS = sized(200, 20)
+const CREATED = (CREATE_DIRS * 100).toLocaleString('en')
 
 interface Session {
   writer: SessionWriter
@@ -255,7 +258,7 @@ async function rewrite100(cache: string): Promise<BenchResult[]> {
 }
 
 const CREATE_SCRIPT = `const fs = require('fs')
-for (let d = 0; d < 200; d++) {
+for (let d = 0; d < ${CREATE_DIRS}; d++) {
   fs.mkdirSync('made/d' + d, { recursive: true })
   for (let f = 0; f < 100; f++) fs.writeFileSync('made/d' + d + '/f' + f + '.js', 'module.exports = ' + (d * 100 + f) + '\\n')
 }
@@ -275,7 +278,7 @@ async function create20k(cache: string): Promise<BenchResult[]> {
     const uncaptured: number[] = []
     const undoMs: number[] = []
     const rmMs: number[] = []
-    const runs = Math.max(3, Math.ceil(RUNS / 3))
+    const runs = sized(Math.max(3, Math.ceil(RUNS / 3)), 1)
     for (let i = 0; i < runs; i++) {
       let t0 = performance.now()
       const callId = await approved(workspace, 'node create.js', session)
@@ -309,7 +312,7 @@ async function create20k(cache: string): Promise<BenchResult[]> {
     await session.writer.close()
     return [
       result(
-        'capture: create 20,000 files, captured vs uncaptured',
+        `capture: create ${CREATED} files, captured vs uncaptured`,
         median(captured),
         median(uncaptured),
         'ms',
@@ -318,7 +321,7 @@ async function create20k(cache: string): Promise<BenchResult[]> {
           text: 'ratio <= 1.5',
         },
       ),
-      result('capture: undo 20,000 created files vs rm -rf', median(undoMs), median(rmMs), 'ms', {
+      result(`capture: undo ${CREATED} created files vs rm -rf`, median(undoMs), median(rmMs), 'ms', {
         maxRatio: 1.5,
         text: 'ratio <= 1.5',
       }),
