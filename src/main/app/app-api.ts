@@ -169,6 +169,9 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
       }
     },
 
+    'approval:diff': async ({ sessionId, callId, from, count }) =>
+      sessions.fullDiff(sessionId, callId, from, count).then(ok, failed),
+
     'rewind:plan': async (target) => sessions.planRewind(target).then(ok, failed),
 
     'rewind:apply': async (target) => sessions.applyRewind(target).then(ok, failed),

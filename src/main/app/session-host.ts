@@ -174,6 +174,24 @@ export class SessionHost {
     return null
   }
 
+  /** A page of the full diff of a change waiting for review (`approval:diff`). */
+  async fullDiff(
+    sessionId: string,
+    callId: string,
+    from: number,
+    count: number,
+  ): Promise<{ total: number; lines: string[] }> {
+    const live = this.live.get(sessionId)
+    if (!live)
+      throw new RefusedError(
+        'not-found',
+        'The full change is not at hand: Lanes was restarted since it was proposed. Judge it by its summary, or reject it and ask the agent again.',
+      )
+    const page = live.session.fullDiff(callId, from, count)
+    if (!page.ok) throw new RefusedError('not-found', page.error)
+    return { total: page.total, lines: page.lines }
+  }
+
   /** What an undo or rewind would change; refused while a run of the session is going on in this app. */
   async planRewind(target: RewindTarget): Promise<RewindPreview> {
     this.refuseWhileLive(target.sessionId)

@@ -7,12 +7,14 @@ import {
   countLines,
   diffMetadata,
   expectation,
+  isBinaryChange,
   lineEnding,
   loadForChange,
   planToCommit,
   UTF8_BOM,
   type ChangePlan,
 } from './file-change'
+import { isBinary, sniffType, typeLabel } from '../../shared/file-content'
 import { defineTool, fail, ok } from './tool'
 import type { PlanBase, ToolContext } from './tool'
 
@@ -21,7 +23,17 @@ export const WriteFileInput = z
     path: pathField(
       'Path of the file to create or overwrite, relative to the workspace root. Missing parent folders are created.',
     ),
-    content: z.string().describe('The complete new content of the file.'),
+    content: z
+      .string()
+      .describe(
+        'The complete new content of the file: its text, or with encoding "base64" its bytes base64-encoded.',
+      ),
+    encoding: z
+      .enum(['utf8', 'base64'])
+      .optional()
+      .describe(
+        'How content is given: "utf8" (the default) for text; "base64" for a binary file such as an image, whose bytes are written exactly.',
+      ),
   })
   .strict()
   .describe('Create a file or replace its whole content. An existing file must have been read first.')
@@ -35,6 +47,18 @@ export async function planWrite(
   base?: PlanBase,
 ): Promise<ChangePlan> {
   try {
+    if (input.encoding === 'base64') {
+      const bytes = decodeBase64(input.content)
+      if (bytes === null)
+        return {
+          ok: false,
+          error:
+            'content is not valid base64 (with encoding "base64" it must be the bytes in standard base64: A-Z a-z 0-9 + /, padded with =, whitespace allowed between groups).',
+        }
+      return planBytes(ctx, input.path, bytes, base)
+    }
+    const unwritable = notText(input.content)
+    if (unwritable) return { ok: false, error: unwritable }
     const loaded = await loadForChange(ctx, input.path, base)
     if (!loaded.ok) return loaded
     const current = loaded.current
@@ -74,13 +98,59 @@ export async function planWrite(
   }
 }
 
+/**
+ * Why a text content cannot be written as the text it is (null: it can). Only text that UTF-8 encodes exactly may
+ * be written from a string: a lone surrogate would land as U+FFFD, not as reviewed; a NUL is binary data sent as
+ * text, whose bytes above 127 would each land as two bytes (a PNG sent this way is a broken PNG).
+ */
+function notText(content: string): string | null {
+  if (content.includes('\0'))
+    return 'content holds NUL characters: binary data cannot be written as text (every byte above 127 would be written as two bytes). Send the file\'s bytes base64-encoded, with "encoding": "base64".'
+  if (LONE_SURROGATE.test(content))
+    return 'content holds an unpaired UTF-16 surrogate, which is not text and cannot be written as UTF-8. Remove it, or send binary content base64-encoded with "encoding": "base64".'
+  return null
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** Strict standard base64 (whitespace between groups allowed); null when it is not. */
+function decodeBase64(content: string): Buffer | null {
+  const compact = content.replace(/\s+/g, '')
+  if (compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) return null
+  const bytes = Buffer.from(compact, 'base64')
+  // Node decodes leniently: only an exact round trip is the bytes the model meant.
+  return bytes.toString('base64') === compact ? bytes : null
+}
+
+/** A write of exact bytes (encoding base64): nothing is converted, line endings and BOM included. */
+async function planBytes(ctx: ToolContext, path: string, bytes: Buffer, base?: PlanBase): Promise<ChangePlan> {
+  const loaded = await loadForChange(ctx, path, base)
+  if (!loaded.ok) return loaded
+  const current = loaded.current
+  const bom = bytes.subarray(0, 3).equals(UTF8_BOM)
+  const body = bom ? bytes.subarray(3) : bytes
+  return {
+    ok: true,
+    path: loaded.path,
+    relPath: loaded.relPath,
+    before: current?.text ?? null,
+    // For a binary content this text is never shown or diffed (isBinaryChange); the bytes are `data`.
+    after: body.toString('utf8'),
+    data: bytes,
+    ...expectation(current),
+    unchanged: current !== null && current.bom === bom && current.body.equals(body),
+    notes: [],
+  }
+}
+
 export const writeFileTool = defineTool({
   name: 'write_file',
   description:
     'Create a file, or replace the whole content of an existing one, in the workspace. Missing parent ' +
     'folders are created. Overwriting an existing file requires having read it with read_file in this ' +
     'session, and is refused if it changed on disk since. To change part of a file prefer edit_file. ' +
-    'Line endings (CRLF) and a UTF-8 BOM of an existing file are kept.',
+    'Line endings (CRLF) and a UTF-8 BOM of an existing file are kept. For a binary file (an image, say) send ' +
+    'its bytes base64-encoded with encoding "base64": they are written exactly.',
   input: WriteFileInput,
   concurrencySafe: false,
   title: (input) => `Write ${input.path}`,
@@ -92,7 +162,9 @@ export const writeFileTool = defineTool({
     const plan = await planToCommit(approved, () => planWrite(ctx, input))
     if (!plan.ok) return fail(plan.error, { title: `Write ${input.path}` })
     const rel = plan.relPath
+    const binary = isBinaryChange(plan) && isBinary(plan.data)
     const lines = countLines(plan.after)
+    const size = binary ? `${plan.data.length} bytes, ${typeLabel(sniffType(plan.data))}` : undefined
     if (plan.unchanged) {
       return ok(`${rel} already has exactly this content; nothing was written.`, {
         title: `Write ${rel} (unchanged)`,
@@ -103,6 +175,11 @@ export const writeFileTool = defineTool({
     if (!committed.ok) return committed.result
     const { diff, created } = committed
     const kept = plan.notes.length > 0 ? ` (${plan.notes.join('; ')})` : ''
+    if (size !== undefined)
+      return ok(`${created ? 'Created' : 'Overwrote'} ${rel} (${size}).`, {
+        title: `${created ? 'Create' : 'Write'} ${rel} (${size})`,
+        metadata: { path: rel, created, bytes: plan.data.length, binary: true },
+      })
     const output = created
       ? `Created ${rel} (${lines} ${lines === 1 ? 'line' : 'lines'}).`
       : `Overwrote ${rel}: now ${lines} ${lines === 1 ? 'line' : 'lines'} (+${diff.added} -${diff.removed})${kept}.`
