@@ -258,7 +258,7 @@ export function isBinaryChange(plan: ChangePlan & { ok: true }): boolean {
 }
 
 /** One side as the review shows it: size, lines, type, hash, and an image's bytes when small enough to preview. */
-export function contentFacts(bytes: Buffer, text?: string): ContentFacts {
+export function contentFacts(bytes: Buffer, text?: string, opts: { image?: boolean } = {}): ContentFacts {
   const binary = isBinary(bytes)
   const mime = sniffType(bytes)
   return {
@@ -267,7 +267,7 @@ export function contentFacts(bytes: Buffer, text?: string): ContentFacts {
     ...(!binary ? { lines: countLines(text ?? bytes.toString('utf8')) } : {}),
     ...(mime ? { mime } : {}),
     sha256: sha256(bytes),
-    ...(isPreviewableImage(mime) && bytes.length <= IMAGE_PREVIEW_MAX_BYTES
+    ...(opts.image !== false && isPreviewableImage(mime) && bytes.length <= IMAGE_PREVIEW_MAX_BYTES
       ? { image: bytes.toString('base64') }
       : {}),
   }

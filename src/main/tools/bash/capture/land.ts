@@ -17,6 +17,7 @@ import {
   type PathToken,
 } from '../../../fs/path-token'
 import { putPathState } from '../../../fs/put-path'
+import { contentFacts } from '../../file-change'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import { readChangeSet, type Change, type Seen } from './change-set'
 import { heldReason } from './held'
@@ -84,6 +85,8 @@ async function tokenOf(
 ): Promise<{
   token: PathToken
   kept: boolean
+  /** A file read whole: what the command's card shows of it (size, binary or text, type, lines). */
+  content?: CommandChangedPath['content']
 }> {
   if (seen === null) return { token: null, kept: true }
   if (seen.kind === 'dir') return { token: dirToken(seen.mode), kept: true }
@@ -91,7 +94,9 @@ async function tokenOf(
   if (seen.size > KEEP_MAX_BYTES) return { token: fileToken(await hashStream(path), seen.mode), kept: false }
   const content = await fs.readFile(path)
   const hash = keep ? await keep(content) : createHash('sha256').update(content).digest('hex')
-  return { token: fileToken(hash, seen.mode), kept: true }
+  // The same facts a write's review shows, without the image (a command may change hundreds of files).
+  const { sha256: _hash, ...facts } = contentFacts(content, undefined, { image: false })
+  return { token: fileToken(hash, seen.mode), kept: true, content: facts }
 }
 
 async function hashStream(path: string): Promise<string> {
@@ -166,7 +171,12 @@ export async function landChangeSet(opts: {
       const counted = kind === 'mode' ? 'modeChanged' : kind
       landed.counts[counted]++
       if (landed.paths.length < PATHS_SHOWN)
-        landed.paths.push({ relPath: change.rel, change: kind, kind: entryKind(after.token ?? before.token) })
+        landed.paths.push({
+          relPath: change.rel,
+          change: kind,
+          kind: entryKind(after.token ?? before.token),
+          ...(after.content ? { content: after.content } : {}),
+        })
       if (!before.kept) landed.notUndoable.push(change.rel)
       const line: PlanLine = {
         rel: change.rel,
