@@ -11,7 +11,8 @@ import { focusedElement } from '../../lib/editable'
 import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import { decisionsOf, HunkReview, type HunkChoices } from '../rewind/HunkReview'
-import { DiffView } from './DiffView'
+import { ChangeSummary } from './ChangeSummary'
+import { DiffView, isSummarized } from './DiffView'
 import { SANDBOX_DEFAULT, SandboxSwitches } from './SandboxSwitches'
 import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-drafts'
 import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
@@ -241,7 +242,10 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                     </span>
                   )}
                 </div>
-                {preview.kind === 'write' && !decision ? (
+                {preview.kind === 'write' && isSummarized(preview) ? (
+                  // Too large or binary for parts: its facts, and the whole diff on request.
+                  <ChangeSummary preview={preview} fullDiff={{ sessionId, callId: call.callId }} />
+                ) : preview.kind === 'write' && !decision ? (
                   // The diff with its parts in it: tick, leave out, edit, note, all where the lines are.
                   <HunkReview
                     preview={preview}
@@ -341,7 +345,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                         disabled={busy}
                         onClick={() => decide([call.callId], 'rejected')}
                       >
-                        Reject <kbd>R</kbd>
+                        {actionWords(preview).reject} <kbd>R</kbd>
                       </button>
                       <button
                         type="button"
@@ -350,7 +354,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                         disabled={busy}
                         onClick={() => decide([call.callId], 'approved')}
                       >
-                        Approve <kbd>A</kbd>
+                        {actionWords(preview).approve} <kbd>A</kbd>
                       </button>
                     </div>
                   </div>
@@ -371,6 +375,14 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
 }
 
 const NO_CHOICES: HunkChoices = {}
+
+/** A binary file is replaced or kept (created or not), never edited: its buttons say which. */
+function actionWords(preview: ApprovalPreview): { approve: string; reject: string } {
+  if (preview.kind !== 'write' || preview.show !== 'binary') return { approve: 'Approve', reject: 'Reject' }
+  return preview.files?.before === null
+    ? { approve: 'Create it', reject: 'Do not create' }
+    : { approve: 'Replace', reject: 'Keep' }
+}
 
 /** The per-hunk decisions of a write's draft; none means the whole change as proposed. */
 function hunkDecisions(call: ToolCallState, draft: Draft): HunkDecision[] {
