@@ -83,6 +83,20 @@ describe('plainFailure', () => {
     expect(plain.label).toBe('Not run')
   })
 
+  it('says a binary file cannot be read as text, as something the agent handles', () => {
+    const plain = plainFailure(
+      refused(
+        'read_file',
+        { path: 'assets/logo.png' },
+        'assets/logo.png is a binary file (it contains NUL bytes), so it cannot be shown as text. It is 4.2 KB (PNG image).',
+      ),
+    )!
+    expect(plain.what).toBe(
+      'assets/logo.png is not a text file (an image or other binary data), so the agent cannot read it as text.',
+    )
+    expect(plain.handled).toBe(true)
+  })
+
   it('tells the user what they can do when the sandbox cannot start, and does not call it handled', () => {
     const plain = plainFailure(
       refused(

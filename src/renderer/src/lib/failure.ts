@@ -72,6 +72,12 @@ const REFUSALS: { test: RegExp; what(call: ToolCallState): string; next: string;
     next: 'Nothing was changed. The agent was told to send it in smaller parts.',
   },
   {
+    test: /is a binary file|does not look like UTF-8 text|is UTF-16 encoded/i,
+    what: (call) =>
+      `${file(call)} is not a text file (an image or other binary data), so the agent cannot read it as text.`,
+    next: 'Nothing to do: the agent was told its size and type.',
+  },
+  {
     test: /^Invalid arguments for|arguments are not valid JSON/i,
     what: () => 'The agent’s request came through incomplete or malformed, so Lanes did not run it.',
     next: 'Nothing ran. The agent was told and will send it again.',
