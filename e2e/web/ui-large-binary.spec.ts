@@ -58,7 +58,9 @@ function png(size: number): Buffer {
 const num = (i: number): string => String(i + 1).padStart(6, '0')
 // 100,000 lines of 50 bytes: 5 MB; 11,000 lines of 54 or 55 bytes: 599,500 bytes, "600 KB".
 const OLD_BIG = Array.from({ length: 100_000 }, (_, i) => `old ${num(i)} ${'o'.repeat(38)}\n`).join('')
-const NEW_BIG = Array.from({ length: 11_000 }, (_, i) => `new ${num(i)} ${'n'.repeat(43 - (i % 2))}\n`).join('')
+const NEW_BIG = Array.from({ length: 11_000 }, (_, i) => `new ${num(i)} ${'n'.repeat(43 - (i % 2))}\n`).join(
+  '',
+)
 const OLD_LOGO = png(8)
 const NEW_LOGO = png(48)
 // Over the 1 MiB one call may carry: refused before anyone is asked.
@@ -136,7 +138,9 @@ test('a 5 MB file replaced by 600 KB, a PNG and a call too large to review, at 8
       const png = binary.getByTestId('change-summary')
       await expect(png).toHaveAttribute('data-show', 'binary')
       await expect(png.getByTestId('facts-before')).toHaveText(`PNG image, ${OLD_LOGO.length} bytes`) // under 1 KB
-      await expect(png.getByTestId('facts-after')).toHaveText(`PNG image, ${(NEW_LOGO.length / 1000).toFixed(1)} KB`)
+      await expect(png.getByTestId('facts-after')).toHaveText(
+        `PNG image, ${(NEW_LOGO.length / 1000).toFixed(1)} KB`,
+      )
       const images = png.getByTestId('change-image')
       await expect(images).toHaveCount(2)
       await expect.poll(() => images.last().evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(48)
@@ -148,9 +152,10 @@ test('a 5 MB file replaced by 600 KB, a PNG and a call too large to review, at 8
       for (const scheme of ['light', 'dark'] as const) {
         await page.emulateMedia({ colorScheme: scheme })
         await page.waitForTimeout(100)
-        expect(await axeViolations(page, ['[data-testid=approval-panel]']), `review at ${at}, ${scheme}`).toEqual(
-          [],
-        )
+        expect(
+          await axeViolations(page, ['[data-testid=approval-panel]']),
+          `review at ${at}, ${scheme}`,
+        ).toEqual([])
       }
       await page.emulateMedia({ colorScheme: null })
       await large.scrollIntoViewIfNeeded()
@@ -173,9 +178,10 @@ test('a 5 MB file replaced by 600 KB, a PNG and a call too large to review, at 8
       for (const scheme of ['light', 'dark'] as const) {
         await page.emulateMedia({ colorScheme: scheme })
         await page.waitForTimeout(100)
-        expect(await axeViolations(page, ['[data-testid=full-diff]']), `open in full at ${at}, ${scheme}`).toEqual(
-          [],
-        )
+        expect(
+          await axeViolations(page, ['[data-testid=full-diff]']),
+          `open in full at ${at}, ${scheme}`,
+        ).toEqual([])
       }
       await page.emulateMedia({ colorScheme: null })
       await screenshots(page, `large-binary-full-${at}`)

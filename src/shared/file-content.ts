@@ -70,7 +70,11 @@ const startsWith = (b: Uint8Array, bytes: readonly number[], at = 0): boolean =>
 const ascii = (s: string): number[] => [...s].map((c) => c.charCodeAt(0))
 
 const MAGIC: readonly Magic[] = [
-  { mime: 'image/png', label: 'PNG image', test: (b) => startsWith(b, [0x89, ...ascii('PNG\r\n'), 0x1a, 10]) },
+  {
+    mime: 'image/png',
+    label: 'PNG image',
+    test: (b) => startsWith(b, [0x89, ...ascii('PNG\r\n'), 0x1a, 10]),
+  },
   { mime: 'image/jpeg', label: 'JPEG image', test: (b) => startsWith(b, [0xff, 0xd8, 0xff]) },
   {
     mime: 'image/gif',

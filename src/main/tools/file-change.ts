@@ -361,8 +361,10 @@ export async function planToCommit<P extends ChangePlan>(
   const approvedAfter = planned?.ok ? planned.after : preview?.after
   if (approvedHash === undefined && approvedAfter === undefined) return fresh
   if (!fresh.ok) return { ok: false, error: NOT_APPLIED_TEXT }
-  if (approvedHash !== undefined && sha256(fresh.data) !== approvedHash) return { ok: false, error: NOT_APPLIED_TEXT }
-  if (approvedAfter !== undefined && fresh.after !== approvedAfter) return { ok: false, error: NOT_APPLIED_TEXT }
+  if (approvedHash !== undefined && sha256(fresh.data) !== approvedHash)
+    return { ok: false, error: NOT_APPLIED_TEXT }
+  if (approvedAfter !== undefined && fresh.after !== approvedAfter)
+    return { ok: false, error: NOT_APPLIED_TEXT }
   return fresh
 }
 

@@ -84,7 +84,9 @@ export function fileDiff(relPath: string, before: string | null, after: string):
     }
     break
   }
-  return truncated ? { hunks: kept, added, removed, chars, truncated } : { hunks: kept, added, removed, chars }
+  return truncated
+    ? { hunks: kept, added, removed, chars, truncated }
+    : { hunks: kept, added, removed, chars }
 }
 
 /** Lines with their terminator, so "x" at EOF and "x\n" compare different, as in a real diff. */

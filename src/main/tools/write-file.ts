@@ -123,7 +123,12 @@ function decodeBase64(content: string): Buffer | null {
 }
 
 /** A write of exact bytes (encoding base64): nothing is converted, line endings and BOM included. */
-async function planBytes(ctx: ToolContext, path: string, bytes: Buffer, base?: PlanBase): Promise<ChangePlan> {
+async function planBytes(
+  ctx: ToolContext,
+  path: string,
+  bytes: Buffer,
+  base?: PlanBase,
+): Promise<ChangePlan> {
   const loaded = await loadForChange(ctx, path, base)
   if (!loaded.ok) return loaded
   const current = loaded.current

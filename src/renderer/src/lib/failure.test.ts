@@ -70,11 +70,13 @@ describe('plainFailure', () => {
   })
 
   it('says a call too large to review was not run, in words without the tool’s name', () => {
-    const plain = plainFailure(refused(
+    const plain = plainFailure(
+      refused(
         'write_file',
         null,
         "Not run: this call's input is 1.4 MB, more than one call may carry (1 MiB), which is too large for the user to review. Send smaller calls.",
-      ))!
+      ),
+    )!
     expect(plain.what).toBe(
       'The agent sent a change in one piece (1.4 MB), too large for you to review, so Lanes did not run it.',
     )

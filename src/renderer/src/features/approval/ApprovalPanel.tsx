@@ -162,9 +162,13 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
         <div>
           <h2>Review before it runs</h2>
           <p className="muted small">
-            {pending.length === 1
-              ? 'The agent wants to make one change. Nothing happens until you decide.'
-              : `The agent wants to make ${pending.length} changes in this step. Nothing happens until you decide on each.`}
+            <span className="approval-what">
+              {pending.length === 1
+                ? 'The agent wants to make one change.'
+                : `The agent wants to make ${pending.length} changes in this step.`}
+            </span>{' '}
+            Nothing happens until you decide
+            {pending.length === 1 ? '' : <span className="approval-each"> on each</span>}.
           </p>
         </div>
         <div className="approval-actions">

@@ -88,7 +88,8 @@ export function ChangeSummary({
             </div>
           )}
           <p className="muted small" data-testid="change-whole-note">
-            A binary file is not text: it is shown by its size and type, never as lines, and cannot be edited here.
+            A binary file is not text: it is shown by its size and type, never as lines, and cannot be edited
+            here.
             {before === null ? ' Create it, or not.' : ' Replace it as a whole, or keep the file as it is.'}
           </p>
         </>
@@ -113,12 +114,7 @@ export function ChangeSummary({
             {fullDiff ? ' “Open in full” shows every line.' : ''}
           </p>
           {fullDiff && (
-            <button
-              type="button"
-              className="button"
-              data-testid="open-in-full"
-              onClick={() => setOpen(true)}
-            >
+            <button type="button" className="button" data-testid="open-in-full" onClick={() => setOpen(true)}>
               Open in full…
             </button>
           )}
@@ -155,7 +151,17 @@ function ImageSide({ label, facts }: { label: string; facts: ContentFacts }) {
   )
 }
 
-function Excerpt({ title, lines, from, gap }: { title: string; lines: string[]; from: number; gap?: boolean }) {
+function Excerpt({
+  title,
+  lines,
+  from,
+  gap,
+}: {
+  title: string
+  lines: string[]
+  from: number
+  gap?: boolean
+}) {
   return (
     <figure className="excerpt" data-testid="change-excerpt">
       <figcaption className="small muted">{gap ? `… ${title.toLowerCase()}` : title}</figcaption>
