@@ -36,7 +36,7 @@ export function ChangeSummary({
   fullDiff,
 }: {
   preview: WritePreview & { show: 'large' | 'binary' }
-  /** While the change waits for review: where "open in full" pages its diff from. */
+  /** While the change waits for review: where "open in full" pages its diff from (absent on a finished card). */
   fullDiff?: { sessionId: string; callId: string }
 }) {
   const [open, setOpen] = useState(false)
@@ -44,6 +44,7 @@ export function ChangeSummary({
   const before = files?.before ?? null
   const after = files?.after
   const binary = preview.show === 'binary'
+  const changed = n((preview.added ?? 0) + (preview.removed ?? 0))
   return (
     <div className={`change-summary ${preview.show}`} data-testid="change-summary" data-show={preview.show}>
       <div className="change-summary-head">
@@ -90,7 +91,11 @@ export function ChangeSummary({
           <p className="muted small" data-testid="change-whole-note">
             A binary file is not text: it is shown by its size and type, never as lines, and cannot be edited
             here.
-            {before === null ? ' Create it, or not.' : ' Replace it as a whole, or keep the file as it is.'}
+            {!fullDiff
+              ? ''
+              : before === null
+                ? ' Create it, or not.'
+                : ' Replace it as a whole, or keep the file as it is.'}
           </p>
         </>
       ) : (
@@ -109,9 +114,9 @@ export function ChangeSummary({
             </div>
           )}
           <p className="muted small" data-testid="change-whole-note">
-            Too large to show part by part ({n((preview.added ?? 0) + (preview.removed ?? 0))} changed lines):
-            approve or reject it as a whole.
-            {fullDiff ? ' “Open in full” shows every line.' : ''}
+            {fullDiff
+              ? `Too large to show part by part (${changed} changed lines): approve or reject it as a whole. “Open in full” shows every line.`
+              : `Too large to show line by line (${changed} changed lines).`}
           </p>
           {fullDiff && (
             <button type="button" className="button" data-testid="open-in-full" onClick={() => setOpen(true)}>
