@@ -52,6 +52,7 @@ describe('a binary write', () => {
     const result = await writeFileTool.execute(input as WriteFileInput, ctx, reviewed)
     expect(result.isError, result.output).toBe(false)
     expect(result.output).toBe(`Created img/dot.png (${PNG.length} bytes, PNG image).`)
+    expect(result.title).toBe(`Create img/dot.png (${PNG.length} bytes, PNG image)`)
     const onDisk = await fs.readFile(path.join(root, 'img/dot.png'))
     expect(onDisk.equals(PNG)).toBe(true)
     expect(sha(onDisk)).toBe(shown.files?.after.sha256)

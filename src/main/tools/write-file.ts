@@ -14,7 +14,7 @@ import {
   UTF8_BOM,
   type ChangePlan,
 } from './file-change'
-import { isBinary, sniffType, typeLabel } from '../../shared/file-content'
+import { formatBytes, isBinary, sniffType, typeLabel } from '../../shared/file-content'
 import { defineTool, fail, ok } from './tool'
 import type { PlanBase, ToolContext } from './tool'
 
@@ -182,7 +182,7 @@ export const writeFileTool = defineTool({
     const kept = plan.notes.length > 0 ? ` (${plan.notes.join('; ')})` : ''
     if (size !== undefined)
       return ok(`${created ? 'Created' : 'Overwrote'} ${rel} (${size}).`, {
-        title: `${created ? 'Create' : 'Write'} ${rel} (${size})`,
+        title: `${created ? 'Create' : 'Write'} ${rel} (${formatBytes(plan.data.length)}, ${typeLabel(sniffType(plan.data))})`,
         metadata: { path: rel, created, bytes: plan.data.length, binary: true },
       })
     const output = created
