@@ -1,21 +1,20 @@
 import { z } from 'zod'
 import { pathField } from './input-fields'
 import {
-  changePolicy,
-  changePreview,
   commitChange,
   countLines,
+  defineChangeTool,
   diffMetadata,
-  expectation,
   isBinaryChange,
   lineEnding,
   loadForChange,
-  planToCommit,
+  notesSuffix,
+  plannedChange,
   UTF8_BOM,
   type ChangePlan,
 } from './file-change'
 import { formatBytes, isBinary, sniffType, typeLabel } from '../../shared/file-content'
-import { defineTool, fail, ok } from './tool'
+import { ok } from './tool'
 import type { PlanBase, ToolContext } from './tool'
 
 export const WriteFileInput = z
@@ -82,17 +81,7 @@ export async function planWrite(
     const body = Buffer.from(after, 'utf8')
     const bom = ownBom || current?.bom === true
     if (current?.bom === true && !ownBom) notes.push('its UTF-8 BOM was kept')
-    return {
-      ok: true,
-      path: loaded.path,
-      relPath: loaded.relPath,
-      before: current?.text ?? null,
-      after,
-      data: bom ? Buffer.concat([UTF8_BOM, body]) : body,
-      ...expectation(current),
-      unchanged: current !== null && current.bom === bom && current.body.equals(body),
-      notes,
-    }
+    return plannedChange(loaded, { after, body, bom, notes })
   } catch (error) {
     return { ok: false, error: `Could not prepare the write: ${(error as Error).message}` }
   }
@@ -131,24 +120,13 @@ async function planBytes(
 ): Promise<ChangePlan> {
   const loaded = await loadForChange(ctx, path, base)
   if (!loaded.ok) return loaded
-  const current = loaded.current
   const bom = bytes.subarray(0, 3).equals(UTF8_BOM)
   const body = bom ? bytes.subarray(3) : bytes
-  return {
-    ok: true,
-    path: loaded.path,
-    relPath: loaded.relPath,
-    before: current?.text ?? null,
-    // For a binary content this text is never shown or diffed (isBinaryChange); the bytes are `data`.
-    after: body.toString('utf8'),
-    data: bytes,
-    ...expectation(current),
-    unchanged: current !== null && current.bom === bom && current.body.equals(body),
-    notes: [],
-  }
+  // For a binary content this text is never shown or diffed (isBinaryChange); the bytes are `data`.
+  return plannedChange(loaded, { after: body.toString('utf8'), body, bom, notes: [] })
 }
 
-export const writeFileTool = defineTool({
+export const writeFileTool = defineChangeTool({
   name: 'write_file',
   description:
     'Create a file, or replace the whole content of an existing one, in the workspace. Missing parent ' +
@@ -157,19 +135,12 @@ export const writeFileTool = defineTool({
     'Line endings (CRLF) and a UTF-8 BOM of an existing file are kept. For a binary file (an image, say) send ' +
     'its bytes base64-encoded with encoding "base64": they are written exactly.',
   input: WriteFileInput,
-  concurrencySafe: false,
-  title: (input) => `Write ${input.path}`,
-  policy: (input, opts) => changePolicy(input.path, opts),
-  async preview(input, ctx, opts) {
-    return changePreview(await planWrite(ctx, input, opts.base), opts.protected)
-  },
-  async execute(input, ctx, approved) {
-    const plan = await planToCommit(approved, () => planWrite(ctx, input))
-    if (!plan.ok) return fail(plan.error, { title: `Write ${input.path}` })
+  verb: 'Write',
+  plan: planWrite,
+  async land(ctx, _input, plan) {
     const rel = plan.relPath
     const binary = isBinaryChange(plan) && isBinary(plan.data)
     const lines = countLines(plan.after)
-    const size = binary ? `${plan.data.length} bytes, ${typeLabel(sniffType(plan.data))}` : undefined
     if (plan.unchanged) {
       return ok(`${rel} already has exactly this content; nothing was written.`, {
         title: `Write ${rel} (unchanged)`,
@@ -179,12 +150,14 @@ export const writeFileTool = defineTool({
     const committed = await commitChange(ctx, plan, `Write ${rel}`)
     if (!committed.ok) return committed.result
     const { diff, created } = committed
-    const kept = plan.notes.length > 0 ? ` (${plan.notes.join('; ')})` : ''
-    if (size !== undefined)
-      return ok(`${created ? 'Created' : 'Overwrote'} ${rel} (${size}).`, {
-        title: `${created ? 'Create' : 'Write'} ${rel} (${formatBytes(plan.data.length)}, ${typeLabel(sniffType(plan.data))})`,
+    if (binary) {
+      const type = typeLabel(sniffType(plan.data))
+      return ok(`${created ? 'Created' : 'Overwrote'} ${rel} (${plan.data.length} bytes, ${type}).`, {
+        title: `${created ? 'Create' : 'Write'} ${rel} (${formatBytes(plan.data.length)}, ${type})`,
         metadata: { path: rel, created, bytes: plan.data.length, binary: true },
       })
+    }
+    const kept = notesSuffix(plan)
     const output = created
       ? `Created ${rel} (${lines} ${lines === 1 ? 'line' : 'lines'}).`
       : `Overwrote ${rel}: now ${lines} ${lines === 1 ? 'line' : 'lines'} (+${diff.added} -${diff.removed})${kept}.`
