@@ -3,16 +3,8 @@ import type { z } from 'zod'
 import type { FileHandle } from 'node:fs/promises'
 import { capWritePreview } from '../../shared/events'
 import type { WritePreview } from '../../shared/events'
-import {
-  countLines,
-  excerptOf,
-  IMAGE_PREVIEW_MAX_BYTES,
-  isBinary,
-  isPreviewableImage,
-  reviewMode,
-  sniffType,
-  type ContentFacts,
-} from '../../shared/file-content'
+import { countLines, excerptOf, isBinary, reviewMode } from '../../shared/file-content'
+import { contentFacts } from './content-facts'
 import { writeFileAtomic } from '../fs/atomic-write'
 import { allHunks, fileDiff } from './file-diff'
 import type { FileDiff } from './file-diff'
@@ -280,22 +272,6 @@ function beforeBytes(plan: ChangePlan & { ok: true }): Buffer | null {
 export function isBinaryChange(plan: ChangePlan & { ok: true }): boolean {
   const before = beforeBytes(plan)
   return (before !== null && isBinary(before)) || isBinary(plan.data)
-}
-
-/** One side as the review shows it: size, lines, type, hash, and an image's bytes when small enough to preview. */
-export function contentFacts(bytes: Buffer, text?: string, opts: { image?: boolean } = {}): ContentFacts {
-  const binary = isBinary(bytes)
-  const mime = sniffType(bytes)
-  return {
-    bytes: bytes.length,
-    binary,
-    ...(!binary ? { lines: countLines(text ?? bytes.toString('utf8')) } : {}),
-    ...(mime ? { mime } : {}),
-    sha256: sha256(bytes),
-    ...(opts.image !== false && isPreviewableImage(mime) && bytes.length <= IMAGE_PREVIEW_MAX_BYTES
-      ? { image: bytes.toString('base64') }
-      : {}),
-  }
 }
 
 /**

@@ -17,7 +17,7 @@ import {
   type PathToken,
 } from '../../../fs/path-token'
 import { putPathState } from '../../../fs/put-path'
-import { contentFacts } from '../../file-change'
+import { contentFacts } from '../../content-facts'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import { readChangeSet, type Change, type Seen } from './change-set'
 import { heldReason } from './held'
