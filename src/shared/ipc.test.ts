@@ -72,6 +72,15 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
       { sessionId: SID, callId: '', from: 0, count: 1 },
     ],
   },
+  'session:revoke-rule': {
+    valid: [{ sessionId: SID, ruleId: 'rule-1' }],
+    invalid: [
+      undefined,
+      { sessionId: SID },
+      { sessionId: SID, ruleId: '' },
+      { sessionId: '../x', ruleId: 'r' },
+    ],
+  },
   'approval:reply': {
     valid: [
       { sessionId: SID, decisions: [{ callId: 'toolu_1', decision: 'approved' }] },
@@ -79,7 +88,7 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
         sessionId: SID,
         decisions: [
           { callId: 'toolu_1', decision: 'rejected', note: 'use tabs' },
-          { callId: 'toolu_2', decision: 'approved', always: true },
+          { callId: 'toolu_2', decision: 'approved', always: true, forSession: true },
         ],
       },
       {

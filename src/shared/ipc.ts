@@ -107,6 +107,11 @@ export const ApprovalReply = z
     note: z.string().max(10_000).optional(),
     /** bash only: always allow this exact command in this folder. */
     always: z.boolean().optional(),
+    /**
+     * Allow calls of this kind for the rest of this session: the rule the review offered with the call
+     * (`approval.requested`'s `sessionRule`), as the tool defines it; ignored where none is offered.
+     */
+    forSession: z.boolean().optional(),
     /** bash only: "needs the internet": the sandbox keeps the network for this command. */
     network: z.boolean().optional(),
     /** bash only: "run outside the sandbox" for this command. */
@@ -172,6 +177,11 @@ export const SessionLoaded = z.object({
   warnings: z.array(z.string()),
   /** A run of this session is going on in this app right now. */
   live: z.boolean(),
+  /**
+   * Asked with `tail`: the log's last turns and the session-level events before them, not all of it (see
+   * readSessionPreview). For painting a long session at once; the whole log is asked for next.
+   */
+  partial: z.boolean().optional(),
 })
 export type SessionLoaded = z.infer<typeof SessionLoaded>
 
@@ -240,7 +250,14 @@ export const requestChannels = {
     output: z.object({ sessionId: SessionId }),
   },
   /** Every event of a session so far; live ones keep coming on `session:events`. */
-  'session:load': { input: z.object({ sessionId: SessionId }).strict(), output: SessionLoaded },
+  /**
+   * A session's log. With `tail`, a preview when the log is longer: its last turns (at least `tail` events) and the
+   * session-level events before them, `partial: true`.
+   */
+  'session:load': {
+    input: z.object({ sessionId: SessionId, tail: z.number().int().min(1).max(100_000).optional() }).strict(),
+    output: SessionLoaded,
+  },
   /** Continues a paused or interrupted run (after a restart, say), in the folder the session recorded. */
   'session:continue': {
     input: z.object({ sessionId: SessionId }).strict(),
@@ -270,6 +287,15 @@ export const requestChannels = {
       })
       .strict(),
     output: z.object({ total: z.number().int().nonnegative(), lines: z.array(z.string()) }),
+  },
+  /**
+   * Revokes one of the session's "allow for the rest of this session" rules (its settings): logged as
+   * `rule.revoked`, so the calls it covered ask again.
+   */
+  'session:revoke-rule': {
+    input: z.object({ sessionId: SessionId, ruleId: z.string().min(1).max(200) }).strict(),
+    /** `live`: a run in this app holds the session and streams the event; else reload the session to see it. */
+    output: z.object({ live: z.boolean() }),
   },
   /** What an undo or rewind would change (nothing is touched); refused with the reason as an error. */
   'rewind:plan': { input: RewindTarget, output: RewindPreview },

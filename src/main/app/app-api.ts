@@ -145,9 +145,9 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
         .then((id) => ok({ sessionId: id }), failed)
     },
 
-    'session:load': async ({ sessionId }) =>
+    'session:load': async ({ sessionId, tail }) =>
       sessions
-        .load(sessionId)
+        .load(sessionId, tail)
         .then(ok, (e: unknown) =>
           e instanceof SessionLogError && e.code === 'not-found'
             ? err('not-found', `There is no session ${sessionId}.`)
@@ -171,6 +171,9 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
 
     'approval:diff': async ({ sessionId, callId, from, count }) =>
       sessions.fullDiff(sessionId, callId, from, count).then(ok, failed),
+
+    'session:revoke-rule': async ({ sessionId, ruleId }) =>
+      sessions.revokeRule(sessionId, ruleId).then(ok, failed),
 
     'rewind:plan': async (target) => sessions.planRewind(target).then(ok, failed),
 
