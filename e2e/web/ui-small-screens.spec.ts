@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { startWebApp } from '../fixtures'
 import { original, scenario as rewindScenario } from './rewind-scenario'
-import { axeViolations, sendTask, startAppWithModel } from './ui-support'
+import { axeViolations, screenshots, sendTask, startAppWithModel } from './ui-support'
 
 /**
  * What a newcomer trips on in a small window (800x600) and in dark mode, screen by screen: names on the timeline
@@ -379,6 +379,109 @@ test('at 800x600: a refused key says so and opens Settings in one click, in ligh
     await end.getByTestId('run-end-settings').click()
     await expect(page.getByTestId('settings-dialog')).toBeVisible()
     await expect(page.getByTestId('settings-api-key')).toBeVisible()
+  } finally {
+    await stop()
+  }
+})
+
+// Issue 23, item 8: a review of two changes, one of them in many parts, one staged as decided.
+const reviewLines = (n: number, mark = '') =>
+  Array.from({ length: n }, (_, i) => (mark && i % 15 === 4 ? `${mark} ${i + 1}` : `line ${i + 1}`)).join(
+    '\n',
+  ) + '\n'
+const reviewScenario = {
+  turns: [
+    { blocks: [{ tool: 'read_file', input: { path: 'notes.txt' } }], stop: 'tool_use' },
+    {
+      blocks: [
+        { text: 'Marking every fifteenth line and adding a summary.' },
+        { tool: 'write_file', input: { path: 'notes.txt', content: reviewLines(150, 'MARKED') } },
+        {
+          tool: 'write_file',
+          input: { path: 'summary.md', content: '# Summary\n\nTen lines were marked.\n' },
+        },
+      ],
+      stop: 'tool_use',
+    },
+    { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
+  ],
+}
+
+/** The elements of the review that scroll (their content overflows and they let it scroll), text fields aside. */
+async function reviewScrollers(page: Page): Promise<string[]> {
+  return page.getByTestId('approval-panel').evaluate((panel) => {
+    const out: string[] = []
+    for (const el of [panel, ...panel.querySelectorAll<HTMLElement>('*')]) {
+      if (el instanceof HTMLTextAreaElement || el instanceof HTMLInputElement) continue
+      const style = getComputedStyle(el)
+      const scrolls = (overflow: string) => overflow === 'auto' || overflow === 'scroll'
+      if (scrolls(style.overflowY) && el.scrollHeight > el.clientHeight + 1)
+        out.push(el.className.toString() || el.tagName)
+    }
+    return out
+  })
+}
+
+test('at 800x600 the review is usable: most of the window, one scroller, the diff once with its parts in it, the transcript and lanes kept, in light and dark', async ({
+  page,
+}) => {
+  test.setTimeout(120_000)
+  const { app, stop } = await startAppWithModel({ 'notes.txt': reviewLines(150) }, reviewScenario)
+  try {
+    await page.setViewportSize(SMALL)
+    await page.goto(app.url)
+    await sendTask(page, 'Mark every fifteenth line and add a summary')
+    const panel = page.getByTestId('approval-panel')
+    const items = panel.getByTestId('approval-item')
+    await expect(items).toHaveCount(2, { timeout: 30_000 })
+    await expect(items.first().getByTestId('hunk-item')).toHaveCount(10)
+
+    const box = async (selector: string) => (await page.locator(selector).first().boundingBox())!
+    const header = await box('.approval-header')
+    const body = await box('.approval-body')
+    // The review's chrome is one line; what is reviewed gets the room (it had 176 px at first, 178 px before this).
+    expect(header.height, 'review header height').toBeLessThanOrEqual(44)
+    expect(body.height, 'room for the changes').toBeGreaterThanOrEqual(215)
+    expect((await box('[data-testid=approval-panel]')).height).toBeGreaterThanOrEqual(255)
+    // The conversation and the lanes keep a share; the composer and Stop stay on screen.
+    expect((await box('.transcript-pane')).height, 'transcript share').toBeGreaterThanOrEqual(60)
+    await expect(page.getByTestId('transcript')).toBeVisible()
+    expect((await box('.timeline-pane')).height, 'timeline share').toBeGreaterThanOrEqual(110)
+    await expect.poll(() => reachable(page.getByTestId('run-stop'))).toBe(true)
+    await expect.poll(() => reachable(panel.getByTestId('approval-approve-all'))).toBe(true)
+    // "Nothing happens until you decide" is said whole, beside the title and the buttons.
+    const subtitle = panel.locator('.approval-header p')
+    expect(await subtitle.evaluate((el) => (el as HTMLElement).innerText)).toBe(
+      'Nothing happens until you decide.',
+    )
+    expect(
+      await subtitle.evaluate((el) => el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight),
+    ).toBe(true)
+
+    // The diff once, its parts in it, and only the review scrolls: none of its diffs is a second scroller.
+    for (const item of await items.all()) await expect(item.getByTestId('diff-view')).toHaveCount(1)
+    await expect(items.first().getByTestId('diff-view').getByTestId('hunk-apply')).toHaveCount(10)
+    expect(await reviewScrollers(page)).toEqual(['approval-body'])
+
+    // A decided call shows its diff the same way (no box of its own that scrolls); the next call's buttons are
+    // reached by scrolling the review alone.
+    await items.first().getByTestId('approval-approve').scrollIntoViewIfNeeded()
+    await expect.poll(() => reachable(items.first().getByTestId('approval-approve'))).toBe(true)
+    await items.first().getByTestId('approval-approve').click()
+    await expect(items.first()).toHaveClass(/staged/)
+    expect(await reviewScrollers(page)).toEqual(['approval-body'])
+    await items.nth(1).locator('.approval-item-head').scrollIntoViewIfNeeded()
+    await expect.poll(() => reachable(items.nth(1).locator('.approval-item-head'))).toBe(true)
+    await items.nth(1).getByTestId('approval-approve').scrollIntoViewIfNeeded()
+    await expect.poll(() => reachable(items.nth(1).getByTestId('approval-approve'))).toBe(true)
+    await noHorizontalScroll(page, 'review at 800x600')
+
+    await inEachScheme(page, async (scheme) => {
+      expect(await axeViolations(page, ['[data-testid=approval-panel]']), `review, ${scheme}`).toEqual([])
+    })
+    await screenshots(page, 'review-usable-800x600')
+    await items.nth(1).getByTestId('approval-approve').click()
+    await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
   } finally {
     await stop()
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { ContentFacts, Excerpt } from './file-content'
 import { Count } from './schema-units'
 
 /**
@@ -46,6 +47,18 @@ export const WritePreview = z.object({
    * A protected path (.git/, .env*, editor and shell config): always asked, whatever the approval settings.
    */
   protected: z.boolean(),
+  /**
+   * How the change is reviewed (file-content.ts `reviewMode`): its diff with parts, a summary of a large change,
+   * or the facts of a binary one (never its bytes as text). Absent in older logs: `diff`.
+   */
+  show: z.enum(['diff', 'large', 'binary']).optional(),
+  /** The file before (null: it does not exist yet) and after, as bytes: sizes, lines, type, an image preview. */
+  files: z.object({ before: ContentFacts.nullable(), after: ContentFacts }).optional(),
+  /** Lines added and removed by the whole change (the hunks here may be cut); text changes only. */
+  added: Count.optional(),
+  removed: Count.optional(),
+  /** A large change: the first and last lines of the new content. */
+  excerpt: Excerpt.optional(),
 })
 export type WritePreview = z.infer<typeof WritePreview>
 
@@ -114,6 +127,7 @@ export type HunkDecision = z.infer<typeof HunkDecision>
 
 /** Whether the user can accept or reject each hunk of this change: it has hunks, and all of them are here. */
 export function canReviewByHunk(preview: WritePreview): boolean {
+  if (preview.show === 'large' || preview.show === 'binary') return false
   return preview.hunks.length > 0 && (preview.truncated !== true || preview.hunksCut === false)
 }
 

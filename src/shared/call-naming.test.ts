@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { WritePreview } from './approval-preview'
-import { namingArgument, reviewKind } from './call-naming'
+import { namingArgument, reviewKind, toolInWords } from './call-naming'
 
 describe('namingArgument', () => {
   it('names a call by its description for people and by what it sent for the model', () => {
@@ -25,5 +25,21 @@ describe('reviewKind', () => {
     expect(reviewKind('write_file', { ...write, before: 'x' })).toBe('Write')
     expect(reviewKind('bash', { kind: 'bash', command: 'ls', cwd: '/w' })).toBe('Command')
     expect(reviewKind('mcp__x__y', { kind: 'other', summary: 's' })).toBe('mcp__x__y')
+  })
+})
+
+describe('reviewKind and toolInWords', () => {
+  it('calls a binary or large new file (whose text the preview leaves out) a new file', () => {
+    const facts = { bytes: 3, binary: true }
+    const write: WritePreview = { kind: 'write', path: 'a', hunks: [], protected: false }
+    const binary = { ...write, show: 'binary' as const, files: { before: null, after: facts } }
+    expect(reviewKind('write_file', binary)).toBe('New file')
+    expect(reviewKind('write_file', { ...binary, files: { before: facts, after: facts } })).toBe('Write')
+  })
+
+  it('names a built-in tool in words when its arguments are not known, and leaves other names alone', () => {
+    expect(toolInWords('write_file')).toBe('Write a file')
+    expect(toolInWords('bash')).toBe('Run a command')
+    expect(toolInWords('mcp__notes__add')).toBe('mcp__notes__add')
   })
 })

@@ -29,10 +29,37 @@ export function namingArgument(input: unknown, reader: 'people' | 'model'): stri
 export function reviewKind(name: string, preview: ApprovalPreview): string {
   switch (preview.kind) {
     case 'write':
-      return name === 'edit_file' ? 'Edit' : preview.before === null ? 'New file' : 'Write'
+      return name === 'edit_file'
+        ? 'Edit'
+        : preview.before === null || preview.files?.before === null
+          ? 'New file'
+          : 'Write'
     case 'bash':
       return 'Command'
     case 'other':
+      return name
+  }
+}
+
+/**
+ * A built-in tool's call named in words, for a call whose arguments are not known (too large, or not valid): the
+ * user reads "Write a file", not "write_file". Other tools (an MCP server's) keep their names.
+ */
+export function toolInWords(name: string): string {
+  switch (name) {
+    case 'write_file':
+      return 'Write a file'
+    case 'edit_file':
+      return 'Edit a file'
+    case 'read_file':
+      return 'Read a file'
+    case 'bash':
+      return 'Run a command'
+    case 'grep':
+      return 'Search the files'
+    case 'glob':
+      return 'List files'
+    default:
       return name
   }
 }

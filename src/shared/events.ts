@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { ApprovalPreview, HunkDecision } from './approval-preview'
+import { ContentFacts } from './file-content'
 import { Count, EpochMs, Millis } from './schema-units'
 import { SessionRule } from './session-rules'
 
@@ -406,6 +407,8 @@ export const CommandChangedPath = z.object({
   relPath: z.string(),
   change: z.enum(['added', 'changed', 'removed', 'mode']),
   kind: z.enum(['file', 'link', 'dir']),
+  /** A file as the command left it (captured changes): size, text or binary, type, lines (file-content.ts). */
+  content: ContentFacts.omit({ image: true, sha256: true }).optional(),
 })
 export type CommandChangedPath = z.infer<typeof CommandChangedPath>
 

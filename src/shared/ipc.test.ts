@@ -63,6 +63,15 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
     invalid: [undefined, { sessionId: '.hidden' }, { sessionId: 7 }],
   },
   'session:stop': { valid: [{ sessionId: SID }], invalid: [undefined, 'x', { sessionId: null }] },
+  'approval:diff': {
+    valid: [{ sessionId: SID, callId: 'toolu_1', from: 0, count: 500 }],
+    invalid: [
+      { sessionId: SID, callId: 'toolu_1', from: -1, count: 500 },
+      { sessionId: SID, callId: 'toolu_1', from: 0, count: 0 },
+      { sessionId: SID, callId: 'toolu_1', from: 0, count: 100_000 },
+      { sessionId: SID, callId: '', from: 0, count: 1 },
+    ],
+  },
   'session:revoke-rule': {
     valid: [{ sessionId: SID, ruleId: 'rule-1' }],
     invalid: [

@@ -217,6 +217,9 @@ export const McpServersView = z.object({
 })
 export type McpServersView = z.infer<typeof McpServersView>
 
+/** The most lines one `approval:diff` answers. */
+export const FULL_DIFF_PAGE_MAX = 2000
+
 export const requestChannels = {
   'app:info': { input: NoInput, output: AppInfo },
   /** Without a path, Electron shows the native folder dialog; browser mode needs the path. */
@@ -268,6 +271,22 @@ export const requestChannels = {
   'approval:reply': {
     input: z.object({ sessionId: SessionId, decisions: z.array(ApprovalReply).min(1).max(1000) }).strict(),
     output: z.null(),
+  },
+  /**
+   * A page of the full unified diff of a change waiting for review ("open in full" on a large change): lines
+   * from `from`, `@@` headers included, and how many there are. Refused (with the reason) for a call that is
+   * not waiting in a run of this app.
+   */
+  'approval:diff': {
+    input: z
+      .object({
+        sessionId: SessionId,
+        callId: z.string().min(1).max(200),
+        from: z.number().int().nonnegative(),
+        count: z.number().int().min(1).max(FULL_DIFF_PAGE_MAX),
+      })
+      .strict(),
+    output: z.object({ total: z.number().int().nonnegative(), lines: z.array(z.string()) }),
   },
   /**
    * Revokes one of the session's "allow for the rest of this session" rules (its settings): logged as

@@ -29,6 +29,7 @@ import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensit
 import { nameInWorkspace } from '../tools/workspace'
 import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext } from '../tools/tool'
+import { fullDiffLines, type ChangePlan } from '../tools/file-change'
 import type { AgentOptions, RunOutcome } from './agent-options'
 import type { ApprovalGate, PendingCall, UserDecision } from './approval-gate'
 import { compactConversation, FULL_MESSAGE, needsCompaction, type CompactionHost } from './compaction'
@@ -251,6 +252,36 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
       await this.emit({ type: 'run.resumed', runId })
     }
     return { ok: true }
+  }
+
+  /** The last full diff paged through ("open in full"): one change at a time is looked at. */
+  private fullDiffCache: { callId: string; lines: string[] } | null = null
+
+  /** A page of the full diff of a write or edit waiting for review (or decided and not run yet). */
+  fullDiff(
+    callId: string,
+    from: number,
+    count: number,
+  ): { ok: true; total: number; lines: string[] } | { ok: false; error: string } {
+    let lines = this.fullDiffCache?.callId === callId ? this.fullDiffCache.lines : undefined
+    if (!lines) {
+      const state = this.pending.get(callId)?.call.state
+      const plan =
+        state?.kind === 'asking' || state?.kind === 'decided'
+          ? (state.review.plan as ChangePlan | undefined)
+          : undefined
+      if (!plan?.ok)
+        return {
+          ok: false,
+          error:
+            state === undefined
+              ? 'That change is no longer waiting for review.'
+              : 'The full change is not at hand: Lanes was restarted since it was proposed. Judge it by its summary, or reject it and ask the agent again.',
+        }
+      lines = fullDiffLines(plan)
+      this.fullDiffCache = { callId, lines }
+    }
+    return { ok: true, total: lines.length, lines: lines.slice(from, from + count) }
   }
 
   /** The session's "allow for the rest of this session" rules in force, as its log has them. */

@@ -7,6 +7,7 @@ import { readSession, sessionPaths } from '../session/log'
 import type { Decision } from './approval-gate'
 import { AgentSession } from './agent-session'
 import type { Scenario } from './scenario'
+import { hunkDecisionError } from '../tools/reviewed-change'
 import { byType, cleanUpScriptedRuns, recordedRequests, scriptedRun } from './test-fixtures/scripted-run'
 
 // Per-hunk review under attack, through the whole pipeline: the real SDK against the scripted model over HTTP
@@ -256,17 +257,23 @@ describe('per-hunk review: what lands on disk', () => {
     expect(textOf(r, r.callIds[0] as string)).toContain('2 of 3 hunks were applied')
   })
 
-  it('refuses to apply hunks to a file holding bytes that are not UTF-8, leaving it as it was', async () => {
+  it('shows a change to a file holding bytes that are not UTF-8 as binary: no parts to pick over those bytes, and the whole change lands exactly', async () => {
     const bytes = Buffer.concat([Buffer.from('a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n'), Buffer.from([0xe9, 0x0a])])
+    const content = 'A\nb\nc\nd\ne\nf\ng\nh\ni\nJ\n\ufffd\n'
     const r = await review(
-      readThenWrite('latin1.txt', 'A\nb\nc\nd\ne\nf\ng\nh\ni\nJ\n\ufffd\n'),
+      readThenWrite('latin1.txt', content),
       {},
-      ([id]) => [{ callId: id as string, decision: 'approved', hunks: [{ index: 1, decision: 'rejected' }] }],
+      ([id]) => [{ callId: id as string, decision: 'approved' }],
       undefined,
       (ws) => writeFile(join(ws, 'latin1.txt'), bytes),
     )
-    expect((await readFile(join(r.workspace, 'latin1.txt'))).equals(bytes)).toBe(true)
-    expect(textOf(r, r.callIds[0] as string)).toContain('not valid UTF-8')
+    const requested = byType(r.events, 'approval.requested')[0]?.preview
+    expect(requested).toMatchObject({ kind: 'write', show: 'binary', hunks: [] })
+    // With no hunks in the review, a per-hunk decision is refused when given, before anything runs.
+    expect(hunkDecisionError(requested!, [{ index: 0, decision: 'rejected' }])).toContain(
+      'approve or reject it whole',
+    )
+    expect(await readFile(join(r.workspace, 'latin1.txt'), 'utf8')).toBe(content)
   })
 })
 

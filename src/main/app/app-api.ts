@@ -169,6 +169,9 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
       }
     },
 
+    'approval:diff': async ({ sessionId, callId, from, count }) =>
+      sessions.fullDiff(sessionId, callId, from, count).then(ok, failed),
+
     'session:revoke-rule': async ({ sessionId, ruleId }) =>
       sessions.revokeRule(sessionId, ruleId).then(ok, failed),
 

@@ -190,6 +190,24 @@ export class SessionHost {
     return null
   }
 
+  /** A page of the full diff of a change waiting for review (`approval:diff`). */
+  async fullDiff(
+    sessionId: string,
+    callId: string,
+    from: number,
+    count: number,
+  ): Promise<{ total: number; lines: string[] }> {
+    const live = this.live.get(sessionId)
+    if (!live)
+      throw new RefusedError(
+        'not-found',
+        'The full change is not at hand: Lanes was restarted since it was proposed. Judge it by its summary, or reject it and ask the agent again.',
+      )
+    const page = live.session.fullDiff(callId, from, count)
+    if (!page.ok) throw new RefusedError('not-found', page.error)
+    return { total: page.total, lines: page.lines }
+  }
+
   /**
    * Revokes a session rule: through the run's own log writer when the session runs in this app, else appended
    * to its log directly (one writer at a time: a session that starts meanwhile waits for the line).

@@ -266,14 +266,16 @@ describe('parseToolArgs: size', () => {
     expect(Buffer.byteLength(exact)).toBe(MAX_ARGS_BYTES)
     expect(accepted(exact, WriteFileInput).repaired).toBe(false)
     const over = `{"path":"a.txt","content":"${'x'.repeat(MAX_ARGS_BYTES - framing.length + 1)}"}`
-    expect(rejected(over, WriteFileInput)).toContain('larger than 1 MiB')
+    expect(rejected(over, WriteFileInput)).toContain('too large for the user to review')
+    // The user reads it on the card too: a sentence, not "Invalid arguments for write_file".
+    expect(rejected(over, WriteFileInput)).toMatch(/^Not run: this call's input is 1 MB, more than one call/)
   })
 
   it('counts bytes, not characters', () => {
     const chars = Math.ceil(MAX_ARGS_BYTES / 2)
     const raw = `{"path":"a.txt","content":"${'é'.repeat(chars)}"}`
     expect(raw.length).toBeLessThan(MAX_ARGS_BYTES)
-    expect(rejected(raw, WriteFileInput)).toContain('larger than 1 MiB')
+    expect(rejected(raw, WriteFileInput)).toContain('too large for the user to review')
   })
 
   it('parses a large valid call quickly', () => {

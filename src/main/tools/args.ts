@@ -1,5 +1,6 @@
 import { jsonrepair } from 'jsonrepair'
 import { z } from 'zod'
+import { formatBytes } from '../../shared/file-content'
 import { sameScalars, scanJson } from './args-scan'
 import { toolInputSchemas } from './index'
 
@@ -163,6 +164,15 @@ function toolNameOf(schema: z.ZodType, options: ParseArgsOptions): string {
   return entry?.[0] ?? 'this tool'
 }
 
+/** The refusal of a call whose input is over MAX_ARGS_BYTES, for the model and the user alike. */
+export function tooLargeToReview(bytes: number): string {
+  return (
+    `Not run: this call's input is ${formatBytes(bytes)}, more than one call may carry (1 MiB), which is too ` +
+    'large for the user to review. Send smaller calls: for a large file, write a first ' +
+    'part with write_file and add the rest with edit_file.'
+  )
+}
+
 export function parseToolArgs(raw: string, schema: z.ZodType, opts: ParseArgsOptions = {}): ParsedArgs {
   let toolName = 'this tool'
   try {
@@ -182,10 +192,8 @@ export function parseToolArgs(raw: string, schema: z.ZodType, opts: ParseArgsOpt
     if (typeof raw !== 'string') return invalid('the arguments are not text')
     // A string's UTF-8 size is at least its length in UTF-16 units, so the cheap test settles most cases.
     if (raw.length > MAX_ARGS_BYTES || Buffer.byteLength(raw, 'utf8') > MAX_ARGS_BYTES)
-      return invalid(
-        `the arguments are larger than 1 MiB (${Buffer.byteLength(raw, 'utf8')} bytes). Send smaller calls: ` +
-          'for a large file, write a first part with write_file and add the rest with edit_file.',
-      )
+      // Said without the tool's name: the user reads this sentence on the call's card too.
+      return { ok: false, error: tooLargeToReview(Buffer.byteLength(raw, 'utf8')) }
     if (raw.trim() === '')
       return invalid('no arguments were given; send a JSON object with the fields of the tool')
 

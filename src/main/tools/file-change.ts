@@ -2,8 +2,11 @@ import { constants, promises as fs } from 'node:fs'
 import type { z } from 'zod'
 import type { FileHandle } from 'node:fs/promises'
 import { capWritePreview, rulesAllowEdits, type SessionRule } from '../../shared/events'
+import type { WritePreview } from '../../shared/events'
+import { countLines, excerptOf, isBinary, reviewMode } from '../../shared/file-content'
+import { contentFacts } from './content-facts'
 import { writeFileAtomic } from '../fs/atomic-write'
-import { fileDiff } from './file-diff'
+import { allHunks, fileDiff } from './file-diff'
 import type { FileDiff } from './file-diff'
 import { isProtectedPath } from './sensitive-paths'
 import { checkConflict, sha256 } from './snapshots'
@@ -161,12 +164,7 @@ export function lineEnding(text: string): 'crlf' | 'lf' {
   return crlf > lf ? 'crlf' : 'lf'
 }
 
-export function countLines(text: string): number {
-  if (text.length === 0) return 0
-  let lines = text.endsWith('\n') ? 0 : 1
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++
-  return lines
-}
+export { countLines }
 
 function expectation(current: CurrentFile | null): {
   expect?: { mtimeMs: number; size: number } | null
@@ -235,7 +233,11 @@ export async function commitChange(
   const hash = sha256(plan.data)
   ctx.snapshots.record({ path: plan.path, mtimeMs: written.mtimeMs, hash })
   await ctx.changes?.after({ path: plan.path, content: plan.data, hash })
-  return { ok: true, diff: fileDiff(plan.relPath, plan.before, plan.after), created: written.created }
+  // A binary side has no lines to diff: its text would be its bytes mis-decoded.
+  const diff = isBinaryChange(plan)
+    ? { hunks: [], added: 0, removed: 0, chars: 0 }
+    : fileDiff(plan.relPath, plan.before, plan.after)
+  return { ok: true, diff, created: written.created }
 }
 
 /** `diff`, `added`, `removed` (and `diffTruncated`) for the UI's diff view. */
@@ -274,21 +276,81 @@ function touchesProtected(rawPath: string, opts: PolicyOptions): boolean {
   return name !== null && isProtectedPath(name, opts.pathRules)
 }
 
-/** A change as the user reviews it: the diff against the file as it is now (or as the turn will leave it). */
+/** The file's bytes before the change (BOM included), or null when it does not exist yet. */
+function beforeBytes(plan: ChangePlan & { ok: true }): Buffer | null {
+  if (plan.previous) return plan.previous.content
+  return plan.before === null ? null : Buffer.from(plan.before, 'utf8')
+}
+
+/** Either side of the change is not text (file-content.ts `isBinary`). */
+export function isBinaryChange(plan: ChangePlan & { ok: true }): boolean {
+  const before = beforeBytes(plan)
+  return (before !== null && isBinary(before)) || isBinary(plan.data)
+}
+
+/**
+ * A change as the user reviews it: the diff against the file as it is now (or as the turn will leave it). A
+ * binary change carries its facts and never its bytes as text; a large one its exact line counts and the ends of
+ * its new content, not its hunks (the review pages through the full diff on request, `fullDiffLines`).
+ */
 export function changePreview<P extends ChangePlan>(plan: P, isProtected: boolean): PreviewResult<P> {
   if (!plan.ok) return { ok: false, error: plan.error }
+  const before = beforeBytes(plan)
+  const files = {
+    before: before === null ? null : contentFacts(before, plan.before ?? undefined),
+    after: contentFacts(plan.data, plan.after),
+  }
+  const base = { kind: 'write' as const, path: plan.relPath, protected: isProtected, files }
+  if (files.before?.binary === true || files.after.binary) {
+    // The texts would be the bytes mis-decoded: left out, and so is the turn's overlay (no later call builds on
+    // a text that is not the file's).
+    const preview: WritePreview = { ...base, show: 'binary', hunks: [] }
+    return { ok: true, preview, plan }
+  }
   const diff = fileDiff(plan.relPath, plan.before, plan.after)
+  const show = reviewMode({
+    beforeBinary: false,
+    afterBinary: false,
+    added: diff.added,
+    removed: diff.removed,
+    diffChars: diff.chars,
+    diffCut: diff.truncated === true,
+  })
+  const counts = { added: diff.added, removed: diff.removed }
+  if (show === 'large') {
+    const preview: WritePreview = {
+      ...base,
+      ...counts,
+      show,
+      hunks: [],
+      truncated: true,
+      hunksCut: true,
+      excerpt: excerptOf(plan.after),
+    }
+    return { ok: true, preview, plan, after: plan.after }
+  }
   const preview = capWritePreview({
-    kind: 'write',
-    path: plan.relPath,
+    ...base,
+    ...counts,
+    show,
     before: plan.before,
     after: plan.after,
     hunks: diff.hunks,
     truncated: diff.truncated,
     hunksCut: diff.truncated,
-    protected: isProtected,
   })
   return { ok: true, preview, plan, after: plan.after }
+}
+
+/** The change's full unified diff as lines (`@@` headers included), for "open in full"; empty for a binary one. */
+export function fullDiffLines(plan: ChangePlan & { ok: true }): string[] {
+  if (isBinaryChange(plan)) return []
+  const lines: string[] = []
+  for (const hunk of allHunks(plan.relPath, plan.before, plan.after)) {
+    lines.push(`@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`)
+    for (const line of hunk.lines) lines.push(line)
+  }
+  return lines
 }
 
 export const NOT_APPLIED_TEXT =
@@ -307,12 +369,16 @@ export async function planToCommit<P extends ChangePlan>(
   const planned = approved?.plan
   if (planned?.ok && (await stillAsPlanned(planned))) return planned
   const fresh = await replan()
-  const approvedAfter = planned?.ok
-    ? planned.after
-    : approved?.preview.kind === 'write'
-      ? approved.preview.after
-      : undefined
-  if (approvedAfter !== undefined && (!fresh.ok || fresh.after !== approvedAfter))
+  const preview = approved?.preview.kind === 'write' ? approved.preview : undefined
+  // The bytes reviewed: the plan's, or (only the logged preview survived a restart) their hash in the preview,
+  // which a large or binary change keeps where its text is left out.
+  const approvedHash = planned?.ok ? sha256(planned.data) : preview?.files?.after.sha256
+  const approvedAfter = planned?.ok ? planned.after : preview?.after
+  if (approvedHash === undefined && approvedAfter === undefined) return fresh
+  if (!fresh.ok) return { ok: false, error: NOT_APPLIED_TEXT }
+  if (approvedHash !== undefined && sha256(fresh.data) !== approvedHash)
+    return { ok: false, error: NOT_APPLIED_TEXT }
+  if (approvedAfter !== undefined && fresh.after !== approvedAfter)
     return { ok: false, error: NOT_APPLIED_TEXT }
   return fresh
 }

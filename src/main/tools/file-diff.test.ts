@@ -41,7 +41,7 @@ describe('fileDiff', () => {
   })
 
   it('gives no hunks for identical text', () => {
-    expect(fileDiff('same.ts', 'x\n', 'x\n')).toEqual({ hunks: [], added: 0, removed: 0 })
+    expect(fileDiff('same.ts', 'x\n', 'x\n')).toEqual({ hunks: [], added: 0, removed: 0, chars: 0 })
   })
 
   it('marks a missing final newline', () => {

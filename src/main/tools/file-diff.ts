@@ -12,6 +12,8 @@ export interface FileDiff {
   hunks: Hunk[]
   added: number
   removed: number
+  /** Characters of the whole diff's lines (a line break each): how large the change is to show. */
+  chars: number
   /** Set when hunks were cut to the cap; `added`/`removed` still count the whole diff. */
   truncated?: boolean
 }
@@ -25,7 +27,8 @@ const MAX_MYERS_CHARS = 4 * 1024 * 1024
 const MYERS_TIMEOUT_MS = 1500
 const NO_NEWLINE = '\\ No newline at end of file'
 
-export function fileDiff(relPath: string, before: string | null, after: string): FileDiff {
+/** Every hunk of the change, uncapped: what "open in full" pages through, and what `fileDiff` caps. */
+export function allHunks(relPath: string, before: string | null, after: string): Hunk[] {
   const old = before ?? ''
   let hunks: Hunk[] | undefined
   if (old.length + after.length <= MAX_MYERS_CHARS) {
@@ -34,12 +37,18 @@ export function fileDiff(relPath: string, before: string | null, after: string):
       timeout: MYERS_TIMEOUT_MS,
     })?.hunks
   }
-  hunks ??= prefixSuffixHunks(old, after)
+  return hunks ?? prefixSuffixHunks(old, after)
+}
+
+export function fileDiff(relPath: string, before: string | null, after: string): FileDiff {
+  const hunks = allHunks(relPath, before, after)
 
   let added = 0
   let removed = 0
+  let chars = 0
   for (const hunk of hunks)
     for (const line of hunk.lines) {
+      chars += line.length + 1
       if (line.startsWith('+')) added++
       else if (line.startsWith('-')) removed++
     }
@@ -75,7 +84,9 @@ export function fileDiff(relPath: string, before: string | null, after: string):
     }
     break
   }
-  return truncated ? { hunks: kept, added, removed, truncated } : { hunks: kept, added, removed }
+  return truncated
+    ? { hunks: kept, added, removed, chars, truncated }
+    : { hunks: kept, added, removed, chars }
 }
 
 /** Lines with their terminator, so "x" at EOF and "x\n" compare different, as in a real diff. */

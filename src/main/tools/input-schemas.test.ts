@@ -18,7 +18,7 @@ type JsonSchema = {
 
 const expectedFields: Record<keyof typeof toolInputSchemas, { required: string[]; optional: string[] }> = {
   read_file: { required: ['path'], optional: ['offset', 'limit'] },
-  write_file: { required: ['path', 'content'], optional: [] },
+  write_file: { required: ['path', 'content'], optional: ['encoding'] },
   edit_file: { required: ['path', 'old_string', 'new_string'], optional: ['replace_all'] },
   grep: { required: ['pattern'], optional: ['path', 'include', 'case_insensitive'] },
   glob: { required: ['pattern'], optional: ['path'] },

@@ -157,7 +157,10 @@ describe('read_file', () => {
     const result = await read({ path: 'img.png' })
     expect(result.isError).toBe(true)
     expect(result.output).toMatch(/img\.png is a binary file/)
-    expect(ctx.snapshots.get(file)).toBeUndefined()
+    // Its size and type are told, and it counts as seen: write_file may replace it with base64 bytes (reviewed as
+    // binary), as it may a text file that was read.
+    expect(result.output).toContain('It is 12 bytes (PNG image)')
+    expect(ctx.snapshots.get(file)).toBeDefined()
   })
 
   it('refuses bytes that are mostly invalid UTF-8, and UTF-16 text', async () => {

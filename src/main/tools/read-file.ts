@@ -1,6 +1,7 @@
 import { constants, promises as fs } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { basename, dirname, extname, isAbsolute, join } from 'node:path'
+import { formatBytes, sniffType, typeLabel } from '../../shared/file-content'
 import { workspaceSecrets } from '../secrets/workspace-secrets'
 import { LineCollector, MAX_OUTPUT_CHARS } from './read-file/line-collector'
 import { lineIndexFor, nearestCheckpoint, type LineIndex } from './read-file/line-index'
@@ -213,7 +214,12 @@ export const readFileTool = defineTool({
             data.length !== after.size || after.mtimeMs !== st.mtimeMs || after.size !== st.size
           if (changing && attempt < MAX_READ_ATTEMPTS) continue
           const binary = binaryReason(data.subarray(0, SNIFF_BYTES), data.length > SNIFF_BYTES)
-          if (binary !== null) return binaryFile(rel, binary)
+          if (binary !== null) {
+            // The model now knows the file is there and what it is: it may replace it (write_file with base64
+            // content, reviewed as binary), as it may a text file it read.
+            if (!changing) ctx.snapshots.record({ path, mtimeMs: st.mtimeMs, hash: sha256(data) })
+            return binaryFile(rel, binary, data)
+          }
           collector = new LineCollector(1, 0, from, to)
           collector.feed(data, 0)
           totalLines = collector.end()
@@ -278,8 +284,11 @@ function directory(rel: string): ToolResult {
   )
 }
 
-function binaryFile(rel: string, reason: string): ToolResult {
-  return fail(`${rel} ${reason}, so it cannot be shown as text.`, {
+function binaryFile(rel: string, reason: string, data?: Buffer): ToolResult {
+  const what = data
+    ? ` It is ${formatBytes(data.length)} (${typeLabel(sniffType(data))}); write_file with encoding "base64" can replace it whole.`
+    : ''
+  return fail(`${rel} ${reason}, so it cannot be shown as text.${what}`, {
     title: `Read ${rel}`,
     metadata: { path: rel, binary: true },
   })

@@ -23,7 +23,9 @@ export function hunkDecisionError(
 ): string | undefined {
   if (preview.kind !== 'write') return 'Per-hunk decisions apply only to a write or an edit.'
   if (!canReviewByHunk(preview))
-    return `${preview.path} is too large a change to apply hunk by hunk; approve or reject it whole.`
+    return preview.show === 'binary'
+      ? `${preview.path} is a binary file, not lines of text; approve or reject it whole.`
+      : `${preview.path} is too large a change to apply hunk by hunk; approve or reject it whole.`
   const seen = new Set<number>()
   for (const h of hunks) {
     if (h.index >= preview.hunks.length)

@@ -69,6 +69,36 @@ describe('plainFailure', () => {
     expect(plain.next).toContain('will read the file and try again')
   })
 
+  it('says a call too large to review was not run, in words without the tool’s name', () => {
+    const plain = plainFailure(
+      refused(
+        'write_file',
+        null,
+        "Not run: this call's input is 1.4 MB, more than one call may carry (1 MiB), which is too large for the user to review. Send smaller calls.",
+      ),
+    )!
+    expect(plain.what).toBe(
+      'The agent sent a change in one piece (1.4 MB), too large for you to review, so Lanes did not run it.',
+    )
+    expect(plain.what).not.toMatch(/write_file|Invalid arguments/)
+    expect(plain.next).toContain('smaller parts')
+    expect(plain.label).toBe('Not run')
+  })
+
+  it('says a binary file cannot be read as text, as something the agent handles', () => {
+    const plain = plainFailure(
+      refused(
+        'read_file',
+        { path: 'assets/logo.png' },
+        'assets/logo.png is a binary file (it contains NUL bytes), so it cannot be shown as text. It is 4.2 KB (PNG image).',
+      ),
+    )!
+    expect(plain.what).toBe(
+      'assets/logo.png is not a text file (an image or other binary data), so the agent cannot read it as text.',
+    )
+    expect(plain.handled).toBe(true)
+  })
+
   it('tells the user what they can do when the sandbox cannot start, and does not call it handled', () => {
     const plain = plainFailure(
       refused(

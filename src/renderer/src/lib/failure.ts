@@ -66,6 +66,18 @@ const REFUSALS: { test: RegExp; what(call: ToolCallState): string; next: string;
     next: 'The agent will look at the file again and retry.',
   },
   {
+    test: /too large for the user to review/i,
+    what: (call) =>
+      `The agent sent ${name(call.input, 'path') ? file(call) : 'a change'} in one piece${sizeIn(call)}, too large for you to review, so Lanes did not run it.`,
+    next: 'Nothing was changed. The agent was told to send it in smaller parts.',
+  },
+  {
+    test: /is a binary file|does not look like UTF-8 text|is UTF-16 encoded/i,
+    what: (call) =>
+      `${file(call)} is not a text file (an image or other binary data), so the agent cannot read it as text.`,
+    next: 'Nothing to do: the agent was told its size and type.',
+  },
+  {
     test: /^Invalid arguments for|arguments are not valid JSON/i,
     what: () => 'The agent’s request came through incomplete or malformed, so Lanes did not run it.',
     next: 'Nothing ran. The agent was told and will send it again.',
@@ -86,6 +98,10 @@ const REFUSALS: { test: RegExp; what(call: ToolCallState): string; next: string;
 const quoted = (command: string | undefined): string =>
   command === undefined ? 'this command' : `“${command.length > 80 ? command.slice(0, 79) + '…' : command}”`
 const file = (call: ToolCallState): string => name(call.input, 'path') ?? 'the file'
+const sizeIn = (call: ToolCallState): string => {
+  const size = /input is ([\d.]+ [KMG]?B)/.exec(call.output ?? '')?.[1]
+  return size ? ` (${size})` : ''
+}
 const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1)
 
 /** A failed call (status error) in plain words; undefined for other calls. */

@@ -1,4 +1,4 @@
-import { namingArgument } from '../../../shared/call-naming'
+import { namingArgument, toolInWords } from '../../../shared/call-naming'
 import type { ToolCallState, ToolCallStatus } from '../../../shared/tool-call'
 
 export function formatDuration(ms: number | undefined): string {
@@ -63,7 +63,7 @@ export function statusLabel(status: ToolCallStatus): string {
 export function callTitle(call: ToolCallState): string {
   if (call.title) return call.title
   const main = namingArgument(call.input, 'people')
-  return main ? `${call.name} ${main}` : call.name
+  return main ? `${call.name} ${main}` : toolInWords(call.name)
 }
 
 /** Why a call was skipped, naming the failed call as the user knows it: "skipped because 'Edit .env' failed". */

@@ -146,6 +146,21 @@ describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { time
     expect(result.output).toMatch(/changed 2, added 4, removed 2/)
   })
 
+  it('tells what each landed file is: its size, text or binary, its type and lines (the card shows them)', async () => {
+    const t = await setup({ 'notes.txt': 'one\n' })
+    const png = '89504e470d0a1a0a0000000d49484452'
+    await writeFile(
+      join(t.workspace, 'make.js'),
+      `require('node:fs').writeFileSync('logo.png', Buffer.from('${png}', 'hex'))\n` +
+        `require('node:fs').appendFileSync('notes.txt', 'two\\nthree\\n')\n`,
+    )
+    const { result, changes } = await t.run('node make.js')
+    expect(result.isError, result.output).toBe(false)
+    const byPath = new Map(changes?.paths.map((p) => [p.relPath, p]))
+    expect(byPath.get('logo.png')?.content).toEqual({ bytes: 16, binary: true, mime: 'image/png' })
+    expect(byPath.get('notes.txt')?.content).toEqual({ bytes: 14, binary: false, lines: 3 })
+  })
+
   it('leaves the workspace untouched and lands nothing from an unchanged run', async () => {
     const t = await setup({ 'a.txt': 'a\n' })
     const { changes } = await t.run('cat a.txt')

@@ -31,6 +31,7 @@ import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
 import { putPathState } from '../../../fs/put-path'
 import { readFileQuick } from '../../../fs/quick-read'
 import { TimeSlices } from '../../../fs/time-slices'
+import { contentFacts } from '../../content-facts'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import { readChangeSet, type Change, type Seen } from './change-set'
 import { heldReason } from './held'
@@ -110,6 +111,8 @@ async function tokenOf(
 ): Promise<{
   token: PathToken
   kept: boolean
+  /** A file read whole: what the command's card shows of it (size, binary or text, type, lines). */
+  content?: CommandChangedPath['content']
 }> {
   if (seen === null) return { token: null, kept: true }
   if (seen.kind === 'dir') return { token: dirToken(seen.mode), kept: true }
@@ -118,7 +121,9 @@ async function tokenOf(
   // Most files a command leaves are small: read by direct system calls (see quick-read.ts).
   const content = await readFileQuick(path)
   const hash = keep ? await keep(content) : createHash('sha256').update(content).digest('hex')
-  return { token: fileToken(hash, seen.mode), kept: true }
+  // The same facts a write's review shows, without the image (a command may change hundreds of files).
+  const { sha256: _hash, ...facts } = contentFacts(content, undefined, { image: false })
+  return { token: fileToken(hash, seen.mode), kept: true, content: facts }
 }
 
 async function hashStream(path: string): Promise<string> {
@@ -211,7 +216,12 @@ export async function landChangeSet(opts: {
       const counted = kind === 'mode' ? 'modeChanged' : kind
       landed.counts[counted]++
       if (landed.paths.length < PATHS_SHOWN)
-        landed.paths.push({ relPath: change.rel, change: kind, kind: entryKind(after.token ?? before.token) })
+        landed.paths.push({
+          relPath: change.rel,
+          change: kind,
+          kind: entryKind(after.token ?? before.token),
+          ...(after.content ? { content: after.content } : {}),
+        })
       if (!before.kept) landed.notUndoable.push(change.rel)
       const line: PlanLine = {
         rel: change.rel,

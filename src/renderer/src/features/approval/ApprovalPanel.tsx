@@ -11,7 +11,8 @@ import { focusedElement } from '../../lib/editable'
 import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import { decisionsOf, HunkReview, type HunkChoices } from '../rewind/HunkReview'
-import { DiffView } from './DiffView'
+import { ChangeSummary } from './ChangeSummary'
+import { DiffView, isSummarized } from './DiffView'
 import { SANDBOX_DEFAULT, SandboxSwitches } from './SandboxSwitches'
 import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-drafts'
 import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
@@ -168,9 +169,13 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
         <div>
           <h2>Review before it runs</h2>
           <p className="muted small">
-            {pending.length === 1
-              ? 'The agent wants to make one change. Nothing happens until you decide.'
-              : `The agent wants to make ${pending.length} changes in this step. Nothing happens until you decide on each.`}
+            <span className="approval-what">
+              {pending.length === 1
+                ? 'The agent wants to make one change.'
+                : `The agent wants to make ${pending.length} changes in this step.`}
+            </span>{' '}
+            Nothing happens until you decide
+            {pending.length === 1 ? '' : <span className="approval-each"> on each</span>}.
           </p>
         </div>
         <div className="approval-actions">
@@ -248,7 +253,10 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                     </span>
                   )}
                 </div>
-                {preview.kind === 'write' && !decision ? (
+                {preview.kind === 'write' && isSummarized(preview) ? (
+                  // Too large or binary for parts: its facts, and the whole diff on request.
+                  <ChangeSummary preview={preview} fullDiff={{ sessionId, callId: call.callId }} />
+                ) : preview.kind === 'write' && !decision ? (
                   // The diff with its parts in it: tick, leave out, edit, note, all where the lines are.
                   <HunkReview
                     preview={preview}
@@ -362,7 +370,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                         disabled={busy}
                         onClick={() => decide([call.callId], 'rejected')}
                       >
-                        Reject <kbd>R</kbd>
+                        {actionWords(preview).reject} <kbd>R</kbd>
                       </button>
                       <button
                         type="button"
@@ -371,7 +379,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                         disabled={busy}
                         onClick={() => decide([call.callId], 'approved')}
                       >
-                        Approve <kbd>A</kbd>
+                        {actionWords(preview).approve} <kbd>A</kbd>
                       </button>
                     </div>
                   </div>
@@ -392,6 +400,14 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
 }
 
 const NO_CHOICES: HunkChoices = {}
+
+/** A binary file is replaced or kept (created or not), never edited: its buttons say which. */
+function actionWords(preview: ApprovalPreview): { approve: string; reject: string } {
+  if (preview.kind !== 'write' || preview.show !== 'binary') return { approve: 'Approve', reject: 'Reject' }
+  return preview.files?.before === null
+    ? { approve: 'Create it', reject: 'Do not create' }
+    : { approve: 'Replace', reject: 'Keep' }
+}
 
 /** The per-hunk decisions of a write's draft; none means the whole change as proposed. */
 function hunkDecisions(call: ToolCallState, draft: Draft): HunkDecision[] {

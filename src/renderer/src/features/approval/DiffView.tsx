@@ -11,6 +11,7 @@ import {
 } from '../../lib/diff-rows'
 import { languageOf, type Token } from '../../lib/highlight'
 import type { HunkChoices, HunkState } from '../rewind/hunk-choices'
+import { ChangeSummary } from './ChangeSummary'
 
 /** Rows drawn before "show all": a 10,000-line rewrite must not freeze the review screen. */
 const ROW_CAP = 400
@@ -44,19 +45,25 @@ export interface PartProps {
   hidden?: number
 }
 
-export const DiffView = memo(function DiffView({
-  preview,
-  decisions,
-  review,
-  states,
-}: {
+export interface DiffViewProps {
   preview: WritePreview
   /** Per-hunk decisions: parts left out are struck through, edited ones show the user's lines and say so. */
   decisions?: readonly HunkDecision[]
   /** Under review: the parts' controls (one object for the life of the review) and their choices so far. */
   review?: PartReview
   states?: HunkChoices
-}) {
+}
+
+/** A large or binary change is shown by its summary (ChangeSummary), never as lines. */
+export function isSummarized(preview: WritePreview): preview is WritePreview & { show: 'large' | 'binary' } {
+  return preview.show === 'large' || preview.show === 'binary'
+}
+
+export const DiffView = memo(function DiffView(props: DiffViewProps) {
+  return isSummarized(props.preview) ? <ChangeSummary preview={props.preview} /> : <TextDiff {...props} />
+})
+
+function TextDiff({ preview, decisions, review, states }: DiffViewProps) {
   const marks = useMemo(() => new Map(decisions?.map((d) => [d.index, d.decision])), [decisions])
   const [layout, setLayoutState] = useState<Layout>(preferredLayout)
   const [showAll, setShowAll] = useState(false)
@@ -179,7 +186,7 @@ export const DiffView = memo(function DiffView({
       )}
     </div>
   )
-})
+}
 
 type Row = UnifiedRow | SplitRow
 

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { CommandChangeCounts, CommandChangedPath } from '../../../../shared/events'
 import type { ToolCallState } from '../../../../shared/tool-call'
+import { describeContent, isLargeText } from '../approval/ChangeSummary'
 
 /** What the bash tool puts in `metadata.changes` (issue 20); anything else is not shown. */
 const Changes = z.object({
@@ -44,8 +45,16 @@ export function CommandChanges({ call }: { call: ToolCallState }) {
       {changes && changes.paths.length > 0 && (
         <ul className="command-changes-paths small">
           {changes.paths.slice(0, SHOWN).map((p) => (
-            <li key={`${p.change}:${p.relPath}`}>
+            <li key={`${p.change}:${p.relPath}`} data-testid="command-changed-path">
               <span className={`change-${p.change}`}>{p.change}</span> <code>{p.relPath}</code>
+              {p.content && (
+                // What a write's review would show of it: a binary file by its type and size, never as text.
+                <span className="muted" data-testid="command-changed-content">
+                  {' '}
+                  ({p.content.binary ? 'binary: ' : isLargeText(p.content) ? 'large: ' : ''}
+                  {describeContent(p.content)})
+                </span>
+              )}
             </li>
           ))}
           {(changes.paths.length > SHOWN || changes.truncated) && <li className="muted">and more</li>}
