@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { HunkDecision, SessionEvent, SessionId, SessionSummary, WritePreview } from './events'
+import { HeldDecision, HunkDecision, SessionEvent, SessionId, SessionSummary, WritePreview } from './events'
 import { MIN_COMPACT_AT_TOKENS, ThinkingSetting } from './models'
 
 /**
@@ -113,6 +113,11 @@ export const ApprovalReply = z
     outsideSandbox: z.boolean().optional(),
     /** An approved write or edit reviewed hunk by hunk: the decision per hunk (absent: the whole change). */
     hunks: z.array(HunkDecision).max(10_000).optional(),
+    /**
+     * A command whose changes are held for review (issue 20): the decision per held change shown. A change not
+     * listed is rejected; `decision` approved with no file accepted lands nothing.
+     */
+    files: z.array(HeldDecision).max(10_000).optional(),
   })
   .strict()
 export type ApprovalReply = z.infer<typeof ApprovalReply>

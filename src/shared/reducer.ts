@@ -612,7 +612,28 @@ function apply(r: Reduction, event: SessionEvent): void {
 
     case 'command.held': {
       const call = editCall(r, event, () => true)
-      if (call) call.held = { paths: event.paths, count: event.count, landed: event.landed }
+      if (call)
+        call.held = {
+          paths: event.paths,
+          count: event.count,
+          landed: event.landed,
+          ...(event.review ? { review: event.review, pending: true } : {}),
+        }
+      return
+    }
+
+    case 'command.reviewed': {
+      const call = editCall(r, event, (c) => c.held?.pending === true)
+      if (call?.held)
+        call.held = {
+          ...call.held,
+          pending: false,
+          accepted: event.accepted,
+          rejected: event.rejected,
+          acceptedCount: event.acceptedCount,
+          rejectedCount: event.rejectedCount,
+          landed: event.acceptedCount > 0,
+        }
       return
     }
 
@@ -873,6 +894,7 @@ function editCall(
     | 'file.preimage'
     | 'command.landed'
     | 'command.held'
+    | 'command.reviewed'
   >,
   fits: (call: ToolCallState) => boolean,
 ): CallDraft | undefined {

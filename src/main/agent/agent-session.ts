@@ -1,5 +1,11 @@
 import { stat } from 'node:fs/promises'
-import type { RunFailureKind, SessionEvent, SessionEventDraft, SessionSettings } from '../../shared/events'
+import type {
+  HeldDecision,
+  RunFailureKind,
+  SessionEvent,
+  SessionEventDraft,
+  SessionSettings,
+} from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { buildConversation, snapshotsFrom, snapshotsOf } from '../session/conversation'
@@ -22,6 +28,7 @@ import { workspaceSecrets, type WorkspaceSecrets } from '../secrets/workspace-se
 import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
 import { nameInWorkspace } from '../tools/workspace'
 import { SnapshotStore } from '../tools/snapshots'
+import type { HeldVerdict } from '../tools/bash/capture/held-review'
 import type { ToolContext } from '../tools/tool'
 import type { AgentOptions, RunOutcome } from './agent-options'
 import type { ApprovalGate, Decision, PendingCall } from './approval-gate'
@@ -57,6 +64,8 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
   private turn: number
   private stopController = new AbortController()
   private readonly pending = new Map<string, { call: PendingCall; gate: ApprovalGate }>()
+  /** Commands whose held changes wait for the user's per-file review: how to hand them the decisions. */
+  private readonly heldReviews = new Map<string, (files: readonly HeldDecision[]) => void>()
   private state: SessionState
   private emitChain: Promise<void> = Promise.resolve()
   /** A run is being driven in this process (it may be paused, waiting for a review). */
@@ -239,17 +248,55 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
    */
   async decide(
     callId: string,
-    decision: Decision & { always?: boolean },
+    decision: Decision & { always?: boolean; files?: readonly HeldDecision[] },
   ): Promise<{ ok: true } | { ok: false; error: string }> {
+    const held = this.heldReviews.get(callId)
+    if (held) {
+      // The review of a command's held changes: a rejection rejects every one of them.
+      held(decision.decision === 'approved' ? (decision.files ?? []) : [])
+      await this.resumeIfDecided()
+      return { ok: true }
+    }
+    if (decision.files !== undefined)
+      return { ok: false, error: 'That command has no changes waiting for a review.' }
     const waiting = this.pending.get(callId)
     if (!waiting) return { ok: false, error: 'That call is not waiting for a decision.' }
     const answered = await waiting.gate.answer(waiting.call, decision)
     if (!answered.ok) return answered
-    const runId = this.state.currentRunId
-    if (this.state.status === 'paused' && runId && this.state.pendingApprovals.length === 0) {
-      await this.emit({ type: 'run.resumed', runId })
-    }
+    await this.resumeIfDecided()
     return { ok: true }
+  }
+
+  /** The run goes on once nothing waits for the user any more. */
+  private async resumeIfDecided(): Promise<void> {
+    const runId = this.state.currentRunId
+    if (
+      this.state.status === 'paused' &&
+      runId &&
+      this.state.pendingApprovals.length === 0 &&
+      this.heldReviews.size === 0
+    )
+      await this.emit({ type: 'run.resumed', runId })
+  }
+
+  /**
+   * A command's held changes wait for the user's review, file by file (issue 20): the run is paused until the
+   * decisions come (`decide` with `files`), or the run is stopped (then none of them lands).
+   */
+  private waitForHeldReview(callId: string, signal: AbortSignal): Promise<HeldVerdict> {
+    return new Promise<HeldVerdict>((resolve) => {
+      const done = (verdict: HeldVerdict): void => {
+        this.heldReviews.delete(callId)
+        signal.removeEventListener('abort', stopped)
+        resolve(verdict)
+      }
+      const stopped = (): void => done({ by: 'stopped', files: [] })
+      if (signal.aborted) return stopped()
+      signal.addEventListener('abort', stopped, { once: true })
+      this.heldReviews.set(callId, (files) => done({ by: 'user', files }))
+      const runId = this.state.currentRunId
+      if (runId) void this.emit({ type: 'run.paused', runId, reason: 'approval', callIds: [callId] })
+    })
   }
 
   /** What undoing a call, or rewinding to it, would change (nothing is touched). */
@@ -527,6 +574,14 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
           await this.writer.sync()
         },
         landProtected: this.opts.landProtected === true,
+        // Only a person can review: headless runs discard held changes (or land them with --land-protected).
+        ...(this.opts.approvals === 'interactive'
+          ? {
+              review: () => this.waitForHeldReview(callId, signal),
+              learnSecrets: (relPath: string, text: string) =>
+                this.secrets.learnHeldSecretFile(relPath, text),
+            }
+          : {}),
       },
       onProgress: (chunk) => {
         // At most one output event per call every 100 ms, however chatty the command; the full output is in

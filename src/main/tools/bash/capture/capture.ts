@@ -19,7 +19,15 @@ export interface CommandChanges {
   /** paths holds the first PATHS_SHOWN. */
   truncated: boolean
   undoable: boolean
-  held?: { paths: HeldPath[]; count: number; landed: boolean }
+  held?: {
+    paths: HeldPath[]
+    count: number
+    landed: boolean
+    /** Reviewed file by file in the app: how many landed, and those that did not, with why. */
+    accepted?: number
+    rejected?: HeldPath[]
+    rejectedCount?: number
+  }
   notUndoable?: string[]
   /** overlay: nothing landed, and why. scan: why the scan is partial. */
   error?: string
@@ -109,7 +117,20 @@ async function finishOverlay(
       truncated: total > landed.paths.length,
       undoable: landed.error === undefined && landed.notUndoable.length === 0,
       ...(landed.heldCount > 0
-        ? { held: { paths: landed.held, count: landed.heldCount, landed: landed.heldLanded } }
+        ? {
+            held: {
+              paths: landed.held,
+              count: landed.heldCount,
+              landed: landed.heldLanded,
+              ...(landed.reviewed
+                ? {
+                    accepted: landed.reviewed.accepted,
+                    rejected: landed.reviewed.rejected,
+                    rejectedCount: landed.reviewed.rejectedCount,
+                  }
+                : {}),
+            },
+          }
         : {}),
       ...(landed.notUndoable.length > 0 ? { notUndoable: landed.notUndoable.slice(0, PATHS_SHOWN) } : {}),
       ...(landed.error !== undefined ? { error: landed.error } : {}),
@@ -141,15 +162,26 @@ export function describeChanges(changes: CommandChanges): string {
     const undo = changes.undoable ? '' : changes.mode === 'scan' ? ' (these changes cannot be undone)' : ''
     lines.push(`[The command ${parts.join(', ')} (files and folders)${undo}: ${list}${more}]`)
   }
-  if (changes.held) {
-    const names = changes.held.paths
+  const held = changes.held
+  if (held?.rejected !== undefined) {
+    const names = held.rejected
+      .slice(0, 20)
+      .map((p) => `${p.relPath} (${p.reason})`)
+      .join(', ')
+    lines.push(
+      `[The user reviewed the ${held.count} protected change(s) the command made: ${held.accepted ?? 0} landed` +
+        (held.rejectedCount ? `; ${held.rejectedCount} did not and were discarded: ${names}` : '') +
+        ']',
+    )
+  } else if (held) {
+    const names = held.paths
       .slice(0, 20)
       .map((p) => p.relPath)
       .join(', ')
     lines.push(
-      changes.held.landed
+      held.landed
         ? `[Protected changes landed as allowed: ${names}]`
-        : `[Protected changes were held back and not applied (${changes.held.count}): ${names}. They need the user's review.]`,
+        : `[Protected changes were held back and not applied (${held.count}): ${names}. They need the user's review.]`,
     )
   }
   if (changes.incomplete)

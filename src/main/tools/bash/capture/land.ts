@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline'
 import type {
   CommandChangeCounts,
   CommandChangedPath,
+  HeldFile,
   HeldPath,
   SessionEventDraft,
 } from '../../../../shared/events'
@@ -20,6 +21,14 @@ import { putPathState } from '../../../fs/put-path'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import { readChangeSet, type Change, type Seen } from './change-set'
 import { heldReason } from './held'
+import {
+  HeldDecider,
+  heldFileView,
+  REJECTED_BY_USER,
+  reviewBudget,
+  type HeldLine,
+  type HeldVerdict,
+} from './held-review'
 
 /**
  * Landing a command's change set in the workspace (issue 20), exactly like a write: what was at each path
@@ -45,6 +54,14 @@ export interface CaptureHost {
   sync(): Promise<void>
   /** Protected changes land too (`lanes run --land-protected`); otherwise they are discarded and reported. */
   landProtected: boolean
+  /**
+   * In the app: held changes wait for the user's per-file review (logged as command.held with `review`), and
+   * this resolves with the decisions (the run is paused meanwhile). Without it (headless) they are discarded,
+   * or land with `landProtected`.
+   */
+  review?: () => Promise<HeldVerdict>
+  /** Tells the redactor the values in a held secret file's new text, before its diff is logged for the review. */
+  learnSecrets?: (relPath: string, text: string) => void
 }
 
 export interface Landed {
@@ -55,6 +72,8 @@ export interface Landed {
   held: HeldPath[]
   heldCount: number
   heldLanded: boolean
+  /** After a per-file review: how many held changes landed, and those that did not (the first PATHS_SHOWN). */
+  reviewed?: { accepted: number; rejected: HeldPath[]; rejectedCount: number }
   /** Changed files too large to keep their previous content: they landed but cannot be undone. */
   notUndoable: string[]
   /** Why nothing landed (and the workspace is as before the command). */
@@ -75,6 +94,40 @@ interface PlanLine {
   before: PathToken
   after: PathToken
   source?: string
+  /** Held for the review, and why (not landed unless the user accepts it). */
+  held?: string
+  /** A held change whose previous content was too large to keep. */
+  unkept?: true
+}
+
+/** A plan file written a batch of lines at a time: one write per line would cost a round trip each. */
+class PlanWriter {
+  private pending: string[] = []
+  private bytes = 0
+  private constructor(private readonly handle: fs.FileHandle) {}
+
+  static async open(path: string): Promise<PlanWriter> {
+    return new PlanWriter(await fs.open(path, 'w', 0o600))
+  }
+
+  async add(line: PlanLine): Promise<void> {
+    const text = JSON.stringify(line)
+    this.pending.push(text)
+    this.bytes += text.length + 1
+    if (this.bytes >= PLAN_FLUSH_BYTES) await this.flush()
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.length === 0) return
+    const text = this.pending.join('\n') + '\n'
+    this.pending = []
+    this.bytes = 0
+    await this.handle.write(text)
+  }
+
+  async close(): Promise<void> {
+    await this.flush().finally(() => this.handle.close())
+  }
 }
 
 async function tokenOf(
@@ -132,77 +185,53 @@ export async function landChangeSet(opts: {
     heldLanded: host.landProtected,
     notUndoable: [],
   }
+  // Held changes wait in the plan for the review (in the app); headless, they are left out (or land as allowed).
+  const reviewing = host.review !== undefined && !host.landProtected
   const planFile = join(layer.dir, 'plan.jsonl')
-  const plan = await fs.open(planFile, 'w', 0o600)
-  let entries = 0
+  const plan = await PlanWriter.open(planFile)
   const heldFolders = new Set<string>()
   const holdsHeld = new Set<string>()
-  const inFlight: Promise<unknown>[] = []
-  // Plan lines go to the file a batch at a time: one write per line would cost a round trip each.
-  let pending: string[] = []
-  let pendingBytes = 0
-  const flushPlan = async (): Promise<void> => {
-    if (pending.length === 0) return
-    const text = pending.join('\n') + '\n'
-    pending = []
-    pendingBytes = 0
-    await plan.write(text)
-  }
+  let heldInPlan = 0
   try {
     for await (const change of readChangeSet(workspace, layer.upper, opts.opaque)) {
       const abs = join(workspace, change.rel)
+      // What was there is kept now, held or not: an accepted held change is undoable like the rest.
       const before = await tokenOf(abs, change.before, (content) => host.keep(abs, content))
       const after = change.source
         ? await tokenOf(change.source, change.after)
         : await tokenOf(abs, change.after)
       if (before.token === after.token) continue // opened for writing, or touched: nothing changed
-      const reason = heldFor(change, opts.rules, heldFolders, holdsHeld)
-      if (reason !== null) {
-        landed.heldCount++
-        if (landed.held.length < PATHS_SHOWN) landed.held.push({ relPath: change.rel, reason })
-        if (!host.landProtected) continue
-      }
-      const kind = kindOf(before.token, after.token)
-      const counted = kind === 'mode' ? 'modeChanged' : kind
-      landed.counts[counted]++
-      if (landed.paths.length < PATHS_SHOWN)
-        landed.paths.push({ relPath: change.rel, change: kind, kind: entryKind(after.token ?? before.token) })
-      if (!before.kept) landed.notUndoable.push(change.rel)
       const line: PlanLine = {
         rel: change.rel,
         before: before.token,
         after: after.token,
         ...(change.source ? { source: change.source } : {}),
+        ...(before.kept ? {} : { unkept: true as const }),
       }
-      pending.push(JSON.stringify(line))
-      pendingBytes += pending[pending.length - 1]!.length + 1
-      if (pendingBytes >= PLAN_FLUSH_BYTES) await flushPlan()
-      entries++
-      inFlight.push(
-        host.log({
-          type: 'file.preimage',
-          callId,
-          path: abs,
-          relPath: change.rel,
-          hash: before.kept ? contentHashOf(before.token) : null,
-          before: before.token,
-          after: after.token,
-        }),
-      )
-      if (inFlight.length >= LOG_WINDOW) await Promise.all(inFlight.splice(0))
+      const reason = heldFor(change, opts.rules, heldFolders, holdsHeld)
+      if (reason !== null) {
+        landed.heldCount++
+        if (landed.held.length < PATHS_SHOWN) landed.held.push({ relPath: change.rel, reason })
+        if (reviewing) {
+          await plan.add({ ...line, held: reason })
+          heldInPlan++
+          continue
+        }
+        if (!host.landProtected) continue
+      }
+      await plan.add(line)
     }
-    await Promise.all(inFlight.splice(0))
-    await flushPlan()
-  } catch (error) {
-    await Promise.allSettled(inFlight)
     await plan.close()
+  } catch (error) {
+    await plan.close().catch(() => undefined)
     return {
       ...landed,
       error: `the command’s changes could not be read: ${message(error)}; nothing was changed`,
     }
   }
-  await plan.close()
-  if (landed.heldCount > 0)
+  let verdict: HeldVerdict | undefined
+  if (heldInPlan > 0) verdict = await askReview(workspace, callId, planFile, landed, host)
+  else if (landed.heldCount > 0)
     await host.log({
       type: 'command.held',
       callId,
@@ -210,11 +239,77 @@ export async function landChangeSet(opts: {
       count: landed.heldCount,
       landed: host.landProtected,
     })
+
+  // What lands, in the change set's order: each change logged with what was there before (file.preimage) before
+  // anything moves. Nothing is logged before the review is over: a log that shows a change always means it lands.
+  const landFile = join(layer.dir, 'land.jsonl')
+  const out = await PlanWriter.open(landFile)
+  const window = new LogWindow(host)
+  const decider = verdict ? new HeldDecider(verdict) : undefined
+  const accepted: string[] = []
+  const rejected: HeldPath[] = []
+  let acceptedCount = 0
+  let rejectedCount = 0
+  let entries = 0
+  try {
+    for await (const line of planLines(planFile)) {
+      const { held, unkept, ...plain } = line
+      if (held !== undefined) {
+        const why = decider ? decider.decide(line as HeldLine) : REJECTED_BY_USER
+        if (why !== null) {
+          rejectedCount++
+          if (rejected.length < PATHS_SHOWN) rejected.push({ relPath: line.rel, reason: why })
+          continue
+        }
+        acceptedCount++
+        if (accepted.length < PATHS_SHOWN) accepted.push(line.rel)
+      }
+      await out.add(plain)
+      entries++
+      const kind = kindOf(line.before, line.after)
+      landed.counts[kind === 'mode' ? 'modeChanged' : kind]++
+      if (landed.paths.length < PATHS_SHOWN)
+        landed.paths.push({ relPath: line.rel, change: kind, kind: entryKind(line.after ?? line.before) })
+      if (unkept) landed.notUndoable.push(line.rel)
+      await window.add({
+        type: 'file.preimage',
+        callId,
+        path: join(workspace, line.rel),
+        relPath: line.rel,
+        hash: unkept ? null : contentHashOf(line.before),
+        before: line.before,
+        after: line.after,
+      })
+    }
+    await window.drain()
+    await out.close()
+  } catch (error) {
+    await window.settle()
+    await out.close().catch(() => undefined)
+    // Preimages logged without a command.landing after them: a rewind finds those paths as they were (skipped).
+    return {
+      ...landed,
+      error: `the command’s changes could not be landed: ${message(error)}; nothing was changed`,
+    }
+  }
+  if (verdict) {
+    await host.log({
+      type: 'command.reviewed',
+      callId,
+      by: verdict.by,
+      accepted,
+      rejected,
+      acceptedCount,
+      rejectedCount,
+    })
+    landed.heldLanded = acceptedCount > 0
+    landed.reviewed = { accepted: acceptedCount, rejected, rejectedCount }
+  }
   if (entries === 0) return landed
 
   await host.log({ type: 'command.landing', callId, layer: layer.dir, entries })
   await host.sync()
-  const failure = await applyPlan(workspace, planFile, host)
+  const failure = await applyPlan(workspace, landFile, host)
   if (failure !== undefined) {
     await host.log({ type: 'command.landed', callId, outcome: 'rolled-back', error: failure })
     await host.sync()
@@ -222,6 +317,48 @@ export async function landChangeSet(opts: {
   }
   await host.log({ type: 'command.landed', callId, outcome: 'done' })
   return landed
+}
+
+/** Logging many events without waiting for each, at most LOG_WINDOW in flight. */
+class LogWindow {
+  private inFlight: Promise<unknown>[] = []
+  constructor(private readonly host: Pick<CaptureHost, 'log'>) {}
+  async add(draft: SessionEventDraft): Promise<void> {
+    this.inFlight.push(this.host.log(draft))
+    if (this.inFlight.length >= LOG_WINDOW) await this.drain()
+  }
+  async drain(): Promise<void> {
+    await Promise.all(this.inFlight.splice(0))
+  }
+  async settle(): Promise<void> {
+    await Promise.allSettled(this.inFlight.splice(0))
+  }
+}
+
+/** The held changes of the plan go to the user's review (logged with their diffs); the run waits for it. */
+async function askReview(
+  workspace: string,
+  callId: string,
+  planFile: string,
+  landed: Landed,
+  host: CaptureHost,
+): Promise<HeldVerdict> {
+  const review: HeldFile[] = []
+  const budget = reviewBudget()
+  for await (const line of planLines(planFile)) {
+    if (line.held === undefined) continue
+    if (review.length >= PATHS_SHOWN) break
+    review.push(await heldFileView(join(workspace, line.rel), line as HeldLine, budget, host.learnSecrets))
+  }
+  await host.log({
+    type: 'command.held',
+    callId,
+    paths: landed.held,
+    count: landed.heldCount,
+    landed: false,
+    review,
+  })
+  return (host.review as () => Promise<HeldVerdict>)()
 }
 
 function heldFor(
