@@ -52,3 +52,66 @@ test('a command’s changes are shown on its card and undone by Undo', async ({ 
     await stop()
   }
 })
+
+const heldScript = [
+  "const fs = require('fs')",
+  "fs.writeFileSync('a.txt', 'changed by the command\\n')",
+  "fs.writeFileSync('.gitmodules', '[submodule \"lib\"]\\n\\tpath = lib\\n')",
+  "fs.writeFileSync('.env.local', 'TOKEN=from-the-command-9876\\n')",
+].join('\n')
+
+const heldScenario = {
+  turns: [
+    { blocks: [{ tool: 'bash', input: { command: 'node held.js', description: 'Set things up' } }] },
+    { blocks: [{ text: 'Done.' }], stop: 'end_turn' },
+  ],
+}
+
+test('a command’s protected changes wait for a per-file review, with a warning; only what is accepted lands', async ({
+  page,
+}) => {
+  test.skip(process.platform !== 'linux', 'command capture needs Linux')
+  const { app, stop } = await startAppWithModel(
+    { 'a.txt': 'original\n', 'held.js': heldScript },
+    heldScenario,
+  )
+  try {
+    await page.goto(app.url)
+    await sendTask(page, 'Set things up')
+    const panel = page.getByTestId('approval-panel').first()
+    await expect(panel).toBeVisible({ timeout: 30_000 })
+    await panel.getByTestId('approval-approve').click()
+
+    const review = page.getByTestId('held-review')
+    await expect(review).toBeVisible({ timeout: 30_000 })
+    // Nothing of the command has landed while its protected changes wait.
+    expect(await readFile(join(app.workspace, 'a.txt'), 'utf8')).toBe('original\n')
+    const modules = review.locator('[data-testid=held-file][data-path=".gitmodules"]')
+    const env = review.locator('[data-testid=held-file][data-path=".env.local"]')
+    await expect(modules.getByTestId('held-warning')).toContainText('Warning, protected path')
+    await expect(env.getByTestId('held-warning')).toContainText('a secret file')
+    await expect(modules).toContainText('path = lib')
+    // The new secret's value is hidden in the review (and in the log it comes from).
+    await expect(env).toContainText('[secret from .env.local hidden]')
+    await expect(env).not.toContainText('from-the-command-9876')
+    await expect(review.getByTestId('held-apply')).toBeDisabled()
+    await modules.getByTestId('held-accept').click()
+    await env.getByTestId('held-reject').click()
+    await review.getByTestId('held-apply').click()
+
+    await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
+    await expect(review).toHaveCount(0)
+    expect(await readFile(join(app.workspace, 'a.txt'), 'utf8')).toBe('changed by the command\n')
+    expect(await readFile(join(app.workspace, '.gitmodules'), 'utf8')).toBe(
+      '[submodule "lib"]\n\tpath = lib\n',
+    )
+    await expect(lstat(join(app.workspace, '.env.local'))).rejects.toThrow()
+
+    const card = page.locator('[data-testid=tool-card]', { hasText: 'node held.js' }).last()
+    await expect(card.getByTestId('command-held')).toContainText('1 applied, 1 not applied')
+    await expect(card.getByTestId('command-held-rejected')).toContainText('.env.local')
+    await expect(card.getByTestId('command-changes-summary')).toHaveText('changed 1, added 1')
+  } finally {
+    await stop()
+  }
+})

@@ -23,6 +23,7 @@ import {
 } from '../session/rewind'
 import { unfinishedRewind } from '../session/rewind-history'
 import { newSessionId } from '../session/store'
+import { redactPreviewEvent } from '../secrets/redact-deep'
 import { RedactTextStream } from '../secrets/redactor'
 import { workspaceSecrets, type WorkspaceSecrets } from '../secrets/workspace-secrets'
 import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
@@ -518,7 +519,9 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     // The time is taken now, not when the write queue gets to it: the timeline shows when things happened.
     // The line goes to the writer at once (it numbers lines in call order and writes everything queued in one
     // write), so waiting for an event costs one write, not one write per event still queued before it.
-    const appended = this.writer.append({ ...draft, at: draft.at ?? Date.now() })
+    // What the user reviews (an approval's preview, a command's held changes) is logged without secret values.
+    const shown = redactPreviewEvent(this.secrets.redactor(), draft)
+    const appended = this.writer.append({ ...shown, at: draft.at ?? Date.now() })
     appended.catch(() => undefined) // handled below, in order; not an unhandled rejection meanwhile
     const next = this.emitChain.then(async () => {
       const event = await appended

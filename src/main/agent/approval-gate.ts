@@ -7,6 +7,7 @@ import type { Approved, Tool, ToolContext, ToolResult } from '../tools/tool'
 import type { AgentOptions } from './agent-options'
 import { buildPreview, decidePolicy } from './approval-policy'
 import type { GateVerdict } from './scheduler'
+import type { WorkspaceSecrets } from '../secrets/workspace-secrets'
 import { executeReviewed, hunkDecisionError } from '../tools/reviewed-change'
 
 /**
@@ -77,6 +78,8 @@ export interface GateHost {
   toolContext(callId: string, signal: AbortSignal): { ctx: ToolContext; flush: () => void }
   /** A decision the user gave before this process knew the call (a continue). */
   takePreDecision(callId: string): (Decision & { always?: boolean }) | undefined
+  /** The workspace's secrets: previews and results pass its redactor. */
+  readonly secrets: Pick<WorkspaceSecrets, 'ready' | 'redactor' | 'notes'>
 }
 
 /** The one place a call's state is written. */
@@ -198,7 +201,8 @@ export class ApprovalGate {
     const link = this.preparing.then(async () => {
       const verdict = await verdictReady
       if (verdict.kind !== 'ask' || !tool) return
-      await Promise.all(earlierSafe)
+      // The preview is logged through the redactor (AgentSession.emit): it knows the values once its scan is done.
+      await Promise.all([...earlierSafe, this.host.secrets.ready()])
       const { ctx } = this.host.toolContext(call.callId, this.host.stopSignal)
       const target = (call.input as { path?: unknown }).path
       const base =

@@ -12,6 +12,7 @@ import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import { decisionsOf, HunkReview, type HunkChoices } from '../rewind/HunkReview'
 import { DiffView } from './DiffView'
+import { HeldReviews } from './HeldReview'
 import { SANDBOX_DEFAULT, SandboxSwitches } from './SandboxSwitches'
 import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-drafts'
 import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
@@ -44,6 +45,7 @@ export function ApprovalPanel() {
   return (
     <>
       <ReviewAnnouncer pending={pending.length} />
+      <HeldReviews head={head} busy={busy} replyApprovals={replyApprovals} />
       {pending.length > 0 && sessionId !== null && (
         // Remounted only for another session: a call streaming in joins the same review.
         <Review
