@@ -444,14 +444,20 @@ async function applyPlan(
   return `the command’s changes could not be landed (${failure}); the workspace was put back as it was before the command${stuck}`
 }
 
-/** Puts the lines back to their `before`, last first. Returns a note on what could not be. */
+/**
+ * Puts the lines back to their `before`, last first, in two passes: what the landing added is removed first, so a
+ * landing that failed on a full disk gets its space back before a previous content is written again. (An added
+ * path's folder, if new too, is itself an addition, removed after it; a path replaced is free again when its old
+ * state comes back in the second pass.) Returns a note on what could not be put back.
+ */
 async function rollBackLines(
   workspace: string,
   done: readonly PlanLine[],
   host: Pick<CaptureHost, 'content'>,
 ): Promise<string> {
   const stuck: string[] = []
-  for (const line of [...done].reverse()) {
+  const last = [...done].reverse()
+  for (const line of [...last.filter((l) => l.before === null), ...last.filter((l) => l.before !== null)]) {
     const hash = contentHashOf(line.before)
     const failed = await putPathState(join(workspace, line.rel), line.before, () =>
       hash === null ? Promise.reject(new Error('no content')) : host.content(hash),
@@ -498,12 +504,18 @@ async function applyOne(
         if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error
         // The layer is on another file system: copied beside, then renamed in (still atomic for readers).
         const temp = `${path}.lanes-${process.pid}-land`
-        if (want.kind === 'link') await fs.symlink(want.target, temp)
-        else {
-          await fs.copyFile(line.source, temp)
-          await fs.chmod(temp, want.mode ?? 0o644)
+        try {
+          if (want.kind === 'link') await fs.symlink(want.target, temp)
+          else {
+            await fs.copyFile(line.source, temp)
+            await fs.chmod(temp, want.mode ?? 0o644)
+          }
+          await fs.rename(temp, path)
+        } catch (copyError) {
+          // A copy cut short (a full disk) leaves nothing behind, and gives its space back to the roll-back.
+          await fs.rm(temp, { force: true }).catch(() => undefined)
+          throw copyError
         }
-        await fs.rename(temp, path)
       }
       return undefined
     }
