@@ -80,6 +80,12 @@ export interface Landed {
   error?: string
 }
 
+/**
+ * The mode a folder is made with while the landing runs (only its owner can enter it); its own mode is set once
+ * everything has landed. A crash in between leaves it so, and the recovery knows it for the landing's.
+ */
+export const LANDING_FOLDER_MODE = 0o700
+
 /** Paths listed in a result; the counts say how many there were. */
 export const PATHS_SHOWN = 200
 /** A previous content larger than this is not kept (the change lands; undoing it is refused and says why). */
@@ -491,7 +497,7 @@ async function applyOne(
       return undefined
     case 'dir':
       if (was.kind === 'file' || was.kind === 'link') await fs.unlink(path)
-      if (was.kind !== 'dir') await fs.mkdir(path, { mode: 0o700 })
+      if (was.kind !== 'dir') await fs.mkdir(path, { mode: LANDING_FOLDER_MODE })
       modes.push({ path, mode: want.mode })
       return undefined
     case 'file':
