@@ -22,6 +22,12 @@ export const AppInfo = z.object({
    * `reason` says why in one sentence, with how to enable it.
    */
   sandbox: z.object({ available: z.boolean(), reason: z.string().optional() }),
+  /**
+   * How an approved command's changes are kept (issue 20): `overlay`, on a copy-on-write layer (shown as a diff,
+   * undoable); `scan`, found by comparing the workspace before and after (reported, cannot be undone), with
+   * `reason` saying why in one sentence.
+   */
+  capture: z.object({ mode: z.enum(['overlay', 'scan']), reason: z.string().optional() }),
 })
 export type AppInfo = z.infer<typeof AppInfo>
 

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises'
 import type { CommandChangeCounts, CommandChangedPath, HeldPath } from '../../../../shared/events'
 import type { SensitivePathRules } from '../../sensitive-paths'
-import type { SandboxLaunch } from '../sandbox/launch'
+import { sandboxSupport, type SandboxLaunch } from '../sandbox/launch'
 import { readOpaque } from './change-set'
 import { landChangeSet, PATHS_SHOWN, type CaptureHost } from './land'
 import { captureSupport, makeLayer, overlayLaunch, type Layer } from './overlay'
@@ -140,6 +140,21 @@ async function finishOverlay(
     // What did not land (held changes discarded, a failed landing) goes with the layer.
     await rm(layer.dir, { recursive: true, force: true }).catch(() => undefined)
   }
+}
+
+/**
+ * How an approved sandboxed command's changes are kept on this machine (Settings and the review say it): on the
+ * copy-on-write layer where there is one and a sandbox to mount it in; otherwise by the before/after scan.
+ */
+export function commandCaptureMode(): { mode: 'overlay' | 'scan'; reason?: string } {
+  if (!sandboxSupport().available)
+    return {
+      mode: 'scan',
+      reason:
+        'Without a sandbox, a command runs on the workspace itself: its changes are found by comparing the workspace before and after it and cannot be undone.',
+    }
+  const found = captureSupport()
+  return found.mode === 'overlay' ? { mode: 'overlay' } : found
 }
 
 /** One line for the model (and the card's text) about what the command changed. */

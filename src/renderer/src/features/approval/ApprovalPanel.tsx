@@ -26,12 +26,13 @@ import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
  */
 
 export function ApprovalPanel() {
-  const { head, busy, replyApprovals, sessionId, sandbox } = useAppStore(
+  const { head, busy, replyApprovals, sessionId, sandbox, capture } = useAppStore(
     useShallow((s) => ({
       head: s.timeline?.head,
       busy: s.busy,
       replyApprovals: s.replyApprovals,
       sandbox: s.info?.sandbox,
+      capture: s.info?.capture,
       sessionId: s.openSessionId,
       version: s.version,
     })),
@@ -56,6 +57,7 @@ export function ApprovalPanel() {
           busy={busy}
           replyApprovals={replyApprovals}
           sandbox={sandbox}
+          capture={capture}
         />
       )}
     </>
@@ -70,9 +72,10 @@ interface ReviewProps {
   busy: boolean
   replyApprovals(decisions: ApprovalReply[]): Promise<boolean>
   sandbox: AppInfo['sandbox'] | undefined
+  capture: AppInfo['capture'] | undefined
 }
 
-function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: ReviewProps) {
+function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capture }: ReviewProps) {
   const { drafts, update, forget } = useReviewDrafts(sessionId)
   const [focus, setFocus] = useState(0)
   /** The calls an approval by key waits to confirm for (ConfirmApproval), if any. */
@@ -331,6 +334,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                     {preview.kind === 'bash' && (
                       <SandboxSwitches
                         sandbox={sandbox}
+                        capture={capture}
                         value={draft.sandbox ?? SANDBOX_DEFAULT}
                         onChange={(next) => update([call.callId], (d) => ({ ...d, sandbox: next }))}
                       />

@@ -16,19 +16,30 @@ export const SANDBOX_DEFAULT: SandboxChoice = { network: false, outsideSandbox: 
 
 interface Props {
   sandbox: AppInfo['sandbox'] | undefined
+  capture: AppInfo['capture'] | undefined
   value: SandboxChoice
   onChange(next: SandboxChoice): void
 }
 
-export function SandboxSwitches({ sandbox, value, onChange }: Props) {
+export function SandboxSwitches({ sandbox, capture, value, onChange }: Props) {
+  // Where its changes cannot be captured, the review says so before the command runs (issue 20).
+  const notCaptured = capture?.mode === 'scan' && (
+    <p className="sandbox-note warning-line small" role="note" data-testid="capture-unavailable">
+      What this command changes will be reported but cannot be undone: {capture.reason}
+    </p>
+  )
   if (sandbox && !sandbox.available)
     return (
-      <p className="sandbox-note warning-line" data-testid="sandbox-unavailable">
-        {sandbox.reason}
-      </p>
+      <>
+        <p className="sandbox-note warning-line" data-testid="sandbox-unavailable">
+          {sandbox.reason}
+        </p>
+        {notCaptured}
+      </>
     )
   return (
     <div className="sandbox-switches" data-testid="sandbox-switches">
+      {notCaptured}
       <label className="checkbox">
         <input
           type="checkbox"
@@ -56,6 +67,8 @@ export function SandboxSwitches({ sandbox, value, onChange }: Props) {
       {value.outsideSandbox && (
         <p className="warning-line small" role="note">
           It runs with all your rights: it can read, change or send any of your files, secrets included.
+          {capture?.mode === 'overlay' &&
+            ' What it changes is only found by comparing the folder before and after: it cannot be undone.'}
         </p>
       )}
     </div>
