@@ -183,3 +183,40 @@ test('without a copy-on-write layer, Settings, the review and the card say the c
     await bin.remove()
   }
 })
+
+test('“Show me its changes before they land” holds every change of a command for the per-file review', async ({
+  page,
+}) => {
+  test.skip(process.platform !== 'linux', 'command capture needs Linux')
+  const { app, stop } = await startAppWithModel(
+    { 'a.txt': 'original\n', 'gone.txt': 'to be removed\n', 'change.js': script },
+    scenario,
+  )
+  try {
+    await page.goto(app.url)
+    await sendTask(page, 'Change the files')
+    const panel = page.getByTestId('approval-panel').first()
+    await expect(panel).toBeVisible({ timeout: 30_000 })
+    await panel.getByTestId('approval-hold').check()
+    await panel.getByTestId('approval-approve').click()
+
+    const review = page.getByTestId('held-review')
+    await expect(review).toBeVisible({ timeout: 30_000 })
+    await expect(review.getByTestId('held-file')).toHaveCount(3)
+    // Nothing here is protected: no warning.
+    await expect(review.getByTestId('held-warning')).toHaveCount(0)
+    await review.locator('[data-testid=held-file][data-path="new.txt"]').getByTestId('held-accept').click()
+    await review.locator('[data-testid=held-file][data-path="a.txt"]').getByTestId('held-reject').click()
+    await review.locator('[data-testid=held-file][data-path="gone.txt"]').getByTestId('held-reject').click()
+    await review.getByTestId('held-apply').click()
+
+    await expect(page.getByTestId('run-end')).toHaveAttribute('data-status', 'finished', { timeout: 30_000 })
+    expect(await readFile(join(app.workspace, 'a.txt'), 'utf8')).toBe('original\n')
+    expect(await readFile(join(app.workspace, 'gone.txt'), 'utf8')).toBe('to be removed\n')
+    expect(await readFile(join(app.workspace, 'new.txt'), 'utf8')).toBe('made by the command\n')
+    const card = page.locator('[data-testid=tool-card]', { hasText: 'node change.js' }).last()
+    await expect(card.getByTestId('command-held')).toContainText('1 applied, 2 not applied')
+  } finally {
+    await stop()
+  }
+})

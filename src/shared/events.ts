@@ -277,6 +277,8 @@ export const ApprovalDecidedEvent = z.object({
   network: z.boolean().optional(),
   /** bash: "run outside the sandbox" was switched on: the command ran unconfined. */
   outsideSandbox: z.boolean().optional(),
+  /** bash: "show me its changes before they land": all of them were held for the per-file review. */
+  hold: z.boolean().optional(),
   by: z.enum(['user', 'cli']).optional(),
   /** An approved write or edit reviewed hunk by hunk: what was decided for each hunk (absent: all accepted). */
   hunks: z.array(HunkDecision).optional(),

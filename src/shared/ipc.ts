@@ -117,6 +117,8 @@ export const ApprovalReply = z
     network: z.boolean().optional(),
     /** bash only: "run outside the sandbox" for this command. */
     outsideSandbox: z.boolean().optional(),
+    /** bash only: "show me its changes before they land": every change is held for the per-file review. */
+    hold: z.boolean().optional(),
     /** An approved write or edit reviewed hunk by hunk: the decision per hunk (absent: the whole change). */
     hunks: z.array(HunkDecision).max(10_000).optional(),
     /**

@@ -31,6 +31,8 @@ export const ToolCallApproval = z.object({
   network: z.boolean().optional(),
   /** bash: the user let it run outside the sandbox. */
   outsideSandbox: z.boolean().optional(),
+  /** bash: the user asked to review its changes before they land. */
+  hold: z.boolean().optional(),
   by: z.enum(['user', 'cli']).optional(),
   decidedAt: z.number().optional(),
   /** Per-hunk review of a write or edit: the decision on each hunk (absent: the change as a whole). */

@@ -22,6 +22,8 @@ export interface Decision {
   /** bash, approved: the review's "needs the internet" and "run outside the sandbox" switches. */
   network?: boolean
   outsideSandbox?: boolean
+  /** bash, approved: "show me its changes before they land". */
+  hold?: boolean
   /** Per-hunk review of an approved write or edit. */
   hunks?: HunkDecision[]
 }
@@ -30,11 +32,12 @@ export interface Decision {
 function sandboxSwitches(
   tool: Tool | undefined,
   decision: Decision,
-): Pick<Decision, 'network' | 'outsideSandbox'> {
+): Pick<Decision, 'network' | 'outsideSandbox' | 'hold'> {
   if (!tool?.runsInSandbox || decision.decision !== 'approved') return {}
   return {
     ...(decision.network ? { network: true } : {}),
     ...(decision.outsideSandbox ? { outsideSandbox: true } : {}),
+    ...(decision.hold ? { hold: true } : {}),
   }
 }
 
@@ -324,6 +327,7 @@ export class ApprovalGate {
       ctx.approval = {
         network: approved?.decision.network === true,
         outsideSandbox: approved?.decision.outsideSandbox === true,
+        ...(approved?.decision.hold ? { hold: true } : {}),
       }
     return tool.execute(call.input, ctx, approved ? approved.review : undefined)
   }

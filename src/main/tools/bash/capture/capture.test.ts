@@ -254,7 +254,7 @@ describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { time
     })
     expect(changes?.held).toMatchObject({ count: 6, landed: true, accepted: 3, rejectedCount: 3 })
     expect(changes?.undoable).toBe(true)
-    expect(result.output).toMatch(/reviewed the 6 protected change\(s\).*3 landed; 3 did not/)
+    expect(result.output).toMatch(/reviewed the 6 held change\(s\).*3 landed; 3 did not/)
   })
 
   it('lands nothing held when the run is stopped during the review', async () => {
@@ -268,6 +268,48 @@ describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { time
     expect(changes?.held?.rejected).toEqual([
       { relPath: '.env', reason: 'the run was stopped before the review was done' },
     ])
+  })
+
+  it('holds every change, protected or not, when the review asked to see them first', async () => {
+    const t = await setup({ 'a.txt': 'a\n', 'b.txt': 'b\n' })
+    const command = await script(t.workspace, 'script.js', [
+      'echo A > a.txt',
+      'echo B > b.txt',
+      'echo n > n.txt',
+    ])
+    const result = await bashTool.execute(
+      { command },
+      makeToolContext(t.workspace, {
+        outputDir: t.session,
+        pathRules: GIT_WORKSPACE_RULES,
+        approval: { network: false, outsideSandbox: false, hold: true },
+        capture: {
+          keep: (p, c) => t.store.put(p, c),
+          content: (h) => t.store.get(h),
+          log: async (d) => {
+            t.events.push(d)
+          },
+          sync: () => t.store.flush(),
+          landProtected: false,
+          review: async () => ({
+            by: 'user',
+            files: [
+              { relPath: 'b.txt', decision: 'accepted' },
+              { relPath: 'n.txt', decision: 'rejected' },
+            ],
+          }),
+        },
+      }),
+    )
+    expect(result.isError, result.output).toBe(false)
+    const held = t.events.find((e) => e.type === 'command.held')
+    const review = held?.type === 'command.held' ? (held.review ?? []) : []
+    expect(review.map((f) => f.relPath).sort()).toEqual(['a.txt', 'b.txt', 'n.txt'])
+    // Not protected: no warning.
+    expect(review.every((f) => f.reason === undefined)).toBe(true)
+    expect(await readFile(join(t.workspace, 'a.txt'), 'utf8')).toBe('a\n')
+    expect(await readFile(join(t.workspace, 'b.txt'), 'utf8')).toBe('B\n')
+    await expect(lstat(join(t.workspace, 'n.txt'))).rejects.toThrow()
   })
 
   it('holds every change to git’s configuration surface, whatever its name', async () => {

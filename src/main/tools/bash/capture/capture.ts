@@ -56,6 +56,8 @@ export function startCapture(opts: {
   callId: string
   rules: SensitivePathRules
   host: CaptureHost | undefined
+  /** The review asked to see every change before it lands. */
+  holdAll?: boolean
 }): Capture | { error: string } {
   const { sandbox, workspace, host } = opts
   if (!host) return { launch: sandbox, finish: async () => null }
@@ -94,7 +96,7 @@ export function startCapture(opts: {
 }
 
 async function finishOverlay(
-  opts: { workspace: string; callId: string; rules: SensitivePathRules },
+  opts: { workspace: string; callId: string; rules: SensitivePathRules; holdAll?: boolean },
   layer: Layer,
   host: CaptureHost,
 ): Promise<CommandChanges> {
@@ -107,6 +109,7 @@ async function finishOverlay(
       opaque,
       rules: opts.rules,
       host,
+      holdAll: opts.holdAll === true,
     })
     const { counts } = landed
     const total = counts.added + counts.changed + counts.removed + counts.modeChanged
@@ -184,7 +187,7 @@ export function describeChanges(changes: CommandChanges): string {
       .map((p) => `${p.relPath} (${p.reason})`)
       .join(', ')
     lines.push(
-      `[The user reviewed the ${held.count} protected change(s) the command made: ${held.accepted ?? 0} landed` +
+      `[The user reviewed the ${held.count} held change(s) the command made: ${held.accepted ?? 0} landed` +
         (held.rejectedCount ? `; ${held.rejectedCount} did not and were discarded: ${names}` : '') +
         ']',
     )

@@ -36,6 +36,8 @@ const REVIEW_DIFF_BUDGET = 1024 * 1024
 const DIFF_FILE_MAX = 1024 * 1024
 
 export const REJECTED_BY_USER = 'rejected by the user'
+/** Why a change that is not protected is held: the review asked to see the command's changes first. */
+export const HELD_FOR_REVIEW = 'you asked to review the command’s changes'
 export const REJECTED_BY_STOP = 'the run was stopped before the review was done'
 
 function changeOf(before: PathToken, after: PathToken): HeldFile['change'] {
@@ -93,7 +95,8 @@ export async function heldFileView(
     relPath: line.rel,
     change: changeOf(line.before, line.after),
     kind,
-    reason: line.held,
+    // Only a protected change carries a reason (the review shows it as a warning).
+    ...(line.held !== HELD_FOR_REVIEW ? { reason: line.held } : {}),
   }
   if (
     (before.kind !== 'file' && before.kind !== 'absent') ||

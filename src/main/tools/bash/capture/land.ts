@@ -24,6 +24,7 @@ import { heldReason } from './held'
 import {
   HeldDecider,
   heldFileView,
+  HELD_FOR_REVIEW,
   REJECTED_BY_USER,
   reviewBudget,
   type HeldLine,
@@ -181,6 +182,8 @@ export async function landChangeSet(opts: {
   opaque: ReadonlySet<string> | null
   rules: SensitivePathRules
   host: CaptureHost
+  /** Every change is held for the review (the user asked to see them first), protected or not. */
+  holdAll?: boolean
 }): Promise<Landed> {
   const { workspace, callId, layer, host } = opts
   const landed: Landed = {
@@ -214,7 +217,8 @@ export async function landChangeSet(opts: {
         ...(change.source ? { source: change.source } : {}),
         ...(before.kept ? {} : { unkept: true as const }),
       }
-      const reason = heldFor(change, opts.rules, heldFolders, holdsHeld)
+      const reason =
+        heldFor(change, opts.rules, heldFolders, holdsHeld) ?? (opts.holdAll ? HELD_FOR_REVIEW : null)
       if (reason !== null) {
         landed.heldCount++
         if (landed.held.length < PATHS_SHOWN) landed.held.push({ relPath: change.rel, reason })

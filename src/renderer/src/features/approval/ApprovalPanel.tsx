@@ -98,6 +98,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
         if (d.always && d.decision === 'approved') reply.always = true
         if (d.decision === 'approved' && d.sandbox?.network) reply.network = true
         if (d.decision === 'approved' && d.sandbox?.outsideSandbox) reply.outsideSandbox = true
+        else if (d.decision === 'approved' && d.sandbox?.hold) reply.hold = true
         const reviewed = hunkDecisions(c, d)
         if (d.decision === 'approved' && reviewed && reviewed.length > 0) reply.hunks = reviewed
         return reply

@@ -81,9 +81,12 @@ function HeldReview({
         <div>
           <h2>Review what the command changed</h2>
           <p className="muted small">
-            The command <code>{commandOf(call)}</code> has run, but none of its changes has been applied yet:
-            it changed protected files. Accept or reject each change below; only what you accept is applied,
-            and it can be undone like any other change.
+            The command <code>{commandOf(call)}</code> has run, but none of its changes has been applied yet:{' '}
+            {files.some((f) => f.reason !== undefined)
+              ? 'it changed protected files.'
+              : 'you asked to see them first.'}{' '}
+            Accept or reject each change below; only what you accept is applied, and it can be undone like any
+            other change.
           </p>
         </div>
         <div className="approval-actions">

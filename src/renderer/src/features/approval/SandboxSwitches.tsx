@@ -10,9 +10,11 @@ import type { AppInfo } from '../../../../shared/ipc'
 export interface SandboxChoice {
   network: boolean
   outsideSandbox: boolean
+  /** "Show me its changes before they land" (only where they are captured on the copy-on-write layer). */
+  hold?: boolean
 }
 
-export const SANDBOX_DEFAULT: SandboxChoice = { network: false, outsideSandbox: false }
+export const SANDBOX_DEFAULT: SandboxChoice = { network: false, outsideSandbox: false, hold: false }
 
 interface Props {
   sandbox: AppInfo['sandbox'] | undefined
@@ -54,6 +56,17 @@ export function SandboxSwitches({ sandbox, capture, value, onChange }: Props) {
         <p className="warning-line small" role="note">
           It can send what it reads in this folder to any server.
         </p>
+      )}
+      {capture?.mode === 'overlay' && !value.outsideSandbox && (
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            data-testid="approval-hold"
+            checked={value.hold === true}
+            onChange={(e) => onChange({ ...value, hold: e.target.checked })}
+          />
+          Show me its changes before they land
+        </label>
       )}
       <label className="checkbox">
         <input

@@ -53,14 +53,14 @@ export function CommandChanges({ call }: { call: ToolCallState }) {
       )}
       {held && held.pending === true && (
         <p className="decision-note rejected" role="note" data-testid="command-held">
-          Protected changes wait for your review ({held.count}): nothing of this command is applied yet.
+          Changes wait for your review ({held.count}): nothing of this command is applied yet.
         </p>
       )}
       {held && held.pending === false && (
         <div className="decision-note" role="note" data-testid="command-held">
           <p>
-            You reviewed the {held.count} protected change{held.count === 1 ? '' : 's'}:{' '}
-            {held.acceptedCount ?? 0} applied, {held.rejectedCount ?? 0} not applied.
+            You reviewed the {held.count} held change{held.count === 1 ? '' : 's'}: {held.acceptedCount ?? 0}{' '}
+            applied, {held.rejectedCount ?? 0} not applied.
           </p>
           {(held.rejected ?? []).length > 0 && (
             <ul className="command-changes-paths small" data-testid="command-held-rejected">
