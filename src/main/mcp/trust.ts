@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
-import { writeJsonAtomic } from '../fs/atomic-write'
+import { WorkspaceListsFile } from '../fs/workspace-lists'
 import type { McpServerConfig } from './config'
 
 /**
@@ -28,31 +27,20 @@ function sorted<T>(record: Record<string, T>): [string, T][] {
 
 /** The trusted keys per workspace, in one JSON file written atomically. */
 export class McpTrustStore {
-  constructor(private readonly file: string) {}
+  private readonly lists: WorkspaceListsFile<string>
+
+  constructor(file: string) {
+    this.lists = new WorkspaceListsFile(file, (k): k is string => typeof k === 'string')
+  }
 
   async trustedKeys(workspace: string): Promise<Set<string>> {
-    return new Set((await this.readAll())[workspace] ?? [])
+    return new Set(WorkspaceListsFile.listOf(await this.lists.read(), workspace))
   }
 
   async trust(workspace: string, server: McpServerConfig): Promise<void> {
-    const all = await this.readAll()
-    const keys = new Set(all[workspace] ?? [])
+    const all = await this.lists.read()
+    const keys = new Set(WorkspaceListsFile.listOf(all, workspace))
     keys.add(trustKey(server))
-    all[workspace] = [...keys]
-    await writeJsonAtomic(this.file, all)
-  }
-
-  private async readAll(): Promise<Record<string, string[]>> {
-    try {
-      const parsed = JSON.parse(await readFile(this.file, 'utf8')) as unknown
-      if (typeof parsed !== 'object' || parsed === null) return {}
-      const out: Record<string, string[]> = {}
-      for (const [workspace, keys] of Object.entries(parsed)) {
-        if (Array.isArray(keys)) out[workspace] = keys.filter((k): k is string => typeof k === 'string')
-      }
-      return out
-    } catch {
-      return {}
-    }
+    await this.lists.write(all, workspace, [...keys])
   }
 }
