@@ -1,6 +1,7 @@
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import type { Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
+import { rulesAllowTool } from '../../shared/events'
 import { defineTool, fail, type Tool } from '../tools/tool'
 import { ServerUnavailable, type McpConnection } from './connection'
 import { toToolResult } from './results'
@@ -54,7 +55,12 @@ export function mcpTool(spec: McpToolSpec): Tool | { error: string } {
     server,
     concurrencySafe: readOnly,
     title: () => `${server}: ${label}`,
-    policy: () => (readOnly ? { kind: 'allow' } : { kind: 'ask', protected: false }),
+    // A tool the user allowed for the rest of the session runs unasked, unless it says it is destructive.
+    policy: (_args, opts) =>
+      readOnly || (!destructive && rulesAllowTool(opts.sessionRules ?? [], name))
+        ? { kind: 'allow' }
+        : { kind: 'ask', protected: false },
+    sessionRule: () => (destructive ? undefined : { kind: 'tool', tool: name }),
     preview: (args) =>
       Promise.resolve({
         ok: true,

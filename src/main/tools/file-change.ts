@@ -1,7 +1,7 @@
 import { constants, promises as fs } from 'node:fs'
 import type { z } from 'zod'
 import type { FileHandle } from 'node:fs/promises'
-import { capWritePreview } from '../../shared/events'
+import { capWritePreview, rulesAllowEdits, type SessionRule } from '../../shared/events'
 import { writeFileAtomic } from '../fs/atomic-write'
 import { fileDiff } from './file-diff'
 import type { FileDiff } from './file-diff'
@@ -255,9 +255,23 @@ export function diffMetadata(diff: FileDiff): Record<string, unknown> {
  * by `loadForChange` (`linkHidesProtection`), which names the real path for the model to use.
  */
 export function changePolicy(rawPath: string, opts: PolicyOptions): PolicyVerdict {
+  if (touchesProtected(rawPath, opts)) return { kind: 'ask', protected: true }
+  return opts.autoApproveEdits || rulesAllowEdits(opts.sessionRules ?? [])
+    ? { kind: 'allow' }
+    : { kind: 'ask', protected: false }
+}
+
+/**
+ * "Allow edits for the rest of this session", offered with a change to any file but a protected one (which
+ * the rule would never cover). A link hiding a protected file behind a harmless name is refused at load.
+ */
+export function changeSessionRule(rawPath: string, opts: PolicyOptions): SessionRule | undefined {
+  return touchesProtected(rawPath, opts) ? undefined : { kind: 'edits' }
+}
+
+function touchesProtected(rawPath: string, opts: PolicyOptions): boolean {
   const name = nameInWorkspace(opts.workspace, rawPath)
-  if (name !== null && isProtectedPath(name, opts.pathRules)) return { kind: 'ask', protected: true }
-  return opts.autoApproveEdits ? { kind: 'allow' } : { kind: 'ask', protected: false }
+  return name !== null && isProtectedPath(name, opts.pathRules)
 }
 
 /** A change as the user reviews it: the diff against the file as it is now (or as the turn will leave it). */
@@ -335,6 +349,7 @@ export function defineChangeTool<I extends { path: string }, P extends ChangePla
     concurrencySafe: false,
     title: (input) => `${spec.verb} ${input.path}`,
     policy: (input, opts) => changePolicy(input.path, opts),
+    sessionRule: (input, opts) => changeSessionRule(input.path, opts),
     async preview(input, ctx, opts) {
       return changePreview(await spec.plan(ctx, input, opts.base), opts.protected)
     },
