@@ -57,11 +57,13 @@ export async function startScriptedModel(scenario: unknown): Promise<ScriptedMod
 export async function startAppWithModel(
   files: Record<string, string>,
   scenario: unknown,
+  env: Record<string, string> = {},
 ): Promise<{ app: WebApp; model: ScriptedModel; stop(): Promise<void> }> {
   const model = await startScriptedModel(scenario)
   const { app, stop } = await startWebApp(files, {
     ANTHROPIC_BASE_URL: model.baseUrl,
     ANTHROPIC_API_KEY: 'sk-ant-test-ui-0000',
+    ...env,
   })
   return {
     app,

@@ -257,6 +257,40 @@ const samples: Record<SessionEventType, unknown[]> = {
       count: 1,
       landed: false,
     },
+    {
+      type: 'command.held',
+      ...base,
+      callId: 'toolu_5',
+      paths: [{ relPath: '.env', reason: 'a secret file' }],
+      count: 1,
+      landed: false,
+      review: [
+        {
+          relPath: '.env',
+          change: 'changed',
+          kind: 'file',
+          reason: 'a secret file',
+          diff: {
+            kind: 'write',
+            path: '.env',
+            hunks: [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, lines: ['-A=1', '+A=2'] }],
+            protected: true,
+          },
+        },
+      ],
+    },
+  ],
+  'command.reviewed': [
+    {
+      type: 'command.reviewed',
+      ...base,
+      callId: 'toolu_5',
+      by: 'user',
+      accepted: ['.env'],
+      rejected: [{ relPath: '.git/hooks/post-checkout', reason: 'rejected by the user' }],
+      acceptedCount: 1,
+      rejectedCount: 1,
+    },
   ],
   'rewind.started': [
     {

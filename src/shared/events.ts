@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ApprovalPreview, HunkDecision } from './approval-preview'
+import { ApprovalPreview, HunkDecision, WritePreview } from './approval-preview'
 import { ContentFacts } from './file-content'
 import { Count, EpochMs, Millis } from './schema-units'
 import { SessionRule } from './session-rules'
@@ -290,6 +290,8 @@ export const ApprovalDecidedEvent = z.object({
   network: z.boolean().optional(),
   /** bash: "run outside the sandbox" was switched on: the command ran unconfined. */
   outsideSandbox: z.boolean().optional(),
+  /** bash: "show me its changes before they land": all of them were held for the per-file review. */
+  hold: z.boolean().optional(),
   by: z.enum(['user', 'cli']).optional(),
   /** An approved write or edit reviewed hunk by hunk: what was decided for each hunk (absent: all accepted). */
   hunks: z.array(HunkDecision).optional(),
@@ -441,6 +443,22 @@ export const CommandLandedEvent = z.object({
 })
 
 /**
+ * One held change as the review shows it. `reason`: why it is held (a protected path: shown as a warning);
+ * absent when it is held only because the review asked to hold the command's changes.
+ */
+export const HeldFile = z.object({
+  relPath: z.string(),
+  change: z.enum(['added', 'changed', 'removed', 'mode']),
+  kind: z.enum(['file', 'link', 'dir']),
+  reason: z.string().optional(),
+  /** A text file's diff (its hunks; full texts are left out to keep the log small). */
+  diff: WritePreview.optional(),
+  /** Instead of a diff: a folder, a link's target, a binary file, a diff too large to show. */
+  note: z.string().optional(),
+})
+export type HeldFile = z.infer<typeof HeldFile>
+
+/**
  * Protected changes a command made (git's configuration, hooks, `.env*`, ...) that were not landed silently:
  * `landed` false when they were discarded (`lanes run` without --land-protected), true when the user let them
  * land. One JSON line in `lanes run`'s output.
@@ -453,6 +471,35 @@ export const CommandHeldEvent = z.object({
   /** How many there were (paths is capped). */
   count: Count,
   landed: z.boolean(),
+  /**
+   * In the app: the held changes wait for the user's review, file by file, before anything of the command lands
+   * (a command.reviewed follows). What each change does (capped: `count` says how many there are).
+   */
+  review: z.array(HeldFile).optional(),
+})
+
+/** The user's decision on one held change (an `approval:reply` for a call whose changes are held). */
+export const HeldDecision = z.object({
+  relPath: z.string().min(1).max(4096),
+  decision: z.enum(['accepted', 'rejected']),
+})
+export type HeldDecision = z.infer<typeof HeldDecision>
+
+/**
+ * The review of a command's held changes is over: only `accepted` land (their file.preimage lines and the
+ * command.landing/landed pair follow). `rejected` never touch the workspace, each with why (the user's choice,
+ * or a change it depends on was rejected). `by`: the user, or the run was stopped while it waited (all rejected).
+ */
+export const CommandReviewedEvent = z.object({
+  type: z.literal('command.reviewed'),
+  ...base,
+  callId: z.string().min(1),
+  by: z.enum(['user', 'stopped']),
+  accepted: z.array(z.string()),
+  rejected: z.array(HeldPath),
+  /** How many of each (the lists are capped). */
+  acceptedCount: Count,
+  rejectedCount: Count,
 })
 
 /** One file a rewind changes: from its content now to its content at the rewind's point (null: absent). */
@@ -659,6 +706,7 @@ export const SessionEvent = z.discriminatedUnion('type', [
   CommandLandingEvent,
   CommandLandedEvent,
   CommandHeldEvent,
+  CommandReviewedEvent,
   RewindStartedEvent,
   RewindFinishedEvent,
   RunFinishedEvent,

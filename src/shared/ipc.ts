@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { HunkDecision, SessionEvent, SessionId, SessionSummary, WritePreview } from './events'
+import { HeldDecision, HunkDecision, SessionEvent, SessionId, SessionSummary, WritePreview } from './events'
 import { MIN_COMPACT_AT_TOKENS, ThinkingSetting } from './models'
 
 /**
@@ -22,6 +22,12 @@ export const AppInfo = z.object({
    * `reason` says why in one sentence, with how to enable it.
    */
   sandbox: z.object({ available: z.boolean(), reason: z.string().optional() }),
+  /**
+   * How an approved command's changes are kept (issue 20): `overlay`, on a copy-on-write layer (shown as a diff,
+   * undoable); `scan`, found by comparing the workspace before and after (reported, cannot be undone), with
+   * `reason` saying why in one sentence.
+   */
+  capture: z.object({ mode: z.enum(['overlay', 'scan']), reason: z.string().optional() }),
 })
 export type AppInfo = z.infer<typeof AppInfo>
 
@@ -116,8 +122,15 @@ export const ApprovalReply = z
     network: z.boolean().optional(),
     /** bash only: "run outside the sandbox" for this command. */
     outsideSandbox: z.boolean().optional(),
+    /** bash only: "show me its changes before they land": every change is held for the per-file review. */
+    hold: z.boolean().optional(),
     /** An approved write or edit reviewed hunk by hunk: the decision per hunk (absent: the whole change). */
     hunks: z.array(HunkDecision).max(10_000).optional(),
+    /**
+     * A command whose changes are held for review (issue 20): the decision per held change shown. A change not
+     * listed is rejected; `decision` approved with no file accepted lands nothing.
+     */
+    files: z.array(HeldDecision).max(10_000).optional(),
   })
   .strict()
 export type ApprovalReply = z.infer<typeof ApprovalReply>

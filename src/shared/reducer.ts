@@ -2,7 +2,13 @@ import type { SessionEvent } from './events'
 import type { ToolCallState } from './tool-call'
 import { onContextCompacted, onInstructionsLoaded } from './reducer/context'
 import { anomaly, describe, edit, FewObjects, type Draft, type Reduction } from './reducer/draft'
-import { onCommandHeld, onCommandLanded, onFileSnapshot, onFilePreimage } from './reducer/files'
+import {
+  onCommandHeld,
+  onCommandLanded,
+  onCommandReviewed,
+  onFileSnapshot,
+  onFilePreimage,
+} from './reducer/files'
 import { callTurn } from './reducer/lookup'
 import { onMcpServer } from './reducer/mcp'
 import { onRuleGranted, onRuleRevoked } from './reducer/session-rules'
@@ -185,6 +191,8 @@ function apply(r: Reduction, event: SessionEvent): void {
       return onCommandLanded(r, event)
     case 'command.held':
       return onCommandHeld(r, event)
+    case 'command.reviewed':
+      return onCommandReviewed(r, event)
 
     case 'rewind.started':
       return onRewindStarted(r, event)

@@ -1,5 +1,13 @@
 import { z } from 'zod'
-import { ApprovalDecision, ApprovalPreview, HeldPath, HunkDecision, Lane, SessionRule } from './events'
+import {
+  ApprovalDecision,
+  ApprovalPreview,
+  HeldFile,
+  HeldPath,
+  HunkDecision,
+  Lane,
+  SessionRule,
+} from './events'
 
 /**
  * The state of one tool call as the reducer builds it from the events (reducer.ts). The status strings are
@@ -33,6 +41,8 @@ export const ToolCallApproval = z.object({
   network: z.boolean().optional(),
   /** bash: the user let it run outside the sandbox. */
   outsideSandbox: z.boolean().optional(),
+  /** bash: the user asked to review its changes before they land. */
+  hold: z.boolean().optional(),
   by: z.enum(['user', 'cli']).optional(),
   decidedAt: z.number().optional(),
   /** Per-hunk review of a write or edit: the decision on each hunk (absent: the change as a whole). */
@@ -90,9 +100,22 @@ const ToolCallBase = z.object({
   live: LiveOutput.optional(),
   /** A write or edit whose previous content was kept: it can be undone. */
   undoable: z.boolean().optional(),
-  /** Protected changes an approved command made that were held back (issue 20), and whether they landed. */
+  /**
+   * Protected changes an approved command made that were held back (issue 20), and whether they landed; in the
+   * app, the per-file review (`review`, waiting while `pending`) and what the user accepted and rejected.
+   */
   held: z
-    .object({ paths: z.array(HeldPath), count: z.number().int().nonnegative(), landed: z.boolean() })
+    .object({
+      paths: z.array(HeldPath),
+      count: z.number().int().nonnegative(),
+      landed: z.boolean(),
+      review: z.array(HeldFile).optional(),
+      pending: z.boolean().optional(),
+      accepted: z.array(z.string()).optional(),
+      rejected: z.array(HeldPath).optional(),
+      acceptedCount: z.number().int().nonnegative().optional(),
+      rejectedCount: z.number().int().nonnegative().optional(),
+    })
     .optional(),
   /** The rewind (or undo) that took this call's file changes back. */
   rewoundBy: z.string().optional(),

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises'
 import type {
+  HeldDecision,
   RunFailureKind,
   SessionEvent,
   SessionEventDraft,
@@ -23,11 +24,13 @@ import {
 } from '../session/rewind'
 import { unfinishedRewind } from '../session/rewind-history'
 import { newSessionId } from '../session/store'
+import { redactPreviewEvent } from '../secrets/redact-deep'
 import { RedactTextStream } from '../secrets/redactor'
 import { workspaceSecrets, type WorkspaceSecrets } from '../secrets/workspace-secrets'
 import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
 import { nameInWorkspace } from '../tools/workspace'
 import { SnapshotStore } from '../tools/snapshots'
+import type { HeldVerdict } from '../tools/bash/capture/held-review'
 import type { ToolContext } from '../tools/tool'
 import { fullDiffLines, type ChangePlan } from '../tools/file-change'
 import type { AgentOptions, RunOutcome } from './agent-options'
@@ -64,6 +67,8 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
   private turn: number
   private stopController = new AbortController()
   private readonly pending = new Map<string, { call: PendingCall; gate: ApprovalGate }>()
+  /** Commands whose held changes wait for the user's per-file review: how to hand them the decisions. */
+  private readonly heldReviews = new Map<string, (files: readonly HeldDecision[]) => void>()
   private state: SessionState
   private emitChain: Promise<void> = Promise.resolve()
   /** A run is being driven in this process (it may be paused, waiting for a review). */
@@ -242,15 +247,24 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
    * The user's answer for a call that asked for approval (interactive mode). It may come before the call
    * reaches its turn in the scheduler; it is recorded and used when it does.
    */
-  async decide(callId: string, decision: UserDecision): Promise<{ ok: true } | { ok: false; error: string }> {
+  async decide(
+    callId: string,
+    decision: UserDecision & { files?: readonly HeldDecision[] },
+  ): Promise<{ ok: true } | { ok: false; error: string }> {
+    const held = this.heldReviews.get(callId)
+    if (held) {
+      // The review of a command's held changes: a rejection rejects every one of them.
+      held(decision.decision === 'approved' ? (decision.files ?? []) : [])
+      await this.resumeIfDecided()
+      return { ok: true }
+    }
+    if (decision.files !== undefined)
+      return { ok: false, error: 'That command has no changes waiting for a review.' }
     const waiting = this.pending.get(callId)
     if (!waiting) return { ok: false, error: 'That call is not waiting for a decision.' }
     const answered = await waiting.gate.answer(waiting.call, decision)
     if (!answered.ok) return answered
-    const runId = this.state.currentRunId
-    if (this.state.status === 'paused' && runId && this.state.pendingApprovals.length === 0) {
-      await this.emit({ type: 'run.resumed', runId })
-    }
+    await this.resumeIfDecided()
     return { ok: true }
   }
 
@@ -282,6 +296,38 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
       this.fullDiffCache = { callId, lines }
     }
     return { ok: true, total: lines.length, lines: lines.slice(from, from + count) }
+  }
+
+  /** The run goes on once nothing waits for the user any more. */
+  private async resumeIfDecided(): Promise<void> {
+    const runId = this.state.currentRunId
+    if (
+      this.state.status === 'paused' &&
+      runId &&
+      this.state.pendingApprovals.length === 0 &&
+      this.heldReviews.size === 0
+    )
+      await this.emit({ type: 'run.resumed', runId })
+  }
+
+  /**
+   * A command's held changes wait for the user's review, file by file (issue 20): the run is paused until the
+   * decisions come (`decide` with `files`), or the run is stopped (then none of them lands).
+   */
+  private waitForHeldReview(callId: string, signal: AbortSignal): Promise<HeldVerdict> {
+    return new Promise<HeldVerdict>((resolve) => {
+      const done = (verdict: HeldVerdict): void => {
+        this.heldReviews.delete(callId)
+        signal.removeEventListener('abort', stopped)
+        resolve(verdict)
+      }
+      const stopped = (): void => done({ by: 'stopped', files: [] })
+      if (signal.aborted) return stopped()
+      signal.addEventListener('abort', stopped, { once: true })
+      this.heldReviews.set(callId, (files) => done({ by: 'user', files }))
+      const runId = this.state.currentRunId
+      if (runId) void this.emit({ type: 'run.paused', runId, reason: 'approval', callIds: [callId] })
+    })
   }
 
   /** The session's "allow for the rest of this session" rules in force, as its log has them. */
@@ -520,7 +566,9 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     // The time is taken now, not when the write queue gets to it: the timeline shows when things happened.
     // The line goes to the writer at once (it numbers lines in call order and writes everything queued in one
     // write), so waiting for an event costs one write, not one write per event still queued before it.
-    const appended = this.writer.append({ ...draft, at: draft.at ?? Date.now() })
+    // What the user reviews (an approval's preview, a command's held changes) is logged without secret values.
+    const shown = redactPreviewEvent(this.secrets.redactor(), draft)
+    const appended = this.writer.append({ ...shown, at: draft.at ?? Date.now() })
     appended.catch(() => undefined) // handled below, in order; not an unhandled rejection meanwhile
     const next = this.emitChain.then(async () => {
       const event = await appended
@@ -576,6 +624,14 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
           await this.writer.sync()
         },
         landProtected: this.opts.landProtected === true,
+        // Only a person can review: headless runs discard held changes (or land them with --land-protected).
+        ...(this.opts.approvals === 'interactive'
+          ? {
+              review: () => this.waitForHeldReview(callId, signal),
+              learnSecrets: (relPath: string, text: string) =>
+                this.secrets.learnHeldSecretFile(relPath, text),
+            }
+          : {}),
       },
       onProgress: (chunk) => {
         // At most one output event per call every 100 ms, however chatty the command; the full output is in

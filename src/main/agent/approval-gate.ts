@@ -8,6 +8,7 @@ import type { Approved, PolicyOptions, Tool, ToolContext, ToolResult } from '../
 import type { AgentOptions } from './agent-options'
 import { buildPreview, decidePolicy } from './approval-policy'
 import type { GateVerdict } from './scheduler'
+import type { WorkspaceSecrets } from '../secrets/workspace-secrets'
 import { executeReviewed, hunkDecisionError } from '../tools/reviewed-change'
 
 /**
@@ -22,6 +23,8 @@ export interface Decision {
   /** bash, approved: the review's "needs the internet" and "run outside the sandbox" switches. */
   network?: boolean
   outsideSandbox?: boolean
+  /** bash, approved: "show me its changes before they land". */
+  hold?: boolean
   /** Per-hunk review of an approved write or edit. */
   hunks?: HunkDecision[]
 }
@@ -33,11 +36,12 @@ export type UserDecision = Decision & { always?: boolean; forSession?: boolean }
 function sandboxSwitches(
   tool: Tool | undefined,
   decision: Decision,
-): Pick<Decision, 'network' | 'outsideSandbox'> {
+): Pick<Decision, 'network' | 'outsideSandbox' | 'hold'> {
   if (!tool?.runsInSandbox || decision.decision !== 'approved') return {}
   return {
     ...(decision.network ? { network: true } : {}),
     ...(decision.outsideSandbox ? { outsideSandbox: true } : {}),
+    ...(decision.hold ? { hold: true } : {}),
   }
 }
 
@@ -83,6 +87,8 @@ export interface GateHost {
   takePreDecision(callId: string): UserDecision | undefined
   /** The session's "allow for the rest of this session" rules in force (from its log). */
   sessionRules(): readonly SessionRule[]
+  /** The workspace's secrets: previews and results pass its redactor. */
+  readonly secrets: Pick<WorkspaceSecrets, 'ready' | 'redactor' | 'notes'>
 }
 
 /** The one place a call's state is written. */
@@ -216,7 +222,8 @@ export class ApprovalGate {
     const link = this.preparing.then(async () => {
       const verdict = await verdictReady
       if (verdict.kind !== 'ask' || !tool) return
-      await Promise.all(earlierSafe)
+      // The preview is logged through the redactor (AgentSession.emit): it knows the values once its scan is done.
+      await Promise.all([...earlierSafe, this.host.secrets.ready()])
       const { ctx } = this.host.toolContext(call.callId, this.host.stopSignal)
       const target = (call.input as { path?: unknown }).path
       const base =
@@ -357,6 +364,7 @@ export class ApprovalGate {
       ctx.approval = {
         network: approved?.decision.network === true,
         outsideSandbox: approved?.decision.outsideSandbox === true,
+        ...(approved?.decision.hold ? { hold: true } : {}),
       }
     return tool.execute(call.input, ctx, approved ? approved.review : undefined)
   }

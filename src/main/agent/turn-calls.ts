@@ -3,6 +3,7 @@ import type { SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { z } from 'zod'
 import { toolResultContent } from '../../shared/result-text'
+import { redactDeep } from '../secrets/redact-deep'
 import type { WorkspaceSecrets } from '../secrets/workspace-secrets'
 import { parseToolArgs, type ParsedArgs } from '../tools/args'
 import { callLabel, formatForModel } from '../tools/result-format'
@@ -293,15 +294,4 @@ export class TurnCalls {
         break
     }
   }
-}
-
-/** Every string in `value` (the results' metadata: plain JSON) with secret values hidden. */
-function redactDeep<T>(redactor: { redactText(text: string): string }, value: T): T {
-  if (typeof value === 'string') return redactor.redactText(value) as T
-  if (Array.isArray(value)) return value.map((v: unknown) => redactDeep(redactor, v)) as T
-  if (typeof value === 'object' && value !== null)
-    return Object.fromEntries(
-      Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redactDeep(redactor, v)]),
-    ) as T
-  return value
 }

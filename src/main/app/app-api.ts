@@ -1,6 +1,7 @@
 import { trustWorkspaceServer, workspaceServers } from '../mcp/index'
 import { SessionLogError } from '../session/log'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
+import { commandCaptureMode } from '../tools/bash/capture/capture'
 import { listFolder, openWorkspace, recentFolders, resolveWorkspace } from './folders'
 import { createKeyStore, keyFileOf, osKeychainEntry, type KeychainEntry, type SecretBox } from './key-store'
 import { RefusedError, SessionHost, type ConfirmBaseUrl } from './session-host'
@@ -110,6 +111,7 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
         platform: process.platform,
         transport: opts.transport,
         sandbox: sandbox.available ? { available: true } : { available: false, reason: sandbox.reason },
+        capture: commandCaptureMode(),
       })
     },
 

@@ -49,6 +49,7 @@ export class WorkspaceSecrets {
   private gitValues: SecretValue[] = []
   private gitSecretFiles = false
   private readonly appValues = new Map<string, SecretValue>()
+  private readonly heldValues = new Map<string, SecretValue>()
   private current = Redactor.EMPTY
   /** `dev:ino` of every secret file (its content is a secret under any name). */
   private identities = new Set<string>()
@@ -92,6 +93,19 @@ export class WorkspaceSecrets {
   addAppSecret(value: string | undefined, source: string): void {
     if (value === undefined || value === '' || this.appValues.has(value)) return
     this.appValues.set(value, { value, source })
+    this.rebuild()
+  }
+
+  /**
+   * The values in the new text a command gave a secret file whose change is held for review (issue 20): secrets
+   * whether or not the change lands, so the review's diff (and whatever shows them later) hides them.
+   */
+  learnHeldSecretFile(relPath: string, text: string): void {
+    const fresh = extractSecretValues(text.slice(0, MAX_SECRET_FILE_BYTES)).filter(
+      (v) => !this.heldValues.has(v),
+    )
+    if (fresh.length === 0) return
+    for (const value of fresh) this.heldValues.set(value, { value, source: relPath })
     this.rebuild()
   }
 
@@ -302,7 +316,7 @@ export class WorkspaceSecrets {
   }
 
   private rebuild(): void {
-    const all: SecretValue[] = [...this.appValues.values(), ...this.configValues]
+    const all: SecretValue[] = [...this.appValues.values(), ...this.heldValues.values(), ...this.configValues]
     for (const { values } of this.fileValues.values()) all.push(...values)
     all.push(...this.gitValues)
     this.current = new Redactor(all)

@@ -1,7 +1,8 @@
 import { realpath, rm } from 'node:fs/promises'
 import { join, sep } from 'node:path'
 import type { EventOf, SessionEvent } from '../../shared/events'
-import { contentHashOf, tokenMatches } from '../fs/path-token'
+import { contentHashOf, dirToken, parseToken, tokenMatches } from '../fs/path-token'
+import { LANDING_FOLDER_MODE } from '../tools/bash/capture/land'
 import { putPathState, tokenAt } from '../fs/put-path'
 import type { PreimageStore } from './preimages'
 import type { RewindLog } from './rewind'
@@ -44,7 +45,12 @@ export async function recoverLanding(
     const before = line.before ?? null
     const now = await tokenAt(line.path).catch(() => undefined)
     if (now !== undefined && tokenMatches(now, before)) continue
-    if (now === undefined || !tokenMatches(now, line.after ?? null)) {
+    // A folder the landing made that had not got its own mode yet is the landing's all the same.
+    const made =
+      now !== undefined &&
+      parseToken(line.after ?? null).kind === 'dir' &&
+      now === dirToken(LANDING_FOLDER_MODE)
+    if (now === undefined || !(made || tokenMatches(now, line.after ?? null))) {
       left.push(line.relPath)
       continue
     }

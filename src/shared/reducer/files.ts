@@ -5,7 +5,7 @@ import { editCall } from './lookup'
 
 /**
  * What the session knows of the workspace's files: file.snapshot (what the model read), file.preimage (a call
- * can be undone) and a captured command landing (command.landed, command.held).
+ * can be undone) and a captured command landing (command.landed, command.held, command.reviewed).
  */
 
 export function onFileSnapshot(r: Reduction, event: EventOf<'file.snapshot'>): void {
@@ -27,5 +27,26 @@ export function onCommandLanded(r: Reduction, event: EventOf<'command.landed'>):
 
 export function onCommandHeld(r: Reduction, event: EventOf<'command.held'>): void {
   const call = editCall(r, event, () => true)
-  if (call) call.held = { paths: event.paths, count: event.count, landed: event.landed }
+  if (call)
+    call.held = {
+      paths: event.paths,
+      count: event.count,
+      landed: event.landed,
+      ...(event.review ? { review: event.review, pending: true } : {}),
+    }
+}
+
+/** The user's per-file review of a command's held changes is over: what landed and what did not. */
+export function onCommandReviewed(r: Reduction, event: EventOf<'command.reviewed'>): void {
+  const call = editCall(r, event, (c) => c.held?.pending === true)
+  if (call?.held)
+    call.held = {
+      ...call.held,
+      pending: false,
+      accepted: event.accepted,
+      rejected: event.rejected,
+      acceptedCount: event.acceptedCount,
+      rejectedCount: event.rejectedCount,
+      landed: event.acceptedCount > 0,
+    }
 }

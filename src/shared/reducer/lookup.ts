@@ -101,6 +101,7 @@ export function editCall(
     | 'file.preimage'
     | 'command.landed'
     | 'command.held'
+    | 'command.reviewed'
   >,
   fits: (call: ToolCallState) => boolean,
 ): CallDraft | undefined {

@@ -68,6 +68,7 @@ export function onApprovalDecided(r: Reduction, event: EventOf<'approval.decided
     always: event.always,
     network: event.network,
     outsideSandbox: event.outsideSandbox,
+    hold: event.hold,
     by: event.by,
     decidedAt: event.at,
     hunks: event.hunks,

@@ -177,6 +177,7 @@ export const bashTool = defineTool({
           callId: ctx.callId,
           rules: ctx.pathRules,
           host: ctx.capture,
+          holdAll: approval.hold === true,
         })
       : null
     if (capture !== null && 'error' in capture) {

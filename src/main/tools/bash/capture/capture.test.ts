@@ -21,6 +21,7 @@ import { bashTool } from '../bash'
 import { loadBashGrammar } from '../validate'
 import { sandboxSupport } from '../sandbox/launch'
 import type { CommandChanges } from './capture'
+import type { HeldVerdict } from './held-review'
 import type { CaptureHost } from './land'
 import { captureSupport } from './overlay'
 
@@ -259,6 +260,150 @@ console.log('FDS ' + open.join(' '))
     expect(result.metadata?.timedOut).toBe(true)
     expect(await readFile(join(t.workspace, 'a.txt'), 'utf8')).toBe('half\n')
     expect((result.metadata?.changes as CommandChanges).counts.changed).toBe(1)
+  })
+
+  it('lands only the held changes the user accepted, after the review, and leaves no trace of the others', async () => {
+    // Protected files that exist are read-only in the sandbox: a command can only add new ones.
+    const t = await setup({ 'a.txt': 'a\n' })
+    const command = await script(t.workspace, 'script.js', [
+      'echo b >> a.txt',
+      "echo 'API_KEY=new-secret-5678' > .env",
+      "mkdir -p .idea && echo '<x/>' > .idea/x.xml",
+      'echo LOCAL=1 > .env.local',
+      'mkdir -p .husky && echo hook > .husky/pre-commit',
+    ])
+    const learned: string[] = []
+    let seenAtReview: string | undefined
+    const review = async (): Promise<HeldVerdict> => {
+      // Nothing of the command has landed while the user looks at it.
+      seenAtReview = await readFile(join(t.workspace, 'a.txt'), 'utf8')
+      return {
+        by: 'user',
+        files: [
+          { relPath: '.env', decision: 'accepted' },
+          // Accepted, but its folder is rejected: it cannot land either.
+          { relPath: '.idea', decision: 'rejected' },
+          { relPath: '.idea/x.xml', decision: 'accepted' },
+          { relPath: '.env.local', decision: 'rejected' },
+          { relPath: '.husky', decision: 'accepted' },
+          { relPath: '.husky/pre-commit', decision: 'accepted' },
+        ],
+      }
+    }
+    const { result, changes } = await t.run(command, {
+      review,
+      learnSecrets: (rel, text) => learned.push(`${rel}:${text}`),
+    })
+    expect(result.isError, result.output).toBe(false)
+    expect(seenAtReview).toBe('a\n')
+    expect(learned.sort()).toEqual(['.env.local:LOCAL=1\n', '.env:API_KEY=new-secret-5678\n'])
+    expect(await tree(t.workspace)).toEqual({
+      '.env': '644 API_KEY=new-secret-5678\n',
+      '.husky/': '755',
+      '.husky/pre-commit': '644 hook\n',
+      'a.txt': '644 a\nb\n',
+      'script.js': '644 ' + (await readFile(join(t.workspace, 'script.js'), 'utf8')),
+    })
+    // The review showed each held change, with a diff for text files.
+    const held = t.events.find((e) => e.type === 'command.held')
+    expect(held?.type === 'command.held' && held.review?.map((f) => f.relPath).sort()).toEqual([
+      '.env',
+      '.env.local',
+      '.husky',
+      '.husky/pre-commit',
+      '.idea',
+      '.idea/x.xml',
+    ])
+    const view = (rel: string) =>
+      held?.type === 'command.held' ? held.review?.find((f) => f.relPath === rel) : undefined
+    expect(view('.husky/pre-commit')?.diff?.hunks[0]?.lines).toEqual(['+hook'])
+    expect(view('.env')?.diff?.hunks[0]?.lines).toEqual(['+API_KEY=new-secret-5678'])
+    expect(view('.env')?.reason).toBe('a secret file')
+    expect(view('.idea')?.note).toMatch(/becomes a folder/)
+    // What was rejected is reported, with why; only what landed is logged with its previous content.
+    const reviewed = t.events.find((e) => e.type === 'command.reviewed')
+    expect(reviewed).toMatchObject({
+      by: 'user',
+      accepted: ['.env', '.husky', '.husky/pre-commit'],
+      acceptedCount: 3,
+      rejectedCount: 3,
+    })
+    expect(
+      reviewed?.type === 'command.reviewed' &&
+        Object.fromEntries(reviewed.rejected.map((r) => [r.relPath, r.reason])),
+    ).toEqual({
+      '.env.local': 'rejected by the user',
+      '.idea': 'rejected by the user',
+      '.idea/x.xml': 'not landed: its folder .idea was rejected',
+    })
+    const logged = t.events.flatMap((e) => (e.type === 'file.preimage' ? [e.relPath] : []))
+    expect(logged.sort()).toEqual(['.env', '.husky', '.husky/pre-commit', 'a.txt'])
+    const types = t.events.map((e) => e.type)
+    expect(types.indexOf('command.held')).toBeLessThan(types.indexOf('file.preimage'))
+    expect(types.slice(-3)).toEqual(['command.reviewed', 'command.landing', 'command.landed'])
+    // An accepted addition is logged as one (undo removes it).
+    expect(t.events.find((e) => e.type === 'file.preimage' && e.relPath === '.env')).toMatchObject({
+      before: null,
+      hash: null,
+    })
+    expect(changes?.held).toMatchObject({ count: 6, landed: true, accepted: 3, rejectedCount: 3 })
+    expect(changes?.undoable).toBe(true)
+    expect(result.output).toMatch(/reviewed the 6 held change\(s\).*3 landed; 3 did not/)
+  })
+
+  it('lands nothing held when the run is stopped during the review', async () => {
+    const t = await setup({ 'a.txt': 'a\n' })
+    const command = await script(t.workspace, 'script.js', ['echo b >> a.txt', 'echo S=1 > .env'])
+    const { changes } = await t.run(command, {
+      review: async () => ({ by: 'stopped', files: [{ relPath: '.env', decision: 'accepted' }] }),
+    })
+    await expect(lstat(join(t.workspace, '.env'))).rejects.toThrow()
+    expect(await readFile(join(t.workspace, 'a.txt'), 'utf8')).toBe('a\nb\n')
+    expect(changes?.held?.rejected).toEqual([
+      { relPath: '.env', reason: 'the run was stopped before the review was done' },
+    ])
+  })
+
+  it('holds every change, protected or not, when the review asked to see them first', async () => {
+    const t = await setup({ 'a.txt': 'a\n', 'b.txt': 'b\n' })
+    const command = await script(t.workspace, 'script.js', [
+      'echo A > a.txt',
+      'echo B > b.txt',
+      'echo n > n.txt',
+    ])
+    const result = await bashTool.execute(
+      { command },
+      makeToolContext(t.workspace, {
+        outputDir: t.session,
+        pathRules: GIT_WORKSPACE_RULES,
+        approval: { network: false, outsideSandbox: false, hold: true },
+        capture: {
+          keep: (p, c) => t.store.put(p, c),
+          content: (h) => t.store.get(h),
+          log: async (d) => {
+            t.events.push(d)
+          },
+          sync: () => t.store.flush(),
+          landProtected: false,
+          review: async () => ({
+            by: 'user',
+            files: [
+              { relPath: 'b.txt', decision: 'accepted' },
+              { relPath: 'n.txt', decision: 'rejected' },
+            ],
+          }),
+        },
+      }),
+    )
+    expect(result.isError, result.output).toBe(false)
+    const held = t.events.find((e) => e.type === 'command.held')
+    const review = held?.type === 'command.held' ? (held.review ?? []) : []
+    expect(review.map((f) => f.relPath).sort()).toEqual(['a.txt', 'b.txt', 'n.txt'])
+    // Not protected: no warning.
+    expect(review.every((f) => f.reason === undefined)).toBe(true)
+    expect(await readFile(join(t.workspace, 'a.txt'), 'utf8')).toBe('a\n')
+    expect(await readFile(join(t.workspace, 'b.txt'), 'utf8')).toBe('B\n')
+    await expect(lstat(join(t.workspace, 'n.txt'))).rejects.toThrow()
   })
 
   it('holds every change to git’s configuration surface, whatever its name', async () => {

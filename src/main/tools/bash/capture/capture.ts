@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises'
 import type { CommandChangeCounts, CommandChangedPath, HeldPath } from '../../../../shared/events'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import type { SandboxLaunch } from '../sandbox/launch'
+import { sandboxSupport } from '../sandbox/support'
 import { readOpaque } from './change-set'
 import { landChangeSet, PATHS_SHOWN, type CaptureHost } from './land'
 import { captureSupport, makeLayer, overlayLaunch, type Layer } from './overlay'
@@ -19,7 +20,15 @@ export interface CommandChanges {
   /** paths holds the first PATHS_SHOWN. */
   truncated: boolean
   undoable: boolean
-  held?: { paths: HeldPath[]; count: number; landed: boolean }
+  held?: {
+    paths: HeldPath[]
+    count: number
+    landed: boolean
+    /** Reviewed file by file in the app: how many landed, and those that did not, with why. */
+    accepted?: number
+    rejected?: HeldPath[]
+    rejectedCount?: number
+  }
   notUndoable?: string[]
   /** overlay: nothing landed, and why. scan: why the scan is partial. */
   error?: string
@@ -48,6 +57,8 @@ export function startCapture(opts: {
   callId: string
   rules: SensitivePathRules
   host: CaptureHost | undefined
+  /** The review asked to see every change before it lands. */
+  holdAll?: boolean
 }): Capture | { error: string } {
   const { sandbox, workspace, host } = opts
   if (!host) return { launch: sandbox, finish: async () => null }
@@ -86,7 +97,7 @@ export function startCapture(opts: {
 }
 
 async function finishOverlay(
-  opts: { workspace: string; callId: string; rules: SensitivePathRules },
+  opts: { workspace: string; callId: string; rules: SensitivePathRules; holdAll?: boolean },
   layer: Layer,
   host: CaptureHost,
 ): Promise<CommandChanges> {
@@ -99,6 +110,7 @@ async function finishOverlay(
       opaque,
       rules: opts.rules,
       host,
+      holdAll: opts.holdAll === true,
     })
     const { counts } = landed
     const total = counts.added + counts.changed + counts.removed + counts.modeChanged
@@ -109,7 +121,20 @@ async function finishOverlay(
       truncated: total > landed.paths.length,
       undoable: landed.error === undefined && landed.notUndoable.length === 0,
       ...(landed.heldCount > 0
-        ? { held: { paths: landed.held, count: landed.heldCount, landed: landed.heldLanded } }
+        ? {
+            held: {
+              paths: landed.held,
+              count: landed.heldCount,
+              landed: landed.heldLanded,
+              ...(landed.reviewed
+                ? {
+                    accepted: landed.reviewed.accepted,
+                    rejected: landed.reviewed.rejected,
+                    rejectedCount: landed.reviewed.rejectedCount,
+                  }
+                : {}),
+            },
+          }
         : {}),
       ...(landed.notUndoable.length > 0 ? { notUndoable: landed.notUndoable.slice(0, PATHS_SHOWN) } : {}),
       ...(landed.error !== undefined ? { error: landed.error } : {}),
@@ -119,6 +144,21 @@ async function finishOverlay(
     // What did not land (held changes discarded, a failed landing) goes with the layer.
     await rm(layer.dir, { recursive: true, force: true }).catch(() => undefined)
   }
+}
+
+/**
+ * How an approved sandboxed command's changes are kept on this machine (Settings and the review say it): on the
+ * copy-on-write layer where there is one and a sandbox to mount it in; otherwise by the before/after scan.
+ */
+export function commandCaptureMode(): { mode: 'overlay' | 'scan'; reason?: string } {
+  if (!sandboxSupport().available)
+    return {
+      mode: 'scan',
+      reason:
+        'Without a sandbox, a command runs on the workspace itself: its changes are found by comparing the workspace before and after it and cannot be undone.',
+    }
+  const found = captureSupport()
+  return found.mode === 'overlay' ? { mode: 'overlay' } : found
 }
 
 /** One line for the model (and the card's text) about what the command changed. */
@@ -141,15 +181,26 @@ export function describeChanges(changes: CommandChanges): string {
     const undo = changes.undoable ? '' : changes.mode === 'scan' ? ' (these changes cannot be undone)' : ''
     lines.push(`[The command ${parts.join(', ')} (files and folders)${undo}: ${list}${more}]`)
   }
-  if (changes.held) {
-    const names = changes.held.paths
+  const held = changes.held
+  if (held?.rejected !== undefined) {
+    const names = held.rejected
+      .slice(0, 20)
+      .map((p) => `${p.relPath} (${p.reason})`)
+      .join(', ')
+    lines.push(
+      `[The user reviewed the ${held.count} held change(s) the command made: ${held.accepted ?? 0} landed` +
+        (held.rejectedCount ? `; ${held.rejectedCount} did not and were discarded: ${names}` : '') +
+        ']',
+    )
+  } else if (held) {
+    const names = held.paths
       .slice(0, 20)
       .map((p) => p.relPath)
       .join(', ')
     lines.push(
-      changes.held.landed
+      held.landed
         ? `[Protected changes landed as allowed: ${names}]`
-        : `[Protected changes were held back and not applied (${changes.held.count}): ${names}. They need the user's review.]`,
+        : `[Protected changes were held back and not applied (${held.count}): ${names}. They need the user's review.]`,
     )
   }
   if (changes.incomplete)

@@ -8,6 +8,7 @@ import {
   realpathSync,
   renameSync,
   rmdirSync,
+  rmSync,
   symlinkSync,
   unlinkSync,
 } from 'node:fs'
@@ -16,9 +17,11 @@ import { createInterface } from 'node:readline'
 import type {
   CommandChangeCounts,
   CommandChangedPath,
+  HeldFile,
   HeldPath,
   SessionEventDraft,
 } from '../../../../shared/events'
+import type { ContentFacts } from '../../../../shared/file-content'
 import {
   contentHashOf,
   dirToken,
@@ -35,6 +38,15 @@ import { contentFacts } from '../../content-facts'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import { readChangeSet, type Change, type Seen } from './change-set'
 import { heldReason } from './held'
+import {
+  HeldDecider,
+  heldFileView,
+  HELD_FOR_REVIEW,
+  REJECTED_BY_USER,
+  reviewBudget,
+  type HeldLine,
+  type HeldVerdict,
+} from './held-review'
 
 /**
  * Landing a command's change set in the workspace (issue 20), exactly like a write: what was at each path
@@ -60,6 +72,14 @@ export interface CaptureHost {
   sync(): Promise<void>
   /** Protected changes land too (`lanes run --land-protected`); otherwise they are discarded and reported. */
   landProtected: boolean
+  /**
+   * In the app: held changes wait for the user's per-file review (logged as command.held with `review`), and
+   * this resolves with the decisions (the run is paused meanwhile). Without it (headless) they are discarded,
+   * or land with `landProtected`.
+   */
+  review?: () => Promise<HeldVerdict>
+  /** Tells the redactor the values in a held secret file's new text, before its diff is logged for the review. */
+  learnSecrets?: (relPath: string, text: string) => void
 }
 
 export interface Landed {
@@ -70,11 +90,19 @@ export interface Landed {
   held: HeldPath[]
   heldCount: number
   heldLanded: boolean
+  /** After a per-file review: how many held changes landed, and those that did not (the first PATHS_SHOWN). */
+  reviewed?: { accepted: number; rejected: HeldPath[]; rejectedCount: number }
   /** Changed files too large to keep their previous content: they landed but cannot be undone. */
   notUndoable: string[]
   /** Why nothing landed (and the workspace is as before the command). */
   error?: string
 }
+
+/**
+ * The mode a folder is made with while the landing runs (only its owner can enter it); its own mode is set once
+ * everything has landed. A crash in between leaves it so, and the recovery knows it for the landing's.
+ */
+export const LANDING_FOLDER_MODE = 0o700
 
 /** Paths listed in a result; the counts say how many there were. */
 export const PATHS_SHOWN = 200
@@ -92,6 +120,12 @@ interface PlanLine {
   source?: string
   /** A new folder that lands whole (see Change.whole), unless something in it does not land. */
   whole?: true
+  /** Held for the review, and why (not landed unless the user accepts it). */
+  held?: string
+  /** A held change whose previous content was too large to keep. */
+  unkept?: true
+  /** What the new content is (size, binary or text), for the card: left out of what lands. */
+  content?: ContentFacts
 }
 
 /** The outermost folder of `wholes` that holds `rel`, if any. */
@@ -102,6 +136,36 @@ function wholeAbove(rel: string, wholes: ReadonlySet<string>): string | undefine
     if (wholes.has(folder)) found ??= folder
   }
   return found
+}
+
+/** A plan file written a batch of lines at a time: one write per line would cost a round trip each. */
+class PlanWriter {
+  private pending: string[] = []
+  private bytes = 0
+  private constructor(private readonly handle: fs.FileHandle) {}
+
+  static async open(path: string): Promise<PlanWriter> {
+    return new PlanWriter(await fs.open(path, 'w', 0o600))
+  }
+
+  async add(line: PlanLine): Promise<void> {
+    const text = JSON.stringify(line)
+    this.pending.push(text)
+    this.bytes += text.length + 1
+    if (this.bytes >= PLAN_FLUSH_BYTES) await this.flush()
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.length === 0) return
+    const text = this.pending.join('\n') + '\n'
+    this.pending = []
+    this.bytes = 0
+    await this.handle.write(text)
+  }
+
+  async close(): Promise<void> {
+    await this.flush().finally(() => this.handle.close())
+  }
 }
 
 async function tokenOf(
@@ -154,6 +218,8 @@ export async function landChangeSet(opts: {
   opaque: ReadonlySet<string> | null
   rules: SensitivePathRules
   host: CaptureHost
+  /** Every change is held for the review (the user asked to see them first), protected or not. */
+  holdAll?: boolean
 }): Promise<Landed> {
   const { workspace, callId, layer, host } = opts
   const landed: Landed = {
@@ -164,9 +230,10 @@ export async function landChangeSet(opts: {
     heldLanded: host.landProtected,
     notUndoable: [],
   }
+  // Held changes wait in the plan for the review (in the app); headless, they are left out (or land as allowed).
+  const reviewing = host.review !== undefined && !host.landProtected
   const planFile = join(layer.dir, 'plan.jsonl')
-  const plan = await fs.open(planFile, 'w', 0o600)
-  let entries = 0
+  const plan = await PlanWriter.open(planFile)
   const heldFolders = new Set<string>()
   // New folders that may land by one rename each, and those of them holding something that does not land.
   const wholes = new Set<string>()
@@ -176,17 +243,7 @@ export async function landChangeSet(opts: {
     if (folder !== undefined) partial.add(folder)
   }
   const holdsHeld = new Set<string>()
-  const inFlight: Promise<unknown>[] = []
-  // Plan lines go to the file a batch at a time: one write per line would cost a round trip each.
-  let pending: string[] = []
-  let pendingBytes = 0
-  const flushPlan = async (): Promise<void> => {
-    if (pending.length === 0) return
-    const text = pending.join('\n') + '\n'
-    pending = []
-    pendingBytes = 0
-    await plan.write(text)
-  }
+  let heldInPlan = 0
   try {
     const slices = new TimeSlices()
     for (const change of readChangeSet(workspace, layer.upper, opts.opaque)) {
@@ -196,69 +253,52 @@ export async function landChangeSet(opts: {
         continue
       }
       const abs = join(workspace, change.rel)
+      // What was there is kept now, held or not: an accepted held change is undoable like the rest.
       const before = await tokenOf(abs, change.before, (content) => host.keep(abs, content))
       const after = change.source
         ? await tokenOf(change.source, change.after)
         : await tokenOf(abs, change.after)
       if (before.token === after.token) continue // opened for writing, or touched: nothing changed
-      const reason = heldFor(change, opts.rules, heldFolders, holdsHeld)
-      if (reason !== null) {
-        landed.heldCount++
-        if (landed.held.length < PATHS_SHOWN) landed.held.push({ relPath: change.rel, reason })
-        if (!host.landProtected) {
-          notLanding(change.rel)
-          if (change.whole) partial.add(change.rel)
-          continue
-        }
-      }
-      if (change.whole) wholes.add(change.rel)
-      const kind = kindOf(before.token, after.token)
-      const counted = kind === 'mode' ? 'modeChanged' : kind
-      landed.counts[counted]++
-      if (landed.paths.length < PATHS_SHOWN)
-        landed.paths.push({
-          relPath: change.rel,
-          change: kind,
-          kind: entryKind(after.token ?? before.token),
-          ...(after.content ? { content: after.content } : {}),
-        })
-      if (!before.kept) landed.notUndoable.push(change.rel)
       const line: PlanLine = {
         rel: change.rel,
         before: before.token,
         after: after.token,
         ...(change.source ? { source: change.source } : {}),
         ...(change.whole ? { whole: true as const } : {}),
+        ...(before.kept ? {} : { unkept: true as const }),
+        ...(after.content ? { content: after.content } : {}),
       }
-      pending.push(JSON.stringify(line))
-      pendingBytes += pending[pending.length - 1]!.length + 1
-      if (pendingBytes >= PLAN_FLUSH_BYTES) await flushPlan()
-      entries++
-      inFlight.push(
-        host.log({
-          type: 'file.preimage',
-          callId,
-          path: abs,
-          relPath: change.rel,
-          hash: before.kept ? contentHashOf(before.token) : null,
-          before: before.token,
-          after: after.token,
-        }),
-      )
-      if (inFlight.length >= LOG_WINDOW) await Promise.all(inFlight.splice(0))
+      const reason =
+        heldFor(change, opts.rules, heldFolders, holdsHeld) ?? (opts.holdAll ? HELD_FOR_REVIEW : null)
+      if (reason !== null) {
+        landed.heldCount++
+        if (landed.held.length < PATHS_SHOWN) landed.held.push({ relPath: change.rel, reason })
+        if (reviewing || !host.landProtected) {
+          // A new folder holding it (or being it) lands entry by entry, whatever the review decides.
+          notLanding(change.rel)
+          if (change.whole) partial.add(change.rel)
+        }
+        if (reviewing) {
+          await plan.add({ ...line, held: reason })
+          heldInPlan++
+          continue
+        }
+        if (!host.landProtected) continue
+      }
+      if (change.whole) wholes.add(change.rel)
+      await plan.add(line)
     }
-    await Promise.all(inFlight.splice(0))
-    await flushPlan()
-  } catch (error) {
-    await Promise.allSettled(inFlight)
     await plan.close()
+  } catch (error) {
+    await plan.close().catch(() => undefined)
     return {
       ...landed,
       error: `the command’s changes could not be read: ${message(error)}; nothing was changed`,
     }
   }
-  await plan.close()
-  if (landed.heldCount > 0)
+  let verdict: HeldVerdict | undefined
+  if (heldInPlan > 0) verdict = await askReview(workspace, callId, planFile, landed, host)
+  else if (landed.heldCount > 0)
     await host.log({
       type: 'command.held',
       callId,
@@ -266,11 +306,82 @@ export async function landChangeSet(opts: {
       count: landed.heldCount,
       landed: host.landProtected,
     })
+
+  // What lands, in the change set's order: each change logged with what was there before (file.preimage) before
+  // anything moves. Nothing is logged before the review is over: a log that shows a change always means it lands.
+  const landFile = join(layer.dir, 'land.jsonl')
+  const out = await PlanWriter.open(landFile)
+  const window = new LogWindow(host)
+  const decider = verdict ? new HeldDecider(verdict) : undefined
+  const accepted: string[] = []
+  const rejected: HeldPath[] = []
+  let acceptedCount = 0
+  let rejectedCount = 0
+  let entries = 0
+  try {
+    for await (const line of planLines(planFile)) {
+      const { held, unkept, content, ...plain } = line
+      if (held !== undefined) {
+        const why = decider ? decider.decide(line as HeldLine) : REJECTED_BY_USER
+        if (why !== null) {
+          rejectedCount++
+          if (rejected.length < PATHS_SHOWN) rejected.push({ relPath: line.rel, reason: why })
+          continue
+        }
+        acceptedCount++
+        if (accepted.length < PATHS_SHOWN) accepted.push(line.rel)
+      }
+      await out.add(plain)
+      entries++
+      const kind = kindOf(line.before, line.after)
+      landed.counts[kind === 'mode' ? 'modeChanged' : kind]++
+      if (landed.paths.length < PATHS_SHOWN)
+        landed.paths.push({
+          relPath: line.rel,
+          change: kind,
+          kind: entryKind(line.after ?? line.before),
+          ...(content ? { content } : {}),
+        })
+      if (unkept) landed.notUndoable.push(line.rel)
+      await window.add({
+        type: 'file.preimage',
+        callId,
+        path: join(workspace, line.rel),
+        relPath: line.rel,
+        hash: unkept ? null : contentHashOf(line.before),
+        before: line.before,
+        after: line.after,
+      })
+    }
+    await window.drain()
+    await out.close()
+  } catch (error) {
+    await window.settle()
+    await out.close().catch(() => undefined)
+    // Preimages logged without a command.landing after them: a rewind finds those paths as they were (skipped).
+    return {
+      ...landed,
+      error: `the command’s changes could not be landed: ${message(error)}; nothing was changed`,
+    }
+  }
+  if (verdict) {
+    await host.log({
+      type: 'command.reviewed',
+      callId,
+      by: verdict.by,
+      accepted,
+      rejected,
+      acceptedCount,
+      rejectedCount,
+    })
+    landed.heldLanded = acceptedCount > 0
+    landed.reviewed = { accepted: acceptedCount, rejected, rejectedCount }
+  }
   if (entries === 0) return landed
 
   await host.log({ type: 'command.landing', callId, layer: layer.dir, entries })
   await host.sync()
-  const failure = await applyPlan(workspace, planFile, host, partial)
+  const failure = await applyPlan(workspace, landFile, host, partial)
   if (failure !== undefined) {
     await host.log({ type: 'command.landed', callId, outcome: 'rolled-back', error: failure })
     await host.sync()
@@ -278,6 +389,48 @@ export async function landChangeSet(opts: {
   }
   await host.log({ type: 'command.landed', callId, outcome: 'done' })
   return landed
+}
+
+/** Logging many events without waiting for each, at most LOG_WINDOW in flight. */
+class LogWindow {
+  private inFlight: Promise<unknown>[] = []
+  constructor(private readonly host: Pick<CaptureHost, 'log'>) {}
+  async add(draft: SessionEventDraft): Promise<void> {
+    this.inFlight.push(this.host.log(draft))
+    if (this.inFlight.length >= LOG_WINDOW) await this.drain()
+  }
+  async drain(): Promise<void> {
+    await Promise.all(this.inFlight.splice(0))
+  }
+  async settle(): Promise<void> {
+    await Promise.allSettled(this.inFlight.splice(0))
+  }
+}
+
+/** The held changes of the plan go to the user's review (logged with their diffs); the run waits for it. */
+async function askReview(
+  workspace: string,
+  callId: string,
+  planFile: string,
+  landed: Landed,
+  host: CaptureHost,
+): Promise<HeldVerdict> {
+  const review: HeldFile[] = []
+  const budget = reviewBudget()
+  for await (const line of planLines(planFile)) {
+    if (line.held === undefined) continue
+    if (review.length >= PATHS_SHOWN) break
+    review.push(await heldFileView(join(workspace, line.rel), line as HeldLine, budget, host.learnSecrets))
+  }
+  await host.log({
+    type: 'command.held',
+    callId,
+    paths: landed.held,
+    count: landed.heldCount,
+    landed: false,
+    review,
+  })
+  return (host.review as () => Promise<HeldVerdict>)()
 }
 
 function heldFor(
@@ -384,14 +537,20 @@ async function applyPlan(
   return `the command’s changes could not be landed (${failure}); the workspace was put back as it was before the command${stuck}`
 }
 
-/** Puts the lines back to their `before`, last first. Returns a note on what could not be. */
+/**
+ * Puts the lines back to their `before`, last first, in two passes: what the landing added is removed first, so a
+ * landing that failed on a full disk gets its space back before a previous content is written again. (An added
+ * path's folder, if new too, is itself an addition, removed after it; a path replaced is free again when its old
+ * state comes back in the second pass.) Returns a note on what could not be put back.
+ */
 async function rollBackLines(
   workspace: string,
   done: readonly PlanLine[],
   host: Pick<CaptureHost, 'content'>,
 ): Promise<string> {
   const stuck: string[] = []
-  for (const line of [...done].reverse()) {
+  const last = [...done].reverse()
+  for (const line of [...last.filter((l) => l.before === null), ...last.filter((l) => l.before !== null)]) {
     const hash = contentHashOf(line.before)
     const failed = await putPathState(join(workspace, line.rel), line.before, () =>
       hash === null ? Promise.reject(new Error('no content')) : host.content(hash),
@@ -458,7 +617,7 @@ function applyOne(
       return undefined
     case 'dir':
       if (was.kind === 'file' || was.kind === 'link') unlinkSync(path)
-      if (was.kind !== 'dir') mkdirSync(path, { mode: 0o700 })
+      if (was.kind !== 'dir') mkdirSync(path, { mode: LANDING_FOLDER_MODE })
       modes.push({ path, mode: want.mode })
       return undefined
     case 'file':
@@ -471,12 +630,18 @@ function applyOne(
         if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error
         // The layer is on another file system: copied beside, then renamed in (still atomic for readers).
         const temp = `${path}.lanes-${process.pid}-land`
-        if (want.kind === 'link') symlinkSync(want.target, temp)
-        else {
-          copyFileSync(line.source, temp)
-          chmodSync(temp, want.mode ?? 0o644)
+        try {
+          if (want.kind === 'link') symlinkSync(want.target, temp)
+          else {
+            copyFileSync(line.source, temp)
+            chmodSync(temp, want.mode ?? 0o644)
+          }
+          renameSync(temp, path)
+        } catch (copyError) {
+          // A copy cut short (a full disk) leaves nothing behind, and gives its space back to the roll-back.
+          rmSync(temp, { force: true })
+          throw copyError
         }
-        renameSync(temp, path)
       }
       return undefined
     }

@@ -16,6 +16,8 @@ export interface CommandApproval {
   network: boolean
   /** "Run outside the sandbox": the command runs unconfined, as a terminal would run it. */
   outsideSandbox: boolean
+  /** "Show me its changes before they land": every change it makes is held for the per-file review (issue 20). */
+  hold?: boolean
 }
 
 export interface SandboxSpec {

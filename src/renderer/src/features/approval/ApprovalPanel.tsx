@@ -13,6 +13,7 @@ import { useAppStore } from '../../store/app-store'
 import { decisionsOf, HunkReview, type HunkChoices } from '../rewind/HunkReview'
 import { ChangeSummary } from './ChangeSummary'
 import { DiffView, isSummarized } from './DiffView'
+import { HeldReviews } from './HeldReview'
 import { SANDBOX_DEFAULT, SandboxSwitches } from './SandboxSwitches'
 import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-drafts'
 import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
@@ -26,12 +27,13 @@ import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
  */
 
 export function ApprovalPanel() {
-  const { head, busy, replyApprovals, sessionId, sandbox } = useAppStore(
+  const { head, busy, replyApprovals, sessionId, sandbox, capture } = useAppStore(
     useShallow((s) => ({
       head: s.timeline?.head,
       busy: s.busy,
       replyApprovals: s.replyApprovals,
       sandbox: s.info?.sandbox,
+      capture: s.info?.capture,
       sessionId: s.openSessionId,
       version: s.version,
     })),
@@ -45,6 +47,7 @@ export function ApprovalPanel() {
   return (
     <>
       <ReviewAnnouncer pending={pending.length} />
+      <HeldReviews head={head} busy={busy} replyApprovals={replyApprovals} />
       {pending.length > 0 && sessionId !== null && (
         // Remounted only for another session: a call streaming in joins the same review.
         <Review
@@ -55,6 +58,7 @@ export function ApprovalPanel() {
           busy={busy}
           replyApprovals={replyApprovals}
           sandbox={sandbox}
+          capture={capture}
         />
       )}
     </>
@@ -69,9 +73,10 @@ interface ReviewProps {
   busy: boolean
   replyApprovals(decisions: ApprovalReply[]): Promise<boolean>
   sandbox: AppInfo['sandbox'] | undefined
+  capture: AppInfo['capture'] | undefined
 }
 
-function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: ReviewProps) {
+function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capture }: ReviewProps) {
   const { drafts, update, forget } = useReviewDrafts(sessionId)
   const [focus, setFocus] = useState(0)
   /** The calls an approval by key waits to confirm for (ConfirmApproval), if any. */
@@ -95,6 +100,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
         if (d.forSession && d.decision === 'approved' && c.approval?.sessionRule) reply.forSession = true
         if (d.decision === 'approved' && d.sandbox?.network) reply.network = true
         if (d.decision === 'approved' && d.sandbox?.outsideSandbox) reply.outsideSandbox = true
+        else if (d.decision === 'approved' && d.sandbox?.hold) reply.hold = true
         const reviewed = hunkDecisions(c, d)
         if (d.decision === 'approved' && reviewed && reviewed.length > 0) reply.hunks = reviewed
         return reply
@@ -358,6 +364,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                     {preview.kind === 'bash' && (
                       <SandboxSwitches
                         sandbox={sandbox}
+                        capture={capture}
                         value={draft.sandbox ?? SANDBOX_DEFAULT}
                         onChange={(next) => update([call.callId], (d) => ({ ...d, sandbox: next }))}
                       />

@@ -10,25 +10,38 @@ import type { AppInfo } from '../../../../shared/ipc'
 export interface SandboxChoice {
   network: boolean
   outsideSandbox: boolean
+  /** "Show me its changes before they land" (only where they are captured on the copy-on-write layer). */
+  hold?: boolean
 }
 
-export const SANDBOX_DEFAULT: SandboxChoice = { network: false, outsideSandbox: false }
+export const SANDBOX_DEFAULT: SandboxChoice = { network: false, outsideSandbox: false, hold: false }
 
 interface Props {
   sandbox: AppInfo['sandbox'] | undefined
+  capture: AppInfo['capture'] | undefined
   value: SandboxChoice
   onChange(next: SandboxChoice): void
 }
 
-export function SandboxSwitches({ sandbox, value, onChange }: Props) {
+export function SandboxSwitches({ sandbox, capture, value, onChange }: Props) {
+  // Where its changes cannot be captured, the review says so before the command runs (issue 20).
+  const notCaptured = capture?.mode === 'scan' && (
+    <p className="sandbox-note warning-line small" role="note" data-testid="capture-unavailable">
+      What this command changes will be reported but cannot be undone: {capture.reason}
+    </p>
+  )
   if (sandbox && !sandbox.available)
     return (
-      <p className="sandbox-note warning-line" data-testid="sandbox-unavailable">
-        {sandbox.reason}
-      </p>
+      <>
+        <p className="sandbox-note warning-line" data-testid="sandbox-unavailable">
+          {sandbox.reason}
+        </p>
+        {notCaptured}
+      </>
     )
   return (
     <div className="sandbox-switches" data-testid="sandbox-switches">
+      {notCaptured}
       <label className="checkbox">
         <input
           type="checkbox"
@@ -44,6 +57,17 @@ export function SandboxSwitches({ sandbox, value, onChange }: Props) {
           It can send what it reads in this folder to any server.
         </p>
       )}
+      {capture?.mode === 'overlay' && !value.outsideSandbox && (
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            data-testid="approval-hold"
+            checked={value.hold === true}
+            onChange={(e) => onChange({ ...value, hold: e.target.checked })}
+          />
+          Show me its changes before they land
+        </label>
+      )}
       <label className="checkbox">
         <input
           type="checkbox"
@@ -56,6 +80,8 @@ export function SandboxSwitches({ sandbox, value, onChange }: Props) {
       {value.outsideSandbox && (
         <p className="warning-line small" role="note">
           It runs with all your rights: it can read, change or send any of your files, secrets included.
+          {capture?.mode === 'overlay' &&
+            ' What it changes is only found by comparing the folder before and after: it cannot be undone.'}
         </p>
       )}
     </div>

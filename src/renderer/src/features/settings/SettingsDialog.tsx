@@ -17,9 +17,10 @@ const SCHEDULERS: readonly { value: SettingsView['scheduler']; label: string }[]
 
 /** Settings: the API key (kept in main, shown masked), the model and how the agent runs. */
 export function SettingsDialog() {
-  const { settings, open, error, setOpen, save, sandbox } = useAppStore(
+  const { settings, open, error, setOpen, save, sandbox, capture } = useAppStore(
     useShallow((s) => ({
       sandbox: s.info?.sandbox,
+      capture: s.info?.capture,
       settings: s.settings,
       open: s.settingsOpen,
       error: s.settingsError,
@@ -74,6 +75,17 @@ export function SettingsDialog() {
       {sandbox && !sandbox.available && (
         <p className="warning-line" data-testid="settings-sandbox-unavailable">
           {sandbox.reason}
+        </p>
+      )}
+      {capture && (
+        <p
+          className={capture.mode === 'overlay' ? 'muted small' : 'warning-line'}
+          data-testid="settings-capture"
+          data-mode={capture.mode}
+        >
+          {capture.mode === 'overlay'
+            ? 'What an approved command changes is captured on a copy-on-write layer: it is shown as a diff and can be undone. (A command you run outside the sandbox is only compared before and after: its changes cannot be undone.)'
+            : `What an approved command changes is found by comparing the folder before and after it: it is reported but cannot be undone. ${capture.reason ?? ''}`}
         </p>
       )}
       {settings ? (

@@ -60,7 +60,29 @@ export function CommandChanges({ call }: { call: ToolCallState }) {
           {(changes.paths.length > SHOWN || changes.truncated) && <li className="muted">and more</li>}
         </ul>
       )}
-      {held && (
+      {held && held.pending === true && (
+        <p className="decision-note rejected" role="note" data-testid="command-held">
+          Changes wait for your review ({held.count}): nothing of this command is applied yet.
+        </p>
+      )}
+      {held && held.pending === false && (
+        <div className="decision-note" role="note" data-testid="command-held">
+          <p>
+            You reviewed the {held.count} held change{held.count === 1 ? '' : 's'}: {held.acceptedCount ?? 0}{' '}
+            applied, {held.rejectedCount ?? 0} not applied.
+          </p>
+          {(held.rejected ?? []).length > 0 && (
+            <ul className="command-changes-paths small" data-testid="command-held-rejected">
+              {(held.rejected ?? []).slice(0, SHOWN).map((p) => (
+                <li key={p.relPath}>
+                  <code>{p.relPath}</code> <span className="muted">{p.reason}</span>
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
+      {held && held.pending === undefined && (
         <p className="decision-note rejected" role="note" data-testid="command-held">
           {held.landed
             ? `Protected changes landed as allowed (${held.count}): `
