@@ -2,7 +2,7 @@ import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import type { ToolRegistry } from '../tools/registry'
 import type { McpServersView } from '../../shared/ipc'
 import { DEFAULT_CONTEXT_WINDOW } from '../../shared/models'
-import { describeProblem, loadMcpConfigs, type McpServerConfig } from './config'
+import { describeProblem, loadMcpConfigs, type McpConfigProblem, type McpServerConfig } from './config'
 import { McpHub } from './hub'
 import { trustKey, type McpTrustStore } from './trust'
 
@@ -22,12 +22,16 @@ export async function openMcp(opts: {
   /** `--mcp-config` files: trusted, because the user named them. */
   userFiles: readonly string[]
   userServers?: readonly McpServerConfig[]
+  /** What was wrong with the user's servers of Settings (each shown as a misconfigured server). */
+  userProblems?: readonly McpConfigProblem[]
   /** Whether a workspace server may start (`--trust-project-mcp`, or the app's trust store). */
   trusted(server: McpServerConfig): boolean
   /** Tool definitions over a tenth of it are found through a search tool (default: Claude's window). */
   contextWindowTokens?: number
 }): Promise<{ hub: McpHub; registry: ToolRegistry } | null> {
-  const { servers, problems } = await loadMcpConfigs(opts)
+  const loaded = await loadMcpConfigs(opts)
+  const { servers } = loaded
+  const problems = [...(opts.userProblems ?? []), ...loaded.problems]
   if (servers.length === 0 && problems.length === 0) return null
   const hub = new McpHub({
     workspace: opts.workspace,

@@ -8,6 +8,7 @@ import { trapTab } from '../../lib/focus-trap'
 import { Checkbox } from '../../components/Checkbox'
 import { RadioField } from '../../components/RadioField'
 import { Modal } from '../../components/Modal'
+import { UserServers } from '../mcp/UserServers'
 
 /** The scheduling choices, in the order shown. */
 const SCHEDULERS: readonly { value: SettingsView['scheduler']; label: string }[] = [
@@ -77,7 +78,12 @@ export function SettingsDialog() {
         </p>
       )}
       {settings ? (
-        <SettingsForm settings={settings} save={save} onUnsaved={reportUnsaved} />
+        <>
+          <SettingsForm settings={settings} save={save} onUnsaved={reportUnsaved} />
+          <div className="settings-form settings-mcp">
+            <UserServers servers={settings.mcpServers} />
+          </div>
+        </>
       ) : (
         <p className="muted">Loading…</p>
       )}
