@@ -252,9 +252,12 @@ export const McpServerView = z.object({
   env: z.record(z.string(), z.string()).optional(),
   url: z.string().optional(),
   headers: z.record(z.string(), z.string()).optional(),
+  /** What it runs with: the user's choice once trusted, else what its entry asks for. */
   permissions: McpLanes,
+  /** What its entry asks for (its `"lanes"` key, or the defaults of a folder's server). */
+  requested: McpLanes,
   trusted: z.boolean(),
-  /** A hash of everything above but the name: trusting it trusts exactly this. */
+  /** A hash of what runs and what its entry asks for: trusting it trusts exactly this. */
   trustKey: z.string(),
   /** Why it would run without a sandbox; null when it runs in one (or is not a process here). */
   noSandbox: z.string().nullable(),
@@ -334,7 +337,13 @@ export const requestChannels = {
    * another key, so this is refused and the dialog shows the new one.
    */
   'mcp:trust': {
-    input: z.object({ trustKey: z.string().regex(/^[0-9a-f]{64}$/) }).strict(),
+    input: z
+      .object({
+        trustKey: z.string().regex(/^[0-9a-f]{64}$/),
+        /** The permissions the user chose in the dialog (default: what its entry asks for). */
+        lanes: McpLanes.optional(),
+      })
+      .strict(),
     output: McpServersView,
   },
   /** Adds or changes one of the user's own servers (Settings); refused with the reason when it is not valid. */

@@ -204,9 +204,9 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
 
     'mcp:remove-server': async ({ name }) => sessions.removeMcpServer(name).then(ok, failed),
 
-    'mcp:trust': async ({ trustKey }) => {
+    'mcp:trust': async ({ trustKey, lanes }) => {
       if (!current) return err('invalid-input', 'Open a project folder first.')
-      if (!(await trustWorkspaceServer(current.path, sessions.mcpTrust, trustKey)))
+      if (!(await trustWorkspaceServer(current.path, sessions.mcpTrust, trustKey, lanes)))
         return err('invalid-input', 'The server changed since it was shown: look at it again.')
       return ok(await workspaceServers(current.path, sessions.mcpTrust))
     },

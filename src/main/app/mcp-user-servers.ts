@@ -7,6 +7,7 @@ import {
   type McpServerConfig,
 } from '../mcp/config'
 import { isSecretLike } from '../secrets/secret-values'
+import { own, setOwn } from '../../shared/own'
 import { maskKey, type KeyStore } from './key-store'
 
 /**
@@ -38,7 +39,7 @@ export class UserMcpServers {
     const servers: McpServerConfig[] = []
     const problems: McpConfigProblem[] = []
     for (const [name, entry] of Object.entries(stored)) {
-      const made = parseServerEntry(name, withSecrets(entry, secrets[name]), SETTINGS_SOURCE, 'user')
+      const made = parseServerEntry(name, withSecrets(entry, own(secrets, name)), SETTINGS_SOURCE, 'user')
       if ('message' in made) problems.push(made)
       else servers.push(made)
     }
@@ -55,13 +56,13 @@ export class UserMcpServers {
   async views(stored: StoredMcpEntries): Promise<McpUserServerView[]> {
     const secrets = await this.readSecrets()
     return Object.entries(stored).map(([name, entry]) => {
-      const own = secrets[name] ?? {}
-      const made = parseServerEntry(name, withSecrets(entry, own), SETTINGS_SOURCE, 'user')
+      const mine = own(secrets, name) ?? {}
+      const made = parseServerEntry(name, withSecrets(entry, mine), SETTINGS_SOURCE, 'user')
       const raw = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
       const shown = (part: Part): Record<string, McpValueView> => {
         const out: Record<string, McpValueView> = {}
-        for (const [k, v] of Object.entries(stringRecord(raw[part]))) out[k] = { value: v }
-        for (const [k, v] of Object.entries(own[part] ?? {})) out[k] = { masked: maskKey(v) }
+        for (const [k, v] of Object.entries(stringRecord(raw[part]))) setOwn(out, k, { value: v })
+        for (const [k, v] of Object.entries(mine[part] ?? {})) setOwn(out, k, { masked: maskKey(v) })
         return out
       }
       if ('message' in made) {
@@ -105,20 +106,19 @@ export class UserMcpServers {
     if (name !== previous && Object.hasOwn(stored, name))
       return { error: `There is already a server named "${name}".` }
     const secrets = await this.readSecrets()
-    const before = secrets[previous] ?? {}
+    const before = own(secrets, previous) ?? {}
     const part: Part = server.kind === 'stdio' ? 'env' : 'headers'
     const given = server.kind === 'stdio' ? server.env : server.headers
     const plain: Record<string, string> = {}
     const secret: Record<string, string> = {}
     for (const [key, value] of Object.entries(given)) {
       if (typeof value === 'string') {
-        if (isSecretLike(value)) secret[key] = value
-        else plain[key] = value
+        setOwn(isSecretLike(value) ? secret : plain, key, value)
         continue
       }
-      const kept = Object.hasOwn(stored, previous) ? before[part]?.[key] : undefined
+      const kept = Object.hasOwn(stored, previous) ? own(before[part] ?? {}, key) : undefined
       if (kept === undefined) return { error: `The value of ${key} is not stored: type it again.` }
-      secret[key] = kept
+      setOwn(secret, key, kept)
     }
     const base =
       server.kind === 'stdio'
@@ -132,20 +132,19 @@ export class UserMcpServers {
       'user',
     )
     if ('message' in checked) return { error: `The server "${name}" was not saved: ${checked.message}.` }
-    const next: Secrets = { ...secrets }
-    delete next[previous]
-    if (Object.keys(secret).length > 0) next[name] = { [part]: secret }
+    const next: Secrets = Object.fromEntries(Object.entries(secrets).filter(([key]) => key !== previous))
+    if (Object.keys(secret).length > 0) setOwn(next, name, { [part]: secret })
     await this.writeSecrets(next)
     // Kept in place when edited, so the list does not reorder under the user.
     const entries: StoredMcpEntries = {}
     let placed = false
     for (const [key, value] of Object.entries(stored)) {
       if (key === previous) {
-        entries[name] = entry
+        setOwn<unknown>(entries, name, entry)
         placed = true
-      } else if (key !== name) entries[key] = value
+      } else if (key !== name) setOwn(entries, key, value)
     }
-    if (!placed) entries[name] = entry
+    if (!placed) setOwn<unknown>(entries, name, entry)
     return { entries }
   }
 
@@ -153,10 +152,8 @@ export class UserMcpServers {
   async remove(stored: StoredMcpEntries, name: string): Promise<StoredMcpEntries> {
     const entries = Object.fromEntries(Object.entries(stored).filter(([key]) => key !== name))
     const secrets = await this.readSecrets()
-    if (Object.hasOwn(secrets, name)) {
-      delete secrets[name]
-      await this.writeSecrets(secrets)
-    }
+    if (Object.hasOwn(secrets, name))
+      await this.writeSecrets(Object.fromEntries(Object.entries(secrets).filter(([key]) => key !== name)))
     return entries
   }
 
@@ -174,7 +171,7 @@ export class UserMcpServers {
     for (const [name, parts] of Object.entries(parsed)) {
       if (typeof parts !== 'object' || parts === null) continue
       const p = parts as Record<string, unknown>
-      out[name] = { env: stringRecord(p.env), headers: stringRecord(p.headers) }
+      setOwn<Secrets[string]>(out, name, { env: stringRecord(p.env), headers: stringRecord(p.headers) })
     }
     return out
   }
@@ -192,6 +189,13 @@ function stringRecord(value: unknown): Record<string, string> {
   )
 }
 
+/** `a` and then `b`, as own entries whatever their names (`__proto__` included). */
+function merged(a: Record<string, string>, b: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of [...Object.entries(a), ...Object.entries(b)]) setOwn(out, k, v)
+  return out
+}
+
 /** The stored entry with its secret values back in place (they win over a plain value of the same name). */
 function withSecrets(entry: unknown, secrets: Secrets[string] | undefined): unknown {
   if (!secrets || typeof entry !== 'object' || entry === null || Array.isArray(entry)) return entry
@@ -199,7 +203,7 @@ function withSecrets(entry: unknown, secrets: Secrets[string] | undefined): unkn
   const out: Record<string, unknown> = { ...raw }
   for (const part of ['env', 'headers'] as const) {
     const values = secrets[part]
-    if (values && Object.keys(values).length > 0) out[part] = { ...stringRecord(raw[part]), ...values }
+    if (values && Object.keys(values).length > 0) out[part] = merged(stringRecord(raw[part]), values)
   }
   return out
 }

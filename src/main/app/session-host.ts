@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import type { ThinkingSetting } from '../../shared/models'
 import { join } from 'node:path'
-import { McpTrustStore, openMcp, trustKey } from '../mcp/index'
+import { McpTrustStore, openMcp } from '../mcp/index'
 import type { SessionEvent, SessionSummary } from '../../shared/events'
 import type {
   ApprovalReply,
@@ -282,7 +282,7 @@ export class SessionHost {
     const workspace = resume ? resume.workspace : newWorkspace
     if (workspace === null) throw new RefusedError('invalid-input', 'Open a project folder first.')
     // The folder's MCP servers the user trusted (exactly as they are now) start with the run, in the background.
-    const trusted = await this.mcpTrust.trustedKeys(workspace)
+    const trusted = await this.mcpTrust.trusted(workspace)
     // The user's own servers (Settings) start too: trusted, since the user typed them.
     const user = await this.userMcp.configs(stored.mcpServers ?? {})
     const mcp = await openMcp({
@@ -291,7 +291,7 @@ export class SessionHost {
       userFiles: [],
       userServers: user.servers,
       userProblems: user.problems,
-      trusted: (server) => trusted.has(trustKey(server)),
+      trust: trusted,
     })
     const mcpSecrets = await this.userMcp.secretValues()
     const launched = await launchSession({

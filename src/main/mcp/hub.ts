@@ -3,7 +3,7 @@ import type { McpToolInfo, SessionEventDraft } from '../../shared/events'
 import type { ToolSource } from '../tools/registry'
 import { z } from 'zod'
 import { defineTool, fail, type Tool } from '../tools/tool'
-import { describeProblem, type McpConfigProblem, type McpServerConfig } from './config'
+import { describeProblem, type McpConfigProblem, type McpPermissions, type McpServerConfig } from './config'
 import { McpConnection, type ServerStatus } from './connection'
 import { assignToolNames, sanitizePart, toolKey } from './names'
 import { toolSearch } from './tool-search'
@@ -20,8 +20,11 @@ export interface McpHubOptions {
   workspace: string
   servers: readonly McpServerConfig[]
   problems?: readonly McpConfigProblem[]
-  /** Whether a workspace's own server may start (the user trusted exactly this command). */
-  trusted(server: McpServerConfig): boolean
+  /**
+   * The permissions a workspace's own server may start with (the user trusted exactly this command, with these
+   * permissions), or null: nobody trusted it.
+   */
+  trust(server: McpServerConfig): Required<McpPermissions> | null
   /** Names taken by Lanes' own tools. */
   reserved: ReadonlySet<string>
   /** The model's context window: definitions over a tenth of it are found through a search tool instead. */
@@ -52,16 +55,18 @@ export class McpHub implements ToolSource {
     for (const p of this.opts.problems ?? []) {
       this.send({ server: p.server ?? p.source, status: 'misconfigured', message: describeProblem(p) })
     }
-    for (const server of this.opts.servers) {
-      if (server.origin === 'workspace' && !this.opts.trusted(server)) {
+    for (const listed of this.opts.servers) {
+      const permissions = listed.origin === 'workspace' ? this.opts.trust(listed) : listed.permissions
+      if (permissions === null) {
         this.send({
-          server: server.name,
+          server: listed.name,
           status: 'untrusted',
-          origin: server.origin,
-          message: `The workspace's MCP server "${server.name}" was not started: nobody has trusted it. Trust it in the app, or run lanes with --trust-project-mcp.`,
+          origin: listed.origin,
+          message: `The workspace's MCP server "${listed.name}" was not started: nobody has trusted it. Trust it in the app, or run lanes with --trust-project-mcp.`,
         })
         continue
       }
+      const server = { ...listed, permissions }
       const connection = new McpConnection(server, this.opts.workspace, {
         status: (status, message) => this.onStatus(connection, status, message),
         tools: (tools) => {

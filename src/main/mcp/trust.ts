@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { writeJsonAtomic } from '../fs/atomic-write'
-import type { McpServerConfig } from './config'
+import { own, setOwn } from '../../shared/own'
+import { McpPermissions, type McpServerConfig } from './config'
 
 /**
  * Trust in a workspace's server is trust in exactly what runs: its command, arguments, environment, URL and
@@ -26,33 +27,66 @@ function sorted<T>(record: Record<string, T>): [string, T][] {
   return Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 }
 
-/** The trusted keys per workspace, in one JSON file written atomically. */
+/**
+ * What the user trusted: the key of exactly what runs, with the permissions the user chose for it in the trust
+ * dialog (its `"lanes"` key, written the way `.mcp.json` writes one). A string is a record from before the
+ * dialog offered a choice: the server with the permissions its file asked for.
+ */
+export type TrustRecord = string | { key: string; lanes: Required<McpPermissions> }
+
+/** The permissions `server` runs with by this record, or null when the record is not for exactly this server. */
+function permissionsBy(record: TrustRecord, server: McpServerConfig): Required<McpPermissions> | null {
+  if (typeof record === 'string') return record === trustKey(server) ? server.permissions : null
+  // The command, arguments, environment and URL as the file has them now, with the user's permissions: a file
+  // that changed what runs has another hash and asks again; one that only asks for other permissions does not
+  // get them (the user's choice holds).
+  return trustKey({ ...server, permissions: record.lanes }) === record.key ? record.lanes : null
+}
+
+/** The trust records per workspace, in one JSON file written atomically. */
 export class McpTrustStore {
   constructor(private readonly file: string) {}
 
-  async trustedKeys(workspace: string): Promise<Set<string>> {
-    return new Set((await this.readAll())[workspace] ?? [])
+  /** For one workspace: the permissions each of its servers may start with, null for one nobody trusted. */
+  async trusted(workspace: string): Promise<(server: McpServerConfig) => Required<McpPermissions> | null> {
+    const records = own(await this.readAll(), workspace) ?? []
+    return (server) => {
+      for (const record of records) {
+        const permissions = permissionsBy(record, server)
+        if (permissions) return permissions
+      }
+      return null
+    }
   }
 
-  async trust(workspace: string, server: McpServerConfig): Promise<void> {
+  /** Trusts `server` with `lanes` (the dialog's choice; the file's own by default), replacing what it had. */
+  async trust(workspace: string, server: McpServerConfig, lanes = server.permissions): Promise<void> {
     const all = await this.readAll()
-    const keys = new Set(all[workspace] ?? [])
-    keys.add(trustKey(server))
-    all[workspace] = [...keys]
+    const records = (own(all, workspace) ?? []).filter((r) => permissionsBy(r, server) === null)
+    records.push({ key: trustKey({ ...server, permissions: lanes }), lanes })
+    setOwn(all, workspace, records)
     await writeJsonAtomic(this.file, all)
   }
 
-  private async readAll(): Promise<Record<string, string[]>> {
+  private async readAll(): Promise<Record<string, TrustRecord[]>> {
     try {
       const parsed = JSON.parse(await readFile(this.file, 'utf8')) as unknown
       if (typeof parsed !== 'object' || parsed === null) return {}
-      const out: Record<string, string[]> = {}
-      for (const [workspace, keys] of Object.entries(parsed)) {
-        if (Array.isArray(keys)) out[workspace] = keys.filter((k): k is string => typeof k === 'string')
+      const out: Record<string, TrustRecord[]> = {}
+      for (const [workspace, records] of Object.entries(parsed)) {
+        if (Array.isArray(records)) setOwn(out, workspace, records.filter(isRecord))
       }
       return out
     } catch {
       return {}
     }
   }
+}
+
+function isRecord(value: unknown): value is TrustRecord {
+  if (typeof value === 'string') return true
+  if (typeof value !== 'object' || value === null) return false
+  const { key, lanes } = value as { key?: unknown; lanes?: unknown }
+  const parsed = McpPermissions.required().safeParse(lanes)
+  return typeof key === 'string' && parsed.success
 }
