@@ -68,6 +68,16 @@ test('a server added in Settings starts with the next task and its tool runs', a
     await card.locator('.tool-card-toggle').click()
     await expect(card).toContainText('Echo: hello from settings')
     await expect(page.getByTestId('approval-panel')).toHaveCount(0)
+
+    // Settings shows what its tool definitions cost, as the session counted them.
+    await page.getByTestId('settings-open').click()
+    const cost = /\d+ tools · about [\d,]+ tokens of definitions/
+    await expect(section.getByTestId('settings-mcp-server').getByTestId('mcp-server-cost')).toContainText(
+      cost,
+    )
+    const costs = page.getByTestId('settings-mcp-costs')
+    await expect(costs.getByTestId('settings-mcp-cost')).toHaveAttribute('data-name', 'everything')
+    await expect(costs.getByTestId('settings-mcp-total')).toHaveAttribute('data-over', 'false')
   } finally {
     await stop()
   }

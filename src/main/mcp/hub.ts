@@ -1,6 +1,7 @@
 import type { Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js'
 import type { McpToolInfo, SessionEventDraft } from '../../shared/events'
 import type { ToolSource } from '../tools/registry'
+import { definitionTokens, overBudget, serverTokens } from '../../shared/mcp-cost'
 import { z } from 'zod'
 import { defineTool, fail, type Tool } from '../tools/tool'
 import { describeProblem, type McpConfigProblem, type McpPermissions, type McpServerConfig } from './config'
@@ -30,9 +31,6 @@ export interface McpHubOptions {
   /** The model's context window: definitions over a tenth of it are found through a search tool instead. */
   contextWindowTokens: number
 }
-
-/** The share of the context window the MCP tools' definitions may take before they are searched for instead. */
-const DEFERRED_SHARE = 0.1
 
 type Emit = (draft: SessionEventDraft<'mcp.server'>) => void
 
@@ -223,15 +221,15 @@ export class McpHub implements ToolSource {
         tool: entry.tool,
         readOnly: tool.concurrencySafe,
         destructive: entry.def.annotations?.destructiveHint === true,
-        tokens: Math.ceil(JSON.stringify(definition).length / 4),
+        tokens: definitionTokens(definition),
       })
     }
     for (const r of renamed) this.offered.get(r.server)?.problems.push(r.message)
     this.built = built
     this.originals.clear()
     for (const entry of entries) this.originals.set(names.get(toolKey(entry)) as string, entry.tool)
-    const tokens = [...this.offered.values()].flatMap((o) => o.tools).reduce((sum, t) => sum + t.tokens, 0)
-    this.deferred = tokens > this.opts.contextWindowTokens * DEFERRED_SHARE
+    const tokens = serverTokens([...this.offered.values()].flatMap((o) => o.tools))
+    this.deferred = overBudget(tokens, this.opts.contextWindowTokens)
     this.changes++
   }
 }

@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'react'
 import type { McpLanes, McpServerView, McpServersView } from '../../../../shared/ipc'
-import { DEFAULT_CONTEXT_WINDOW } from '../../../../shared/models'
 import { Modal } from '../../components/Modal'
 import { trapTab } from '../../lib/focus-trap'
 import { useAppStore } from '../../store/app-store'
+import { DefinitionCost } from './DefinitionCost'
 
 /**
  * The open folder's MCP servers (its `.mcp.json`): none starts until the user has seen exactly what would run
@@ -252,17 +252,4 @@ function describeAccess(access: McpLanes['workspace']): string {
 /** An argument as a shell would need it written, so what is shown is unambiguous. */
 function quoted(arg: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`
-}
-
-/** A server's tool definitions in tokens: what it adds to every request (or to the searches, over budget). */
-function DefinitionCost({ tools }: { tools: readonly { tokens: number }[] | undefined }) {
-  if (tools === undefined) return null
-  const tokens = tools.reduce((sum, t) => sum + t.tokens, 0)
-  const share = tokens / DEFAULT_CONTEXT_WINDOW
-  return (
-    <div className="muted small" data-testid="mcp-server-cost">
-      {tools.length} tools · about {tokens.toLocaleString('en')} tokens of definitions
-      {share > 0.1 ? ' (over a tenth of the context window: found through a search tool)' : ''}
-    </div>
-  )
 }

@@ -3,6 +3,9 @@ import type { McpLanes, McpUserServerInput, McpUserServerView, McpValueInput } f
 import { useAppStore } from '../../store/app-store'
 import { Checkbox } from '../../components/Checkbox'
 import { RadioField } from '../../components/RadioField'
+import { DefinitionCost } from './DefinitionCost'
+import { own } from '../../../../shared/own'
+import type { McpServerState } from '../../../../shared/reducer'
 
 /**
  * Settings' MCP servers of the user's own, in `.mcp.json`'s shape (a command, or a URL): trusted because the
@@ -10,6 +13,8 @@ import { RadioField } from '../../components/RadioField'
  * key is and come back masked; an edit that leaves one untouched keeps it without ever seeing it.
  */
 export function UserServers({ servers }: { servers: readonly McpUserServerView[] }) {
+  // What each server offered in the open session (its tool definitions, in tokens).
+  const offered = useAppStore((s) => s.view?.mcpServers)
   const [editing, setEditing] = useState<McpUserServerView | 'new' | null>(null)
   const [error, setError] = useState<string | null>(null)
   const remove = async (name: string): Promise<void> => {
@@ -43,6 +48,7 @@ export function UserServers({ servers }: { servers: readonly McpUserServerView[]
                   </span>
                 )}
               </div>
+              <DefinitionCost tools={sessionTools(offered, s.name)} />
               <div className="row">
                 <button
                   type="button"
@@ -93,6 +99,15 @@ export function UserServers({ servers }: { servers: readonly McpUserServerView[]
 }
 
 /** A server's permissions in a few words (an HTTP server runs elsewhere: only its calls' time applies). */
+/** The tools the open session's server of this name offered, if it is the user's server (not a folder's). */
+function sessionTools(
+  offered: Readonly<Record<string, McpServerState>> | undefined,
+  name: string,
+): McpServerState['tools'] {
+  const server = offered ? own(offered, name) : undefined
+  return server?.origin === 'user' ? server.tools : undefined
+}
+
 export function describeLanes(kind: McpUserServerView['kind'], lanes: McpLanes): string {
   const time = `calls up to ${lanes.timeoutSec} s`
   if (kind === 'http') return time

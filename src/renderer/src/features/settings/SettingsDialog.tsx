@@ -9,6 +9,7 @@ import { Checkbox } from '../../components/Checkbox'
 import { RadioField } from '../../components/RadioField'
 import { Modal } from '../../components/Modal'
 import { UserServers } from '../mcp/UserServers'
+import { SessionToolCosts } from '../mcp/DefinitionCost'
 
 /** The scheduling choices, in the order shown. */
 const SCHEDULERS: readonly { value: SettingsView['scheduler']; label: string }[] = [
@@ -82,6 +83,7 @@ export function SettingsDialog() {
           <SettingsForm settings={settings} save={save} onUnsaved={reportUnsaved} />
           <div className="settings-form settings-mcp">
             <UserServers servers={settings.mcpServers} />
+            <SessionToolCosts />
           </div>
         </>
       ) : (
