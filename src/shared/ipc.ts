@@ -170,7 +170,7 @@ export const ApprovalReply = z
     decision: z.enum(['approved', 'rejected']),
     /** Sent to the model with a rejection (and kept with an approval). */
     note: z.string().max(10_000).optional(),
-    /** bash only: always allow this exact command in this folder. */
+    /** Always allow this exact command (bash), or this tool of this MCP server, in this folder. */
     always: z.boolean().optional(),
     /** bash only: "needs the internet": the sandbox keeps the network for this command. */
     network: z.boolean().optional(),

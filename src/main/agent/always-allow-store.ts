@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises'
 import { writeJsonAtomic } from '../fs/atomic-write'
-import type { AlwaysAllowRule } from '../tools/tool'
+import { sameRule, type AlwaysAllowRule } from '../tools/tool'
 import { own, setOwn } from '../../shared/own'
 
 /**
- * "Always allow this command in this folder", kept per workspace in one JSON file. Written atomically so a
+ * "Always allow this command in this folder" (or this tool of this MCP server), kept per workspace in one JSON file. Written atomically so a
  * crash never leaves a half file that would lose every rule.
  */
 export class AlwaysAllowStore {
@@ -21,7 +21,7 @@ export class AlwaysAllowStore {
   async add(workspace: string, rule: AlwaysAllowRule): Promise<void> {
     const all = await this.readAll()
     const rules = own(all, workspace) ?? []
-    if (!rules.some((r) => r.tool === rule.tool && r.command === rule.command)) rules.push(rule)
+    if (!rules.some((r) => sameRule(r, rule))) rules.push(rule)
     setOwn(all, workspace, rules)
     await writeJsonAtomic(this.file, all)
     this.cache = Promise.resolve(all)
@@ -37,10 +37,11 @@ export class AlwaysAllowStore {
         setOwn(
           out,
           workspace,
-          rules.filter(
-            (r): r is AlwaysAllowRule =>
-              typeof r === 'object' && r !== null && r.tool === 'bash' && typeof r.command === 'string',
-          ),
+          rules.filter((r): r is AlwaysAllowRule => {
+            if (typeof r !== 'object' || r === null) return false
+            if (r.tool === 'bash') return typeof r.command === 'string'
+            return r.tool === 'mcp' && typeof r.server === 'string' && typeof r.name === 'string'
+          }),
         )
       }
       return out

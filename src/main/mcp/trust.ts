@@ -10,17 +10,24 @@ import { McpPermissions, type McpServerConfig } from './config'
  * changed `.mcp.json` (a new argument, an extra variable, a wider permission) asks again.
  */
 export function trustKey(server: McpServerConfig): string {
-  const what =
-    server.kind === 'stdio'
-      ? {
-          kind: 'stdio',
-          command: server.command,
-          args: server.args,
-          env: sorted(server.env),
-        }
-      : { kind: 'http', url: server.url, headers: sorted(server.headers) }
-  const canonical = JSON.stringify({ ...what, permissions: sorted(server.permissions) })
+  const canonical = JSON.stringify({ ...whatRuns(server), permissions: sorted(server.permissions) })
   return createHash('sha256').update(canonical).digest('hex')
+}
+
+/**
+ * A hash of what runs alone (command, arguments, environment; or URL and headers): the server an "always allow"
+ * rule for one of its tools is for, so a rule never carries over to another program that took its name.
+ */
+export function serverIdentity(server: McpServerConfig): string {
+  return createHash('sha256')
+    .update(JSON.stringify(whatRuns(server)))
+    .digest('hex')
+}
+
+function whatRuns(server: McpServerConfig): Record<string, unknown> {
+  return server.kind === 'stdio'
+    ? { kind: 'stdio', command: server.command, args: server.args, env: sorted(server.env) }
+    : { kind: 'http', url: server.url, headers: sorted(server.headers) }
 }
 
 function sorted<T>(record: Record<string, T>): [string, T][] {
