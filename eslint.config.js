@@ -50,7 +50,7 @@ const layers = {
       if (rel.startsWith('src/shared/')) {
         if (
           source !== 'zod' &&
-          !source.startsWith('./') &&
+          !resolvesInto('src/shared/') &&
           !source.startsWith('zod/') &&
           !(source === 'vitest' && rel.endsWith('.test.ts'))
         ) {

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { collapseLine } from '../../../shared/ansi'
+import { ANSI_CASES } from '../../../shared/ansi-test-cases'
 import { AnsiStripper, stripAnsi } from './ansi'
 
 const ESC = '\u001b'
@@ -62,6 +64,14 @@ describe('stripAnsi', () => {
     expect(stripAnsi('[31m plain brackets ]0; and \\ backslash')).toBe(
       '[31m plain brackets ]0; and \\ backslash',
     )
+  })
+})
+
+describe('what the model reads of terminal output (the table shared with the UI)', () => {
+  it.each(ANSI_CASES)('$name', ({ input, stripped, shown }) => {
+    expect(stripAnsi(input)).toBe(stripped)
+    // What the rolling buffer makes of each line.
+    expect(stripAnsi(input).split('\n').map(collapseLine).join('\n')).toBe(shown)
   })
 })
 

@@ -5,7 +5,8 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { stripAnsi } from './ansi'
-import { collapseLine, MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
+import { collapseLine } from '../../../shared/ansi'
+import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
 
 let dir: string
 

@@ -1,4 +1,5 @@
 import { createWriteStream, type WriteStream } from 'node:fs'
+import { collapseLine } from '../../../shared/ansi'
 import { AnsiStripper } from './ansi'
 
 /**
@@ -379,32 +380,6 @@ class TailLines {
     this.partial = pendingReturn ? line + '\r' : line
     this.partialPlain = !pendingReturn
   }
-}
-
-/**
- * What a terminal would leave of a line for a reader: after carriage returns, the last non-empty frame
- * (a progress bar's final state; text a CR+newline ended stays); backspaces erase the previous character
- * (overstrike bold and underline in man pages become plain text).
- */
-export function collapseLine(raw: string): string {
-  let line = raw
-  if (line.includes('\r')) {
-    const frames = line.split('\r')
-    line = ''
-    for (let i = frames.length - 1; i >= 0; i--) {
-      if ((frames[i] as string).length > 0) {
-        line = frames[i] as string
-        break
-      }
-    }
-  }
-  if (!line.includes('\b')) return line
-  const chars: string[] = []
-  for (const ch of line) {
-    if (ch === '\b') chars.pop()
-    else chars.push(ch)
-  }
-  return chars.join('')
 }
 
 /** The end of `text` that fits in `maxBytes` of UTF-8, never splitting a character. */

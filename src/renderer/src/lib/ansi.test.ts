@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
+import { ANSI_CASES } from '../../../shared/ansi-test-cases'
 import { parseAnsi, stripAnsi } from './ansi'
+
+describe('what the UI shows of terminal output (the table shared with the model)', () => {
+  it.each(ANSI_CASES)('$name', ({ input, shown }) => {
+    expect(stripAnsi(input)).toBe(shown)
+  })
+})
 
 describe('parseAnsi', () => {
   it('turns SGR colours into styled segments', () => {
@@ -37,7 +44,17 @@ describe('parseAnsi', () => {
 
   it('drops a sequence cut at the end of a chunk and other control characters', () => {
     expect(stripAnsi('abc\u001b[3')).toBe('abc')
-    expect(stripAnsi('a\u0000b\u0008c\u001b')).toBe('abc')
+    // A backspace erases the character before it, as for the model (it used to be dropped here alone).
+    expect(stripAnsi('a\u0000b\u0008c\u001b')).toBe('ac')
+  })
+
+  it('keeps the style a carriage return or backspace did not erase', () => {
+    expect(parseAnsi('\u001b[31m10%\r\u001b[1m100%\u001b[0m\nman\u001b[4m_\bp\u001b[0mage')).toEqual([
+      { text: '100%', style: { fg: 'red', bold: true } },
+      { text: '\nman', style: {} },
+      { text: 'p', style: { underline: true } },
+      { text: 'age', style: {} },
+    ])
   })
 
   it('handles the 8-bit CSI form', () => {

@@ -1,3 +1,5 @@
+import { AnsiTokenizer, visibleTextRanges } from '../../../shared/ansi'
+
 /**
  * Terminal output rendered inert: SGR colour and style sequences become styled spans, every other escape
  * sequence (cursor moves, OSC titles and hyperlinks, device queries) is dropped. The output is plain data for
@@ -90,55 +92,47 @@ function applySgr(style: AnsiStyle, params: number[]): AnsiStyle {
 }
 
 /**
- * ESC-introduced sequences: CSI (ESC [ params final), OSC (ESC ] ... BEL or ST), other two-character escapes,
- * and the 8-bit CSI (U+009B). A sequence cut at the end of a chunk (no final byte yet) is dropped too.
+ * The styled text of terminal output as a terminal leaves it for a reader: escape parsing and the collapsing of
+ * carriage returns and backspaces are `src/shared/ansi.ts`'s (the model reads the same text), styles follow
+ * the SGR sequences, and every other sequence is dropped.
  */
-/* eslint-disable no-control-regex -- terminal escape sequences are made of control characters */
-const ESCAPE =
-  /\u001b\[([0-?]*)([ -/]*)([@-~])|\u009b([0-?]*)([ -/]*)([@-~])|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[PX^_][^\u001b]*(?:\u001b\\)?|[\u001b\u009b]\[?[0-?]*[ -/]*$|\u001b[ -/]*[0-~]?/g
-
-// Other C0 controls except tab and newline would show as boxes or do nothing useful; backspace included.
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001a\u001c-\u001f\u007f]/g
-/* eslint-enable no-control-regex */
-
-/** Drops everything a carriage return overwrote on its line, as a terminal would (progress bars). */
-function applyCarriageReturns(text: string): string {
-  if (!text.includes('\r')) return text
-  return text
-    .replace(/\r+\n/g, '\n')
-    .split('\n')
-    .map((line) => {
-      const cut = line.lastIndexOf('\r')
-      return cut < 0 ? line : line.slice(cut + 1)
-    })
-    .join('\n')
+export function parseAnsi(input: string): AnsiSegment[] {
+  const runs: AnsiSegment[] = []
+  let style: AnsiStyle = {}
+  new AnsiTokenizer({
+    text: (text) => {
+      runs.push({ text, style })
+    },
+    sgr: (params) => {
+      style = applySgr(
+        style,
+        params === '' ? [] : params.split(/[;:]/).map((x) => (x === '' ? 0 : Number(x))),
+      )
+    },
+  }).push(input)
+  return visible(runs)
 }
 
-export function parseAnsi(input: string): AnsiSegment[] {
-  const text = applyCarriageReturns(input)
+/** What `visibleTextRanges` keeps of the runs, neighbours of one style joined. */
+function visible(runs: readonly AnsiSegment[]): AnsiSegment[] {
+  const text = runs.map((r) => r.text).join('')
   const segments: AnsiSegment[] = []
-  let style: AnsiStyle = {}
-  let last = 0
-  const push = (chunk: string): void => {
-    const clean = chunk.replace(CONTROL, '')
-    if (clean === '') return
-    const prev = segments[segments.length - 1]
-    if (prev && prev.style === style) prev.text += clean
-    else segments.push({ text: clean, style })
-  }
-  ESCAPE.lastIndex = 0
-  for (let m = ESCAPE.exec(text); m !== null; m = ESCAPE.exec(text)) {
-    push(text.slice(last, m.index))
-    last = m.index + m[0].length
-    const params = m[1] ?? m[4]
-    const intermediates = m[2] ?? m[5]
-    const final = m[3] ?? m[6]
-    if (final === 'm' && intermediates === '' && params !== undefined && /^[0-9;:]*$/.test(params)) {
-      const numbers = params === '' ? [] : params.split(/[;:]/).map((x) => (x === '' ? 0 : Number(x)))
-      style = applySgr(style, numbers)
+  let run = 0
+  let runStart = 0
+  for (const [from, to] of visibleTextRanges(text)) {
+    for (let at = from; at < to;) {
+      while (runStart + (runs[run] as AnsiSegment).text.length <= at) {
+        runStart += (runs[run] as AnsiSegment).text.length
+        run++
+      }
+      const { style } = runs[run] as AnsiSegment
+      const end = Math.min(to, runStart + (runs[run] as AnsiSegment).text.length)
+      const prev = segments[segments.length - 1]
+      if (prev && prev.style === style) prev.text += text.slice(at, end)
+      else segments.push({ text: text.slice(at, end), style })
+      at = end
     }
   }
-  push(text.slice(last))
   return segments
 }
 

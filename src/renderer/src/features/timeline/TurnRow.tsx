@@ -188,7 +188,11 @@ function Bar({
   const actionPx = action === null ? 0 : ACTION_PX[action]
   const besideRight = label === 'beside' && !labelLeft ? Math.min(needed, g.labelRoom) : 0
   const roomRight = Math.min(g.labelRoom - besideRight, contentWidth - (x + width + besideRight) - 4)
-  const { left: actionLeft, onLeft: actionOnLeft, below: actionBelow } = placeBarAction({
+  const {
+    left: actionLeft,
+    onLeft: actionOnLeft,
+    below: actionBelow,
+  } = placeBarAction({
     x,
     width,
     besideRight,
