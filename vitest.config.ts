@@ -19,7 +19,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['src/**/*.test.ts', 'e2e/chromium.test.ts'],
+          include: ['src/**/*.test.ts', 'scripts/**/*.test.ts', 'e2e/chromium.test.ts'],
           exclude: [...configDefaults.exclude, 'src/**/*.slow.test.ts'],
         },
       },

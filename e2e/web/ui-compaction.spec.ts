@@ -43,7 +43,8 @@ test('a server-side compaction shows as a marker with its summary; the meter and
     await expect(page.getByTestId('timeline-compaction-mark')).toHaveCount(1)
     const meter = page.getByTestId('context-meter')
     await expect(meter).toBeVisible()
-    await expect(meter).toHaveAttribute('data-window', '200000')
+    // The default model (Sonnet 5.5) has a 1M-token window (shared/models.ts).
+    await expect(meter).toHaveAttribute('data-window', '1000000')
     expect(Number(await meter.getAttribute('data-used'))).toBeLessThan(40_000)
     await screenshots(page, 'compaction-marker')
 
@@ -78,6 +79,8 @@ test('Lanes compacts itself for a model without server-side compaction, and the 
     const marker = page.getByTestId('compaction-row')
     await expect(marker).toHaveAttribute('data-mode', 'client')
     await expect(marker.getByTestId('compaction-headline')).toContainText('Lanes compacted the conversation')
+    // Haiku 4.5's window is 200k: the meter measures against it.
+    await expect(page.getByTestId('context-meter')).toHaveAttribute('data-window', '200000')
     await marker.getByTestId('compaction-open-summary').click()
     await expect(page.getByTestId('compaction-summary-text')).toHaveText(
       'Lanes summary: a.txt was read; it repeats alpha.',

@@ -132,6 +132,7 @@ const samples: Record<SessionEventType, unknown[]> = {
         hunks: [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, lines: ['-a', '+b'] }],
         protected: false,
       },
+      sessionRule: { kind: 'edits' },
     },
     {
       type: 'approval.requested',
@@ -370,6 +371,12 @@ const samples: Record<SessionEventType, unknown[]> = {
       problems: ['the tool "bad" is left out: its input schema is not valid JSON Schema'],
     },
   ],
+  'rule.granted': [
+    { type: 'rule.granted', ...base, ruleId: 'r1', rule: { kind: 'edits' }, callId: 'toolu_1' },
+    { type: 'rule.granted', ...base, ruleId: 'r2', rule: { kind: 'command', words: ['npm', 'test'] } },
+    { type: 'rule.granted', ...base, ruleId: 'r3', rule: { kind: 'tool', tool: 'mcp__files__write' } },
+  ],
+  'rule.revoked': [{ type: 'rule.revoked', ...base, ruleId: 'r1' }],
 }
 
 describe('SessionEvent', () => {

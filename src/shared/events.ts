@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ApprovalPreview, HunkDecision } from './approval-preview'
 import { Count, EpochMs, Millis } from './schema-units'
+import { SessionRule } from './session-rules'
 
 export {
   ApprovalPreview,
@@ -15,6 +16,15 @@ export {
   PREVIEW_MAX_CHARS,
   WritePreview,
 } from './approval-preview'
+export {
+  describeSessionRule,
+  rulesAllowCommand,
+  rulesAllowEdits,
+  rulesAllowTool,
+  sameRule,
+  SessionRule,
+  type GrantedRule,
+} from './session-rules'
 
 /**
  * The session's events (DESIGN 6): the one record of what happened. The engine appends them to the session
@@ -259,6 +269,8 @@ export const ApprovalRequestedEvent = z.object({
   ...base,
   callId: z.string().min(1),
   preview: ApprovalPreview,
+  /** What "allow for the rest of this session" would grant with this call's approval (absent: not offered). */
+  sessionRule: SessionRule.optional(),
 })
 
 export const ApprovalDecision = z.enum(['approved', 'rejected'])
@@ -599,6 +611,25 @@ export const McpServerEvent = z.object({
   problems: z.array(z.string()).optional(),
 })
 
+/**
+ * "Allow for the rest of this session" (issue 21 §3): the user granted `rule` with the approval of `callId`
+ * (it is logged before that call's `approval.decided`). It holds for this session until `rule.revoked`.
+ */
+export const RuleGrantedEvent = z.object({
+  type: z.literal('rule.granted'),
+  ...base,
+  ruleId: z.string().min(1),
+  rule: SessionRule,
+  callId: z.string().min(1).optional(),
+})
+
+/** The user revoked a session rule in the session's settings: calls it covered ask again. */
+export const RuleRevokedEvent = z.object({
+  type: z.literal('rule.revoked'),
+  ...base,
+  ruleId: z.string().min(1),
+})
+
 /** The user stopped the run. */
 export const RunStoppedEvent = z.object({ type: z.literal('run.stopped'), ...base, runId: z.string().min(1) })
 
@@ -633,6 +664,8 @@ export const SessionEvent = z.discriminatedUnion('type', [
   ContextCompactedEvent,
   InstructionsLoadedEvent,
   McpServerEvent,
+  RuleGrantedEvent,
+  RuleRevokedEvent,
 ])
 export type SessionEvent = z.infer<typeof SessionEvent>
 

@@ -65,6 +65,15 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
     invalid: [undefined, { sessionId: '.hidden' }, { sessionId: 7 }],
   },
   'session:stop': { valid: [{ sessionId: SID }], invalid: [undefined, 'x', { sessionId: null }] },
+  'session:revoke-rule': {
+    valid: [{ sessionId: SID, ruleId: 'rule-1' }],
+    invalid: [
+      undefined,
+      { sessionId: SID },
+      { sessionId: SID, ruleId: '' },
+      { sessionId: '../x', ruleId: 'r' },
+    ],
+  },
   'approval:reply': {
     valid: [
       { sessionId: SID, decisions: [{ callId: 'toolu_1', decision: 'approved' }] },
@@ -72,7 +81,7 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
         sessionId: SID,
         decisions: [
           { callId: 'toolu_1', decision: 'rejected', note: 'use tabs' },
-          { callId: 'toolu_2', decision: 'approved', always: true },
+          { callId: 'toolu_2', decision: 'approved', always: true, forSession: true },
         ],
       },
       {

@@ -172,6 +172,11 @@ export const ApprovalReply = z
     note: z.string().max(10_000).optional(),
     /** Always allow this exact command (bash), or this tool of this MCP server, in this folder. */
     always: z.boolean().optional(),
+    /**
+     * Allow calls of this kind for the rest of this session: the rule the review offered with the call
+     * (`approval.requested`'s `sessionRule`), as the tool defines it; ignored where none is offered.
+     */
+    forSession: z.boolean().optional(),
     /** bash only: "needs the internet": the sandbox keeps the network for this command. */
     network: z.boolean().optional(),
     /** bash only: "run outside the sandbox" for this command. */
@@ -315,6 +320,15 @@ export const requestChannels = {
   'approval:reply': {
     input: z.object({ sessionId: SessionId, decisions: z.array(ApprovalReply).min(1).max(1000) }).strict(),
     output: z.null(),
+  },
+  /**
+   * Revokes one of the session's "allow for the rest of this session" rules (its settings): logged as
+   * `rule.revoked`, so the calls it covered ask again.
+   */
+  'session:revoke-rule': {
+    input: z.object({ sessionId: SessionId, ruleId: z.string().min(1).max(200) }).strict(),
+    /** `live`: a run in this app holds the session and streams the event; else reload the session to see it. */
+    output: z.object({ live: z.boolean() }),
   },
   /** What an undo or rewind would change (nothing is touched); refused with the reason as an error. */
   'rewind:plan': { input: RewindTarget, output: RewindPreview },

@@ -33,7 +33,14 @@ export function thinkingSettingsFor(model: string): readonly ThinkingSetting[] |
  * are newer and are tried too. A model or endpoint that refuses the beta (a 400 naming it) is compacted by Lanes
  * itself for the rest of the session, so a wrong "yes" here costs one refused request, never a run.
  *
- * Windows: 200,000 tokens unless the model is known to have more. Underestimating only compacts earlier.
+ * Windows, from each model's page of the Models overview (platform.claude.com/docs/en/models/<model>/overview,
+ * read 2026-12) and the "Context windows" page: 1M tokens for Fable 5 and 5.1, Mythos Preview, 5 and 5.1, Opus
+ * 4.6, 4.7, 4.8, 5 and 5.5, Sonnet 4.6, 5 and 5.5, and Haiku 5.5; 200k for every other model (Sonnet 4.5, Haiku
+ * 4.5, Opus 4.5 and older). On these models the 1M window is their standard window: no beta header asks for it
+ * (the old `context-1m-2025-08-07` beta was for Sonnet 4 and 4.5, which Lanes counts at 200k and sends no such
+ * header to). An unknown model gets DEFAULT_CONTEXT_WINDOW: underestimating only compacts earlier, and a window
+ * overestimated (a gateway's smaller one) ends in a "prompt is too long" that compacts and goes on; the model
+ * client's `contextWindow` option overrides the table.
  */
 export interface ModelContext {
   window: number
@@ -41,6 +48,26 @@ export interface ModelContext {
 }
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000
+
+const MILLION = 1_000_000
+
+/** Models with a 1M-token window, by their id without `claude-` and without a date suffix (`-20251001`). */
+const MILLION_TOKEN_MODELS = new Set([
+  'fable-5',
+  'fable-5-1',
+  'mythos-preview',
+  'mythos-5',
+  'mythos-5-1',
+  'opus-4-6',
+  'opus-4-7',
+  'opus-4-8',
+  'opus-5',
+  'opus-5-5',
+  'sonnet-4-6',
+  'sonnet-5',
+  'sonnet-5-5',
+  'haiku-5-5',
+])
 
 const SERVER_COMPACTION = [
   /^claude-opus-4-6(\b|-)/,
@@ -52,9 +79,15 @@ const SERVER_COMPACTION = [
 
 export function modelContext(model: string): ModelContext {
   return {
-    window: DEFAULT_CONTEXT_WINDOW,
+    window: contextWindowOf(model),
     serverCompaction: SERVER_COMPACTION.some((re) => re.test(model)),
   }
+}
+
+/** The model's documented window: `claude-sonnet-4-6` and `claude-haiku-4-5-20251001` alike. */
+function contextWindowOf(model: string): number {
+  const name = /^claude-([a-z]+(?:-[a-z0-9]+)*?)(?:-\d{8})?$/.exec(model)?.[1]
+  return name !== undefined && MILLION_TOKEN_MODELS.has(name) ? MILLION : DEFAULT_CONTEXT_WINDOW
 }
 
 /** The smallest compaction threshold Settings accepts (the API's own minimum trigger is 50,000 tokens). */

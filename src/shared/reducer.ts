@@ -5,6 +5,7 @@ import { anomaly, describe, edit, FewObjects, type Draft, type Reduction } from 
 import { onCommandHeld, onCommandLanded, onFileSnapshot, onFilePreimage } from './reducer/files'
 import { callTurn } from './reducer/lookup'
 import { onMcpServer } from './reducer/mcp'
+import { onRuleGranted, onRuleRevoked } from './reducer/session-rules'
 import {
   onAssistantDelta,
   onAssistantMessage,
@@ -197,6 +198,11 @@ function apply(r: Reduction, event: SessionEvent): void {
 
     case 'mcp.server':
       return onMcpServer(r, event)
+
+    case 'rule.granted':
+      return onRuleGranted(r, event)
+    case 'rule.revoked':
+      return onRuleRevoked(r, event)
 
     default: {
       const unknown: never = event

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ApprovalDecision, ApprovalPreview, HeldPath, HunkDecision, Lane } from './events'
+import { ApprovalDecision, ApprovalPreview, HeldPath, HunkDecision, Lane, SessionRule } from './events'
 
 /**
  * The state of one tool call as the reducer builds it from the events (reducer.ts). The status strings are
@@ -27,6 +27,8 @@ export const ToolCallApproval = z.object({
   decision: ApprovalDecision.optional(),
   note: z.string().optional(),
   always: z.boolean().optional(),
+  /** What "allow for the rest of this session" would grant with its approval (offered in the review). */
+  sessionRule: SessionRule.optional(),
   /** bash: the user let it reach the network (in the sandbox). */
   network: z.boolean().optional(),
   /** bash: the user let it run outside the sandbox. */

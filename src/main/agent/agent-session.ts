@@ -1,5 +1,11 @@
 import { stat } from 'node:fs/promises'
-import type { RunFailureKind, SessionEvent, SessionEventDraft, SessionSettings } from '../../shared/events'
+import type {
+  RunFailureKind,
+  SessionEvent,
+  SessionEventDraft,
+  SessionRule,
+  SessionSettings,
+} from '../../shared/events'
 import { reduceEvent, reduceEvents, type SessionState } from '../../shared/reducer'
 import type { ToolCallState } from '../../shared/tool-call'
 import { buildConversation, snapshotsFrom, snapshotsOf } from '../session/conversation'
@@ -24,7 +30,7 @@ import { nameInWorkspace } from '../tools/workspace'
 import { SnapshotStore } from '../tools/snapshots'
 import type { ToolContext } from '../tools/tool'
 import type { AgentOptions, RunOutcome } from './agent-options'
-import type { ApprovalGate, Decision, PendingCall } from './approval-gate'
+import type { ApprovalGate, PendingCall, UserDecision } from './approval-gate'
 import { compactConversation, FULL_MESSAGE, needsCompaction, type CompactionHost } from './compaction'
 import { foldersOf, readInstructions, type Redact } from './project-instructions'
 import { playTurn, resumeTurn, type ContentBlock, type MessageParam, type TurnLoopHost } from './turn'
@@ -64,7 +70,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
   /** The session's store of file contents (undo, rewind), opened at the first change. */
   private preimages: Promise<PreimageStore> | undefined
   /** Decisions given with a continue (the review screen answered after a restart), used as the calls resume. */
-  private readonly preDecisions = new Map<string, Decision & { always?: boolean }>()
+  private readonly preDecisions = new Map<string, UserDecision>()
   /** The workspace's secrets, whose first scan starts with the session (in the background). */
   readonly secrets: WorkspaceSecrets
   /** The workspace's sensitive-path rules (DESIGN 2.3). */
@@ -195,9 +201,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
    * decided and run (a call that was running when the process died is reported as interrupted, never re-run),
    * then the loop goes on.
    */
-  async continue(
-    decisions: readonly (Decision & { callId: string; always?: boolean })[] = [],
-  ): Promise<RunOutcome> {
+  async continue(decisions: readonly (UserDecision & { callId: string })[] = []): Promise<RunOutcome> {
     for (const d of decisions) this.preDecisions.set(d.callId, d)
     const run = this.state.runs.at(-1)
     if (!run) return { status: 'failed', error: 'This session has no run to continue.', kind: 'internal' }
@@ -237,10 +241,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
    * The user's answer for a call that asked for approval (interactive mode). It may come before the call
    * reaches its turn in the scheduler; it is recorded and used when it does.
    */
-  async decide(
-    callId: string,
-    decision: Decision & { always?: boolean },
-  ): Promise<{ ok: true } | { ok: false; error: string }> {
+  async decide(callId: string, decision: UserDecision): Promise<{ ok: true } | { ok: false; error: string }> {
     const waiting = this.pending.get(callId)
     if (!waiting) return { ok: false, error: 'That call is not waiting for a decision.' }
     const answered = await waiting.gate.answer(waiting.call, decision)
@@ -250,6 +251,23 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
       await this.emit({ type: 'run.resumed', runId })
     }
     return { ok: true }
+  }
+
+  /** The session's "allow for the rest of this session" rules in force, as its log has them. */
+  sessionRules(): SessionRule[] {
+    return this.state.sessionRules.map((g) => g.rule)
+  }
+
+  /**
+   * Revokes a session rule (the session's settings): the calls it covered ask again from the next one decided.
+   * False when no such rule is in force.
+   */
+  async revokeRule(ruleId: string): Promise<boolean> {
+    await this.emitChain
+    if (!this.state.sessionRules.some((g) => g.ruleId === ruleId)) return false
+    await this.emit({ type: 'rule.revoked', ruleId })
+    await this.writer.sync()
+    return true
   }
 
   /** What undoing a call, or rewinding to it, would change (nothing is touched). */
@@ -554,7 +572,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
   }
 
   /** A decision the user gave before this process knew the call (a continue). */
-  takePreDecision(callId: string): (Decision & { always?: boolean }) | undefined {
+  takePreDecision(callId: string): UserDecision | undefined {
     const d = this.preDecisions.get(callId)
     this.preDecisions.delete(callId)
     return d

@@ -1,9 +1,10 @@
 import { isPartialReview, rejectsEveryHunk } from '../../shared/events'
-import type { HunkDecision, SessionEvent, SessionEventDraft } from '../../shared/events'
+import { sameRule } from '../../shared/events'
+import type { HunkDecision, SessionEvent, SessionEventDraft, SessionRule } from '../../shared/events'
 import type { ToolCallState } from '../../shared/tool-call'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import { describeEveryHunkRejected } from '../tools/hunk-review'
-import type { Approved, Tool, ToolContext, ToolResult } from '../tools/tool'
+import type { Approved, PolicyOptions, Tool, ToolContext, ToolResult } from '../tools/tool'
 import type { AgentOptions } from './agent-options'
 import { buildPreview, decidePolicy } from './approval-policy'
 import type { GateVerdict } from './scheduler'
@@ -24,6 +25,9 @@ export interface Decision {
   /** Per-hunk review of an approved write or edit. */
   hunks?: HunkDecision[]
 }
+
+/** A decision as the user gives it: also "always allow" (this folder) and "allow for the rest of this session". */
+export type UserDecision = Decision & { always?: boolean; forSession?: boolean }
 
 /** The review's sandbox switches as given, kept only for an approved call of a sandboxed tool and only when on. */
 function sandboxSwitches(
@@ -76,12 +80,18 @@ export interface GateHost {
   emit(draft: SessionEventDraft): Promise<SessionEvent>
   toolContext(callId: string, signal: AbortSignal): { ctx: ToolContext; flush: () => void }
   /** A decision the user gave before this process knew the call (a continue). */
-  takePreDecision(callId: string): (Decision & { always?: boolean }) | undefined
+  takePreDecision(callId: string): UserDecision | undefined
+  /** The session's "allow for the rest of this session" rules in force (from its log). */
+  sessionRules(): readonly SessionRule[]
 }
 
 /** The one place a call's state is written. */
 function move(call: PendingCall, state: GateState): void {
   ;(call as { state: GateState }).state = state
+}
+
+function newRuleId(): string {
+  return `rule-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`
 }
 
 const INTERRUPTED_TEXT =
@@ -139,7 +149,7 @@ export class ApprovalGate {
    */
   async answer(
     call: PendingCall,
-    decision: Decision & { always?: boolean },
+    decision: UserDecision,
   ): Promise<{ ok: true } | { ok: false; error: string }> {
     const asking = call.state.kind === 'asking' ? call.state : undefined
     if (!asking) return { ok: false, error: 'That call is not waiting for a decision.' }
@@ -158,6 +168,19 @@ export class ApprovalGate {
       decision.always && decision.decision === 'approved' ? tool?.alwaysAllowRule?.(call.input) : undefined
     const { alwaysAllow, workspace } = this.host.options
     if (rule && alwaysAllow) await alwaysAllow.add(workspace, rule)
+    // The rule is asked of the tool again, now: what it grants is what the tool offers for this call, whatever
+    // the reply claims, and it is logged before the decision so a restart between them keeps both or neither.
+    const forSession =
+      decision.forSession && decision.decision === 'approved'
+        ? tool?.sessionRule?.(call.input, this.policyOptions())
+        : undefined
+    if (forSession && !this.host.sessionRules().some((r) => sameRule(r, forSession)))
+      await this.host.emit({
+        type: 'rule.granted',
+        ruleId: newRuleId(),
+        rule: forSession,
+        callId: call.callId,
+      })
     move(call, { kind: 'decided', review: asking.review, decision: given })
     await this.host.emit({
       type: 'approval.decided',
@@ -184,16 +207,11 @@ export class ApprovalGate {
     if (call.state.kind !== 'preparing') return Promise.resolve()
     const { options } = this.host
     const tool = options.registry.get(call.name)
+    const policy = this.policyOptions()
     const verdictReady = (async () => {
       // Read once per session, then a resolved promise: an allowed call still starts at once.
       const rules = options.alwaysAllow ? await options.alwaysAllow.rules(options.workspace) : []
-      return decidePolicy(tool, call.input, {
-        workspace: options.workspace,
-        pathRules: this.host.pathRules,
-        alwaysAllow: rules,
-        autoApproveEdits: options.autoApproveEdits,
-        sandbox: sandboxSupport().available,
-      })
+      return decidePolicy(tool, call.input, { ...policy, alwaysAllow: rules })
     })()
     const link = this.preparing.then(async () => {
       const verdict = await verdictReady
@@ -216,9 +234,15 @@ export class ApprovalGate {
         ...(preview.plan !== undefined ? { plan: preview.plan } : {}),
       }
       move(call, { kind: 'asking', review })
+      const sessionRule = verdict.protected ? undefined : tool.sessionRule?.(call.input, policy)
       // Not awaited: the log keeps the order, and the call waits for these lines before it runs.
       call.logged.push(
-        this.host.emit({ type: 'approval.requested', callId: call.callId, preview: preview.preview }),
+        this.host.emit({
+          type: 'approval.requested',
+          callId: call.callId,
+          preview: preview.preview,
+          ...(sessionRule ? { sessionRule } : {}),
+        }),
       )
       await this.decideWithoutAsking(call)
     })
@@ -228,6 +252,19 @@ export class ApprovalGate {
       if (verdict.kind === 'deny') this.fail(call, verdict.reason)
       else move(call, { kind: 'allowed', byRule: verdict.byRule === true })
     })
+  }
+
+  /** What a tool's policy is decided with (the folder's "always allow" rules are read where they are needed). */
+  private policyOptions(): PolicyOptions {
+    const { options } = this.host
+    return {
+      workspace: options.workspace,
+      pathRules: this.host.pathRules,
+      alwaysAllow: [],
+      sessionRules: this.host.sessionRules(),
+      autoApproveEdits: options.autoApproveEdits,
+      sandbox: sandboxSupport().available,
+    }
   }
 
   /**

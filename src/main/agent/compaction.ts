@@ -6,7 +6,6 @@ import { toWorkspaceRelative } from '../tools/workspace'
 import type { AgentOptions, RunOutcome } from './agent-options'
 import type { MessageParam } from './model'
 import { describeModelError } from './model-errors'
-import type { MessageParam as ConversationMessage } from './turn'
 
 /**
  * Client-side compaction (issue 21): what Lanes does when the API does not compact for it (a model or endpoint
@@ -55,13 +54,13 @@ export type CompactReason = EventOf<'context.compacted'>['reason']
 export interface CompactionHost {
   readonly options: Readonly<AgentOptions>
   readonly current: SessionState
-  readonly conversation: ConversationMessage[]
+  readonly conversation: MessageParam[]
   readonly stopSignal: AbortSignal
   emit(draft: SessionEventDraft): Promise<SessionEvent>
   /** Every event of the session, as logged. */
   events(): Promise<SessionEvent[]>
   /** Replaces the conversation (after a compaction, as the log rebuilds it). */
-  replaceConversation(messages: ConversationMessage[]): void
+  replaceConversation(messages: MessageParam[]): void
   /** Reads the project instructions from disk again (after a compaction). */
   reloadInstructions(): Promise<void>
   endStopped(runId: string): Promise<RunOutcome>
@@ -116,7 +115,7 @@ export async function compactConversation(
       at: Date.now(),
       ...draft,
     } as const
-    const messages = buildConversation([...events, probe]).messages as ConversationMessage[]
+    const messages = buildConversation([...events, probe]).messages as MessageParam[]
     const tokensAfter = Math.min(before, Math.round(charsOf(messages as MessageParam[]) * tokensPerChar))
     await host.emit({ type: 'context.compacted', ...draft, tokensAfter })
     host.replaceConversation(messages)

@@ -187,6 +187,9 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
       }
     },
 
+    'session:revoke-rule': async ({ sessionId, ruleId }) =>
+      sessions.revokeRule(sessionId, ruleId).then(ok, failed),
+
     'rewind:plan': async (target) => sessions.planRewind(target).then(ok, failed),
 
     'rewind:apply': async (target) => sessions.applyRewind(target).then(ok, failed),

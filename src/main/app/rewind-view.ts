@@ -138,53 +138,57 @@ function movedSincePreview(key: string, plan: RewindPlan): string[] {
   return plan.files.filter((file) => shown.get(file.relPath) !== shownAs(file)).map((f) => f.relPath)
 }
 
-export function planRewindView(sessionsDir: string, target: RewindTarget): Promise<RewindPreview | Refusal> {
+/** The target's session opened for a rewind, and the rewind planned in it; a refusal of either is returned. */
+function withRewindPlan<T>(
+  sessionsDir: string,
+  target: RewindTarget,
+  then: (session: RewindSession, plan: RewindPlan) => Promise<T | Refusal>,
+): Promise<T | Refusal> {
   return withRewindSession(
     sessionsDir,
     target.sessionId,
     async (session) => {
       const plan = await planRewind(session.events, session.store, session.workspace, requestOf(target))
       if (!plan.ok) return plan
-      rememberPreview(previewKey(sessionsDir, target), plan)
-      return viewOf(session, plan)
+      return then(session, plan)
     },
     { callId: target.callId },
   )
+}
+
+export function planRewindView(sessionsDir: string, target: RewindTarget): Promise<RewindPreview | Refusal> {
+  return withRewindPlan(sessionsDir, target, async (session, plan) => {
+    rememberPreview(previewKey(sessionsDir, target), plan)
+    return viewOf(session, plan)
+  })
 }
 
 export function applyRewindFromApp(
   sessionsDir: string,
   target: RewindTarget & { rewindConflicts?: string[] },
 ): Promise<RewindDone | Refusal> {
-  return withRewindSession(
-    sessionsDir,
-    target.sessionId,
-    async (session) => {
-      const plan = await planRewind(session.events, session.store, session.workspace, requestOf(target))
-      if (!plan.ok) return plan
-      const key = previewKey(sessionsDir, target)
-      const moved = movedSincePreview(key, plan)
-      previews.delete(key)
-      if (moved.length > 0)
-        return {
-          ok: false as const,
-          reason: `Changed since the preview: ${moved.join(', ')}. Look at the rewind again; nothing was changed.`,
-        }
-      const applied = await applyRewind(plan, session.store, session.log, {
-        rewindConflicts: target.rewindConflicts ?? [],
-      })
-      if (!applied.ok) return applied
+  return withRewindPlan(sessionsDir, target, async (session, plan) => {
+    const key = previewKey(sessionsDir, target)
+    const moved = movedSincePreview(key, plan)
+    previews.delete(key)
+    if (moved.length > 0)
       return {
-        rewindId: applied.rewindId,
-        changed: applied.changes.map((c) => ({
-          relPath: c.relPath,
-          action: actionOf({ to: c.to, now: c.from }),
-        })),
-        skipped: applied.skipped,
+        ok: false as const,
+        reason: `Changed since the preview: ${moved.join(', ')}. Look at the rewind again; nothing was changed.`,
       }
-    },
-    { callId: target.callId },
-  )
+    const applied = await applyRewind(plan, session.store, session.log, {
+      rewindConflicts: target.rewindConflicts ?? [],
+    })
+    if (!applied.ok) return applied
+    return {
+      rewindId: applied.rewindId,
+      changed: applied.changes.map((c) => ({
+        relPath: c.relPath,
+        action: actionOf({ to: c.to, now: c.from }),
+      })),
+      skipped: applied.skipped,
+    }
+  })
 }
 
 /**

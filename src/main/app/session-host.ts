@@ -26,6 +26,7 @@ import {
 } from './engine'
 import { writeJsonAtomic } from '../fs/atomic-write'
 import { readSession, SessionLogError, sessionPaths } from '../session/log'
+import { appendRevocation } from '../session/session-rules'
 import { recordedWorkspace } from './folders'
 import { applyRewindFromApp, finishCutShortRewind, planRewindView } from './rewind-view'
 import { maskKey, type KeyStore } from './key-store'
@@ -181,6 +182,19 @@ export class SessionHost {
       if (!result.ok) return `${d.callId}: ${result.error}`
     }
     return null
+  }
+
+  /**
+   * Revokes a session rule: through the run's own log writer when the session runs in this app, else appended
+   * to its log directly (one writer at a time: a session that starts meanwhile waits for the line).
+   */
+  async revokeRule(sessionId: string, ruleId: string): Promise<{ live: boolean }> {
+    const live = this.live.get(sessionId)
+    const revoked = live
+      ? await live.session.revokeRule(ruleId)
+      : await appendRevocation(this.opts.sessionsDir, sessionId, ruleId)
+    if (!revoked) throw new RefusedError('not-found', 'That rule is not in force in this session.')
+    return { live: live !== undefined }
   }
 
   /** What an undo or rewind would change; refused while a run of the session is going on in this app. */

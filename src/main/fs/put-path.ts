@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { createReadStream, promises as fs, type Stats } from 'node:fs'
 import { dirname } from 'node:path'
 import { removeFile, writeFileAtomic, type WriteBatch } from './atomic-write'
+import { lstatIfPresent } from './lstat-if-present'
 import { dirToken, fileToken, linkToken, parseToken, type PathToken } from './path-token'
 
 /**
@@ -83,17 +84,8 @@ function message(error: unknown): string {
 
 /** What is at `path` now, as a path token (a file read whole and hashed). */
 export async function tokenAt(path: string): Promise<PathToken> {
-  let st: Stats
-  try {
-    st = await fs.lstat(path)
-  } catch (error) {
-    if (
-      (error as NodeJS.ErrnoException).code === 'ENOENT' ||
-      (error as NodeJS.ErrnoException).code === 'ENOTDIR'
-    )
-      return null
-    throw error
-  }
+  const st = await lstatIfPresent(path)
+  if (st === null) return null
   if (st.isSymbolicLink()) return linkToken(await fs.readlink(path))
   if (st.isDirectory()) return dirToken(st.mode)
   if (!st.isFile()) return `link:\0${st.mode}` // neither: matches no token a change records

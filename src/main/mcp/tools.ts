@@ -1,6 +1,7 @@
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import type { Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
+import { rulesAllowTool } from '../../shared/events'
 import { defineTool, fail, type AlwaysAllowRule, type Tool } from '../tools/tool'
 import { serverIdentity } from './trust'
 import { ServerUnavailable, type McpConnection } from './connection'
@@ -45,9 +46,11 @@ export function mcpTool(spec: McpToolSpec): Tool | { error: string } {
   const destructive = hints.destructiveHint === true
   const readOnly = hints.readOnlyHint === true && !destructive
   const label = def.title ?? def.annotations?.title ?? def.name
-  const identity = serverIdentity(connection.config)
+  // The server by what it runs, hashed when a rule is first made or checked.
+  let identity: string | undefined
+  const serverId = (): string => (identity ??= serverIdentity(connection.config))
   const allowedByRule = (rules: readonly AlwaysAllowRule[]): boolean =>
-    rules.some((r) => r.tool === 'mcp' && r.server === identity && r.name === def.name)
+    rules.some((r) => r.tool === 'mcp' && r.name === def.name && r.server === serverId())
   const description = (def.description ?? `${label}.`).slice(0, MAX_DESCRIPTION)
   const { $schema: _ignored, ...inputJsonSchema } = schema
   return defineTool({
@@ -58,17 +61,19 @@ export function mcpTool(spec: McpToolSpec): Tool | { error: string } {
     server,
     concurrencySafe: readOnly,
     title: () => `${server}: ${label}`,
-    // An unsafe tool may be always allowed, per tool of this very server; one that says it may destroy asks
-    // every time.
-    policy: (_args, opts) =>
-      readOnly
-        ? { kind: 'allow' }
-        : !destructive && allowedByRule(opts.alwaysAllow)
-          ? { kind: 'allow', byRule: true }
-          : { kind: 'ask', protected: false },
+    // An unsafe tool runs unasked when the user allowed it for the rest of the session, or always in this
+    // folder (that tool of this very server); one that says it may destroy asks every time.
+    policy: (_args, opts) => {
+      if (readOnly) return { kind: 'allow' }
+      if (destructive) return { kind: 'ask', protected: false }
+      if (allowedByRule(opts.alwaysAllow)) return { kind: 'allow', byRule: true }
+      if (rulesAllowTool(opts.sessionRules ?? [], name)) return { kind: 'allow' }
+      return { kind: 'ask', protected: false }
+    },
+    sessionRule: () => (destructive ? undefined : { kind: 'tool', tool: name }),
     ...(destructive
       ? {}
-      : { alwaysAllowRule: (): AlwaysAllowRule => ({ tool: 'mcp', server: identity, name: def.name }) }),
+      : { alwaysAllowRule: (): AlwaysAllowRule => ({ tool: 'mcp', server: serverId(), name: def.name }) }),
     preview: (args) =>
       Promise.resolve({
         ok: true,

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
-import { writeJsonAtomic } from '../fs/atomic-write'
-import { own, setOwn } from '../../shared/own'
+import { WorkspaceListsFile } from '../fs/workspace-lists'
 import { McpPermissions, type McpServerConfig } from './config'
 
 /**
@@ -52,11 +50,15 @@ function permissionsBy(record: TrustRecord, server: McpServerConfig): Required<M
 
 /** The trust records per workspace, in one JSON file written atomically. */
 export class McpTrustStore {
-  constructor(private readonly file: string) {}
+  private readonly lists: WorkspaceListsFile<TrustRecord>
+
+  constructor(file: string) {
+    this.lists = new WorkspaceListsFile(file, isRecord)
+  }
 
   /** For one workspace: the permissions each of its servers may start with, null for one nobody trusted. */
   async trusted(workspace: string): Promise<(server: McpServerConfig) => Required<McpPermissions> | null> {
-    const records = own(await this.readAll(), workspace) ?? []
+    const records = WorkspaceListsFile.listOf(await this.lists.read(), workspace)
     return (server) => {
       for (const record of records) {
         const permissions = permissionsBy(record, server)
@@ -68,25 +70,10 @@ export class McpTrustStore {
 
   /** Trusts `server` with `lanes` (the dialog's choice; the file's own by default), replacing what it had. */
   async trust(workspace: string, server: McpServerConfig, lanes = server.permissions): Promise<void> {
-    const all = await this.readAll()
-    const records = (own(all, workspace) ?? []).filter((r) => permissionsBy(r, server) === null)
+    const all = await this.lists.read()
+    const records = WorkspaceListsFile.listOf(all, workspace).filter((r) => permissionsBy(r, server) === null)
     records.push({ key: trustKey({ ...server, permissions: lanes }), lanes })
-    setOwn(all, workspace, records)
-    await writeJsonAtomic(this.file, all)
-  }
-
-  private async readAll(): Promise<Record<string, TrustRecord[]>> {
-    try {
-      const parsed = JSON.parse(await readFile(this.file, 'utf8')) as unknown
-      if (typeof parsed !== 'object' || parsed === null) return {}
-      const out: Record<string, TrustRecord[]> = {}
-      for (const [workspace, records] of Object.entries(parsed)) {
-        if (Array.isArray(records)) setOwn(out, workspace, records.filter(isRecord))
-      }
-      return out
-    } catch {
-      return {}
-    }
+    await this.lists.write(all, workspace, records)
   }
 }
 

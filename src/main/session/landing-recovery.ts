@@ -5,16 +5,11 @@ import { contentHashOf, tokenMatches } from '../fs/path-token'
 import { putPathState, tokenAt } from '../fs/put-path'
 import type { PreimageStore } from './preimages'
 import type { RewindLog } from './rewind'
-import { foreignFile } from './rewind-history'
+import { foreignFile, lastUnfinished } from './rewind-history'
 
 /** The last command landing whose intent is logged without an outcome: a crash came in between. */
 export function unfinishedLanding(events: readonly SessionEvent[]): EventOf<'command.landing'> | undefined {
-  let open: EventOf<'command.landing'> | undefined
-  for (const e of events) {
-    if (e.type === 'command.landing') open = e
-    else if (e.type === 'command.landed' && open?.callId === e.callId) open = undefined
-  }
-  return open
+  return lastUnfinished(events, 'command.landing', 'command.landed', (s, f) => s.callId === f.callId)
 }
 
 /**

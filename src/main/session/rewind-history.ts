@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path'
-import type { EventOf, SessionEvent } from '../../shared/events'
+import type { EventOf, SessionEvent, SessionEventType } from '../../shared/events'
 import { isInside, toWorkspaceRelative } from '../tools/workspace'
 
 /**
@@ -76,10 +76,23 @@ export function lanesLeft(events: readonly SessionEvent[]): Map<string, string |
 
 /** The last rewind whose intent is logged without an outcome: a crash came in between. */
 export function unfinishedRewind(events: readonly SessionEvent[]): EventOf<'rewind.started'> | undefined {
-  let open: EventOf<'rewind.started'> | undefined
+  return lastUnfinished(events, 'rewind.started', 'rewind.finished', (s, f) => s.rewindId === f.rewindId)
+}
+
+/**
+ * The last `intent` event with no `outcome` event after it (`same` says whose outcome one is): what a crash
+ * cut short, since every intent is logged before its work and every outcome after it.
+ */
+export function lastUnfinished<I extends SessionEventType, O extends SessionEventType>(
+  events: readonly SessionEvent[],
+  intent: I,
+  outcome: O,
+  same: (intent: EventOf<I>, outcome: EventOf<O>) => boolean,
+): EventOf<I> | undefined {
+  let open: EventOf<I> | undefined
   for (const e of events) {
-    if (e.type === 'rewind.started') open = e
-    else if (e.type === 'rewind.finished' && open?.rewindId === e.rewindId) open = undefined
+    if (e.type === intent) open = e as EventOf<I>
+    else if (e.type === outcome && open !== undefined && same(open, e as EventOf<O>)) open = undefined
   }
   return open
 }

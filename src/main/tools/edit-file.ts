@@ -2,19 +2,17 @@ import { cutLongLine, MAX_LINE_CHARS, numberedLine } from './read-file/line-coll
 import { z } from 'zod'
 import { pathField } from './input-fields'
 import {
-  changePolicy,
-  changePreview,
   commitChange,
   countLines,
+  defineChangeTool,
   diffMetadata,
-  expectation,
   lineEnding,
   loadForChange,
-  planToCommit,
-  UTF8_BOM,
+  notesSuffix,
+  plannedChange,
   type ChangePlan,
 } from './file-change'
-import { defineTool, fail, ok } from './tool'
+import { ok } from './tool'
 import type { PlanBase, ToolContext } from './tool'
 
 export const EditFileInput = z
@@ -137,15 +135,12 @@ export async function planEdit(ctx: ToolContext, input: EditFileInput, base?: Pl
           'the edit would change nothing.',
       }
     return {
-      ok: true,
-      path: loaded.path,
-      relPath: rel,
-      before: current.text,
-      after: body.toString('utf8'),
-      data: current.bom ? Buffer.concat([UTF8_BOM, body]) : body,
-      ...expectation(current),
-      unchanged: false,
-      notes: matched.converted ? [`the file's ${crlf ? 'CRLF' : 'LF'} line endings were kept`] : [],
+      ...plannedChange(loaded, {
+        after: body.toString('utf8'),
+        body,
+        bom: current.bom,
+        notes: matched.converted ? [`the file's ${crlf ? 'CRLF' : 'LF'} line endings were kept`] : [],
+      }),
       replacements: positions.length,
       firstLine: lineNumbersOf(body, [positions[0] as number])[0] as number,
     }
@@ -221,7 +216,7 @@ function looseMatchLine(text: string, oldLines: string[]): number | null {
   return null
 }
 
-export const editFileTool = defineTool({
+export const editFileTool = defineChangeTool({
   name: 'edit_file',
   description:
     'Replace exact text in an existing file of the workspace. old_string must match the file exactly ' +
@@ -229,15 +224,9 @@ export const editFileTool = defineTool({
     'exactly once, unless replace_all is true. Read the file with read_file first; the edit is refused if ' +
     'the file changed on disk since. CRLF line endings and a UTF-8 BOM are kept.',
   input: EditFileInput,
-  concurrencySafe: false,
-  title: (input) => `Edit ${input.path}`,
-  policy: (input, opts) => changePolicy(input.path, opts),
-  async preview(input, ctx, opts) {
-    return changePreview(await planEdit(ctx, input, opts.base), opts.protected)
-  },
-  async execute(input, ctx, approved) {
-    const plan = await planToCommit(approved, () => planEdit(ctx, input))
-    if (!plan.ok) return fail(plan.error, { title: `Edit ${input.path}` })
+  verb: 'Edit',
+  plan: planEdit,
+  async land(ctx, input, plan) {
     const rel = plan.relPath
     const committed = await commitChange(ctx, plan, `Edit ${rel}`)
     if (!committed.ok) return committed.result
@@ -245,7 +234,7 @@ export const editFileTool = defineTool({
     const count = plan.replacements
     const excerpt = excerptAround(plan.after, plan.firstLine, countLines(input.new_string) || 1)
     const what = count === 1 ? 'replaced 1 occurrence' : `replaced ${count} occurrences`
-    const kept = plan.notes.length > 0 ? ` (${plan.notes.join('; ')})` : ''
+    const kept = notesSuffix(plan)
     return ok(
       `Edited ${rel}: ${what} (+${diff.added} -${diff.removed} lines)${kept}. ` +
         `${count > 1 ? 'The first one' : 'It'} now reads:\n${excerpt}`,

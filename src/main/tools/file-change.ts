@@ -1,18 +1,20 @@
 import { constants, promises as fs } from 'node:fs'
+import type { z } from 'zod'
 import type { FileHandle } from 'node:fs/promises'
-import { capWritePreview } from '../../shared/events'
+import { capWritePreview, rulesAllowEdits, type SessionRule } from '../../shared/events'
 import { writeFileAtomic } from '../fs/atomic-write'
 import { fileDiff } from './file-diff'
 import type { FileDiff } from './file-diff'
 import { isProtectedPath } from './sensitive-paths'
 import { checkConflict, sha256 } from './snapshots'
-import { fail } from './tool'
+import { defineTool, fail } from './tool'
 import type {
   Approved,
   PlanBase,
   PolicyOptions,
   PolicyVerdict,
   PreviewResult,
+  Tool,
   ToolContext,
   ToolResult,
 } from './tool'
@@ -166,7 +168,7 @@ export function countLines(text: string): number {
   return lines
 }
 
-export function expectation(current: CurrentFile | null): {
+function expectation(current: CurrentFile | null): {
   expect?: { mtimeMs: number; size: number } | null
   previous?: { content: Buffer; hash: string } | null
 } {
@@ -174,6 +176,29 @@ export function expectation(current: CurrentFile | null): {
   if (current.stat === undefined) return {}
   const content = current.bom ? Buffer.concat([UTF8_BOM, current.body]) : current.body
   return { expect: current.stat, previous: { content, hash: current.hash ?? sha256(content) } }
+}
+
+/**
+ * The plan to change the loaded file to `body` (the bytes after any BOM; a BOM is written before them when
+ * `bom`), `after` being its text as the preview shows it.
+ */
+export function plannedChange(
+  loaded: LoadedFile & { ok: true },
+  change: { after: string; body: Buffer; bom: boolean; notes: string[] },
+): ChangePlan & { ok: true } {
+  const { current } = loaded
+  const { after, body, bom, notes } = change
+  return {
+    ok: true,
+    path: loaded.path,
+    relPath: loaded.relPath,
+    before: current?.text ?? null,
+    after,
+    data: bom ? Buffer.concat([UTF8_BOM, body]) : body,
+    ...expectation(current),
+    unchanged: current !== null && current.bom === bom && current.body.equals(body),
+    notes,
+  }
 }
 
 export type Committed = { ok: true; diff: FileDiff; created: boolean } | { ok: false; result: ToolResult }
@@ -230,9 +255,23 @@ export function diffMetadata(diff: FileDiff): Record<string, unknown> {
  * by `loadForChange` (`linkHidesProtection`), which names the real path for the model to use.
  */
 export function changePolicy(rawPath: string, opts: PolicyOptions): PolicyVerdict {
+  if (touchesProtected(rawPath, opts)) return { kind: 'ask', protected: true }
+  return opts.autoApproveEdits || rulesAllowEdits(opts.sessionRules ?? [])
+    ? { kind: 'allow' }
+    : { kind: 'ask', protected: false }
+}
+
+/**
+ * "Allow edits for the rest of this session", offered with a change to any file but a protected one (which
+ * the rule would never cover). A link hiding a protected file behind a harmless name is refused at load.
+ */
+export function changeSessionRule(rawPath: string, opts: PolicyOptions): SessionRule | undefined {
+  return touchesProtected(rawPath, opts) ? undefined : { kind: 'edits' }
+}
+
+function touchesProtected(rawPath: string, opts: PolicyOptions): boolean {
   const name = nameInWorkspace(opts.workspace, rawPath)
-  if (name !== null && isProtectedPath(name, opts.pathRules)) return { kind: 'ask', protected: true }
-  return opts.autoApproveEdits ? { kind: 'allow' } : { kind: 'ask', protected: false }
+  return name !== null && isProtectedPath(name, opts.pathRules)
 }
 
 /** A change as the user reviews it: the diff against the file as it is now (or as the turn will leave it). */
@@ -287,4 +326,42 @@ async function stillAsPlanned(plan: ChangePlan & { ok: true }): Promise<boolean>
   } catch (error) {
     return plan.expect === null && (error as NodeJS.ErrnoException).code === 'ENOENT'
   }
+}
+
+/**
+ * write_file or edit_file as a Tool: the policy, the preview and the plan to commit are the same for both (the
+ * change the user approved is the change committed); each tool says how it plans a change and, once the plan is
+ * ready to land, what it commits and answers.
+ */
+export function defineChangeTool<I extends { path: string }, P extends ChangePlan>(spec: {
+  name: string
+  description: string
+  input: z.ZodType<I>
+  /** "Write", "Edit": the call's title before it has a result. */
+  verb: string
+  plan(ctx: ToolContext, input: I, base?: PlanBase): Promise<P>
+  land(ctx: ToolContext, input: I, plan: P & { ok: true }): Promise<ToolResult>
+}): Tool<z.ZodType<I>, P> {
+  return defineTool<z.ZodType<I>, P>({
+    name: spec.name,
+    description: spec.description,
+    input: spec.input,
+    concurrencySafe: false,
+    title: (input) => `${spec.verb} ${input.path}`,
+    policy: (input, opts) => changePolicy(input.path, opts),
+    sessionRule: (input, opts) => changeSessionRule(input.path, opts),
+    async preview(input, ctx, opts) {
+      return changePreview(await spec.plan(ctx, input, opts.base), opts.protected)
+    },
+    async execute(input, ctx, approved) {
+      const plan = await planToCommit(approved, () => spec.plan(ctx, input))
+      if (!plan.ok) return fail(plan.error, { title: `${spec.verb} ${input.path}` })
+      return spec.land(ctx, input, plan as P & { ok: true })
+    },
+  })
+}
+
+/** The plan's notes for the model, as a parenthesis after a sentence ("" when there are none). */
+export function notesSuffix(plan: ChangePlan & { ok: true }): string {
+  return plan.notes.length > 0 ? ` (${plan.notes.join('; ')})` : ''
 }

@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import type { ApprovalPreview } from '../../shared/events'
+import type { ApprovalPreview, SessionRule } from '../../shared/events'
 import type { CaptureHost } from './bash/capture/land'
 import type { CommandApproval } from './bash/sandbox/policy'
 import type { SensitivePathRules } from './sensitive-paths'
@@ -81,7 +81,7 @@ export type AlwaysAllowRule =
     }
 
 /** Whether two rules allow the same thing (the store keeps each once). */
-export function sameRule(a: AlwaysAllowRule, b: AlwaysAllowRule): boolean {
+export function sameAlwaysAllowRule(a: AlwaysAllowRule, b: AlwaysAllowRule): boolean {
   if (a.tool === 'bash') return b.tool === 'bash' && a.command === b.command
   return b.tool === 'mcp' && a.server === b.server && a.name === b.name
 }
@@ -92,6 +92,11 @@ export interface PolicyOptions {
   /** The workspace's sensitive-path rules (computed once when the session opened it). */
   pathRules: SensitivePathRules
   alwaysAllow: readonly AlwaysAllowRule[]
+  /**
+   * The session's "allow for the rest of this session" rules in force (issue 21 §3); each tool honours the kind
+   * it offers (`Tool.sessionRule`), never for a call that would otherwise always ask. Absent: none.
+   */
+  sessionRules?: readonly SessionRule[]
   /** Writes and edits outside protected paths run without asking. */
   autoApproveEdits: boolean
   /**
@@ -182,6 +187,13 @@ export interface Tool<S extends z.ZodType = z.ZodType, P = unknown> {
    * the tool's own `policy` then honours. Without it, "always allow" is ignored for the tool.
    */
   alwaysAllowRule?(input: z.infer<S>): AlwaysAllowRule
+  /**
+   * What "allow for the rest of this session" given with an approval of this call grants (issue 21 §3): file
+   * tools, edits to any unprotected file; bash, the command's leading words; an MCP tool, the tool. Undefined
+   * where the rule could never let such a call through (a protected path, a command the validator refuses or
+   * no sandbox would hold, a destructive tool): then it is not offered. The tool's `policy` honours it.
+   */
+  sessionRule?(input: z.infer<S>, opts: PolicyOptions): SessionRule | undefined
   /** Its results tell the model how long the call ran (`[Execution time: N ms]`, DESIGN 3.3). */
   reportsExecutionTime?: boolean
   /** `approved`: set when the call went through approval, with the plan its preview made. */

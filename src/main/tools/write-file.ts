@@ -1,19 +1,17 @@
 import { z } from 'zod'
 import { pathField } from './input-fields'
 import {
-  changePolicy,
-  changePreview,
   commitChange,
   countLines,
+  defineChangeTool,
   diffMetadata,
-  expectation,
   lineEnding,
   loadForChange,
-  planToCommit,
-  UTF8_BOM,
+  notesSuffix,
+  plannedChange,
   type ChangePlan,
 } from './file-change'
-import { defineTool, fail, ok } from './tool'
+import { ok } from './tool'
 import type { PlanBase, ToolContext } from './tool'
 
 export const WriteFileInput = z
@@ -58,23 +56,13 @@ export async function planWrite(
     const body = Buffer.from(after, 'utf8')
     const bom = ownBom || current?.bom === true
     if (current?.bom === true && !ownBom) notes.push('its UTF-8 BOM was kept')
-    return {
-      ok: true,
-      path: loaded.path,
-      relPath: loaded.relPath,
-      before: current?.text ?? null,
-      after,
-      data: bom ? Buffer.concat([UTF8_BOM, body]) : body,
-      ...expectation(current),
-      unchanged: current !== null && current.bom === bom && current.body.equals(body),
-      notes,
-    }
+    return plannedChange(loaded, { after, body, bom, notes })
   } catch (error) {
     return { ok: false, error: `Could not prepare the write: ${(error as Error).message}` }
   }
 }
 
-export const writeFileTool = defineTool({
+export const writeFileTool = defineChangeTool({
   name: 'write_file',
   description:
     'Create a file, or replace the whole content of an existing one, in the workspace. Missing parent ' +
@@ -82,15 +70,9 @@ export const writeFileTool = defineTool({
     'session, and is refused if it changed on disk since. To change part of a file prefer edit_file. ' +
     'Line endings (CRLF) and a UTF-8 BOM of an existing file are kept.',
   input: WriteFileInput,
-  concurrencySafe: false,
-  title: (input) => `Write ${input.path}`,
-  policy: (input, opts) => changePolicy(input.path, opts),
-  async preview(input, ctx, opts) {
-    return changePreview(await planWrite(ctx, input, opts.base), opts.protected)
-  },
-  async execute(input, ctx, approved) {
-    const plan = await planToCommit(approved, () => planWrite(ctx, input))
-    if (!plan.ok) return fail(plan.error, { title: `Write ${input.path}` })
+  verb: 'Write',
+  plan: planWrite,
+  async land(ctx, _input, plan) {
     const rel = plan.relPath
     const lines = countLines(plan.after)
     if (plan.unchanged) {
@@ -102,7 +84,7 @@ export const writeFileTool = defineTool({
     const committed = await commitChange(ctx, plan, `Write ${rel}`)
     if (!committed.ok) return committed.result
     const { diff, created } = committed
-    const kept = plan.notes.length > 0 ? ` (${plan.notes.join('; ')})` : ''
+    const kept = notesSuffix(plan)
     const output = created
       ? `Created ${rel} (${lines} ${lines === 1 ? 'line' : 'lines'}).`
       : `Overwrote ${rel}: now ${lines} ${lines === 1 ? 'line' : 'lines'} (+${diff.added} -${diff.removed})${kept}.`

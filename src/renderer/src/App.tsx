@@ -1,4 +1,5 @@
 import { ContextMeter } from './features/context/ContextMeter'
+import { SessionSettings } from './features/session-settings/SessionSettings'
 import { useEffect, useRef, useState, type PointerEvent } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import { Composer } from './features/composer/Composer'
@@ -162,6 +163,7 @@ function SessionHeader({ title }: { title: string | undefined }) {
         </span>
       )}
       <ContextMeter />
+      <SessionSettings />
       {settings && (
         <span className="muted small header-model" title="Model and scheduling of this session">
           {settings.demo ? 'demo model' : settings.model} · {settings.scheduler}

@@ -1,6 +1,7 @@
 import type {
   AssistantMessage,
   EventOf,
+  GrantedRule,
   InstructionFile,
   RunEndReason,
   RewindChange,
@@ -142,6 +143,8 @@ export interface SessionState {
   instructions: readonly (InstructionFile & { scope: 'root' | 'nested' })[]
   /** The session's MCP servers by name, as their latest `mcp.server` event left them. */
   mcpServers: Readonly<Record<string, McpServerState>>
+  /** "Allow for the rest of this session" rules in force, in the order they were granted (issue 21 §3). */
+  sessionRules: readonly GrantedRule[]
   counts: SessionCounts
   /** -1 before the first event. */
   lastSeq: number
@@ -175,6 +178,7 @@ export function initialSessionState(): SessionState {
     pendingApprovals: [],
     snapshots: {},
     mcpServers: {},
+    sessionRules: [],
     usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 },
     rewinds: [],
     compactions: [],

@@ -43,7 +43,11 @@ export function onApprovalRequested(r: Reduction, event: EventOf<'approval.reque
   if (!call) return
   setStatus(r, call, 'awaiting-approval')
   // Asking again (a continued session re-asks what was never run) starts a fresh decision.
-  call.approval = { preview: event.preview, requestedAt: event.at }
+  call.approval = {
+    preview: event.preview,
+    requestedAt: event.at,
+    ...(event.sessionRule ? { sessionRule: event.sessionRule } : {}),
+  }
   if (!s.pendingApprovals.includes(event.callId)) {
     const pending = (s.pendingApprovals = edit(r, s.pendingApprovals))
     pending.push(event.callId)

@@ -7,7 +7,8 @@ import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner
 import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
 import { describeChanges, startCapture } from './capture/capture'
 import { prepareSandbox, sandboxStartFailure } from './sandbox/launch'
-import { isReadOnlyCommand, loadBashGrammar, validateBashCommand } from './validate'
+import { rulesAllowCommand } from '../../../shared/events'
+import { commandWords, isReadOnlyCommand, loadBashGrammar, validateBashCommand } from './validate'
 
 /** A bash call's timeout when neither the call nor the user's settings give one. */
 export const DEFAULT_BASH_TIMEOUT_SEC = 180
@@ -46,6 +47,9 @@ const LIVE_MAX_CHUNK = 16 * 1024
  */
 const LIVE_RATE_BYTES_PER_SEC = 256 * 1024
 const LIVE_BURST_BYTES = 1024 * 1024
+
+/** An argument that names a subcommand (`test`, `run:unit`), not a flag, a path or a value. */
+const SUBCOMMAND = /^[a-z][a-z0-9:_-]*$/
 
 function bashTitle(input: BashInput): string {
   return input.description?.trim() || input.command
@@ -86,7 +90,17 @@ export const bashTool = defineTool({
     if (isReadOnlyCommand(input.command, opts.pathRules)) return { kind: 'allow' }
     if (opts.alwaysAllow.some((rule) => rule.tool === 'bash' && rule.command === input.command))
       return { kind: 'allow', byRule: true }
+    const words = commandWords(input.command)
+    if (words && rulesAllowCommand(opts.sessionRules ?? [], words)) return { kind: 'allow', byRule: true }
     return { kind: 'ask', protected: false }
+  },
+  // The command's program and its first argument when that reads as a subcommand (`npm test`, `git commit`,
+  // `make`): the user sees the prefix before granting it. Not offered where the policy would ask anyway.
+  sessionRule(input, opts) {
+    const words = opts.sandbox ? commandWords(input.command) : null
+    if (!words) return undefined
+    const [program, next] = words as [string, ...string[]]
+    return { kind: 'command', words: next && SUBCOMMAND.test(next) ? [program, next] : [program] }
   },
   async preview(input, ctx) {
     const { command, description } = input

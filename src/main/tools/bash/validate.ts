@@ -82,6 +82,16 @@ export function isReadOnlyCommand(command: string, rules?: SensitivePathRules): 
   }
 }
 
+/**
+ * The words of a command the validator accepts, as the program receives them (after quote removal); null for
+ * one it refuses. A session's command-prefix rule matches these, never the raw text: `npm testx` or
+ * `npm test; rm -rf /` can never pass for `npm test`.
+ */
+export function commandWords(command: string): string[] | null {
+  const analysis = analyzeSafely(command)
+  return analysis.ok ? [analysis.program, ...analysis.args] : null
+}
+
 type Analysis = { ok: true; program: string; args: string[] } | { ok: false; reason: string }
 
 function analyzeSafely(command: unknown): Analysis {

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import { constants as osConstants } from 'node:os'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import fg from 'fast-glob'
 import picomatch from 'picomatch'
+import { runRipgrepProcess } from '../grep/ripgrep'
 
 /**
  * glob's two walkers. Both list the files of a walk that fast-glob planned (`fg.generateTasks`), and both decide
@@ -158,94 +158,58 @@ export async function walkWithRipgrep(rgPath: string, plan: WalkPlan): Promise<W
   )
 }
 
-function runRipgrepFiles(
+async function runRipgrepFiles(
   rgPath: string,
   plan: WalkPlan,
   args: string[],
   fromDot: boolean,
 ): Promise<WalkOutcome | 'unavailable'> {
-  return new Promise((resolve) => {
-    if (plan.signal.aborted) return resolve('cancelled')
-    const matches = fileMatcher(plan.tasks, plan.options)
-    const child = spawn(rgPath, args, {
-      cwd: plan.cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      windowsHide: true,
-    })
-    let spawned = false
-    let stopped = false
-    let cancelled = false
-    let pending: Buffer = Buffer.alloc(0)
-    let stderrPending = ''
-    // A line of ripgrep's other than "this path could not be read": the walk is not to be trusted.
-    let otherError = false
-    // Bases may nest (`{src/**/*.ts,src/x/*.md}`): a file is listed once.
-    const seen = plan.tasks.length > 1 ? new Set<string>() : null
-
-    const stop = (): void => {
-      if (stopped) return
-      stopped = true
-      child.stdout.destroy()
-      child.kill('SIGKILL')
+  if (plan.signal.aborted) return 'cancelled'
+  const matches = fileMatcher(plan.tasks, plan.options)
+  let stderrPending = ''
+  // A line of ripgrep's other than "this path could not be read": the walk is not to be trusted.
+  let otherError = false
+  // Bases may nest (`{src/**/*.ts,src/x/*.md}`): a file is listed once.
+  const seen = plan.tasks.length > 1 ? new Set<string>() : null
+  // ripgrep names each folder or file it could not read, `rg: <path>: <reason> (os error N)`, and goes on.
+  const stderrLine = (line: string): void => {
+    if (line.trim() === '') return
+    const perPath = /^rg: (.*): [^:]*\(os error (\d+)\)$/.exec(line)
+    if (perPath === null) {
+      otherError = true
+      return
     }
-    const onAbort = (): void => {
-      cancelled = true
-      stop()
-    }
-    plan.signal.addEventListener('abort', onAbort, { once: true })
-
-    child.on('spawn', () => (spawned = true))
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (stopped) return
-      const data = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk
-      let start = 0
-      for (let nul = data.indexOf(0, start); nul !== -1 && !stopped; nul = data.indexOf(0, start)) {
-        let entry = data.toString('utf8', start, nul)
-        start = nul + 1
-        const bare = entry.startsWith('./') ? entry.slice(2) : entry
-        if (fromDot) entry = bare
-        if (!matches(bare)) continue
-        if (seen !== null) {
-          if (seen.has(entry)) continue
-          seen.add(entry)
-        }
-        if (!plan.onEntry(entry)) stop()
+    const name = ERRNO_NAMES.get(Number(perPath[2])) ?? `os error ${perPath[2]}`
+    // Gone since it was listed: not an error (fast-glob's walk ignores these too).
+    if (name !== 'ENOENT') plan.onError(path.resolve(plan.cwd, perPath[1] ?? ''), name)
+  }
+  const exit = await runRipgrepProcess(rgPath, args, {
+    cwd: plan.cwd,
+    signal: plan.signal,
+    separator: 0,
+    onRecord: (data, start, end) => {
+      let entry = data.toString('utf8', start, end)
+      const bare = entry.startsWith('./') ? entry.slice(2) : entry
+      if (fromDot) entry = bare
+      if (!matches(bare)) return true
+      if (seen !== null) {
+        if (seen.has(entry)) return true
+        seen.add(entry)
       }
-      // Copy: a subarray would keep the whole chunk alive.
-      pending = stopped ? Buffer.alloc(0) : Buffer.from(data.subarray(start))
-    })
-    // ripgrep names each folder or file it could not read, `rg: <path>: <reason> (os error N)`, and goes on.
-    const stderrLine = (line: string): void => {
-      if (line.trim() === '') return
-      const perPath = /^rg: (.*): [^:]*\(os error (\d+)\)$/.exec(line)
-      if (perPath === null) {
-        otherError = true
-        return
-      }
-      const name = ERRNO_NAMES.get(Number(perPath[2])) ?? `os error ${perPath[2]}`
-      // Gone since it was listed: not an error (fast-glob's walk ignores these too).
-      if (name !== 'ENOENT') plan.onError(path.resolve(plan.cwd, perPath[1] ?? ''), name)
-    }
-    child.stderr.setEncoding('utf8')
-    child.stderr.on('data', (chunk: string) => {
+      return plan.onEntry(entry)
+    },
+    onStderr: (chunk) => {
       const lines = (stderrPending + chunk).split('\n')
       stderrPending = lines.pop() ?? ''
       lines.forEach(stderrLine)
-    })
-    child.on('error', () => {
-      plan.signal.removeEventListener('abort', onAbort)
-      if (!spawned) resolve('unavailable')
-    })
-    child.on('close', (code) => {
-      plan.signal.removeEventListener('abort', onAbort)
-      if (!spawned) return
-      if (cancelled) return resolve('cancelled')
-      stderrLine(stderrPending)
-      if (stopped || code === 0 || code === 1) return resolve('done')
-      // Exit 2 with only per-path problems: the rest was listed. Anything else is not a walk to trust.
-      resolve(code === 2 && !otherError ? 'done' : 'unavailable')
-    })
+    },
+    unterminatedLast: false,
   })
+  if (exit.kind !== 'exited') return exit.kind
+  stderrLine(stderrPending)
+  if (exit.stopped || exit.code === 0 || exit.code === 1) return 'done'
+  // Exit 2 with only per-path problems: the rest was listed. Anything else is not a walk to trust.
+  return exit.code === 2 && !otherError ? 'done' : 'unavailable'
 }
 
 /**

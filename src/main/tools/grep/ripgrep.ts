@@ -33,6 +33,92 @@ export async function findRipgrep(): Promise<{ path: string } | { path: null; re
   }
 }
 
+export type RipgrepExit =
+  | { kind: 'unavailable'; error: NodeJS.ErrnoException }
+  | { kind: 'cancelled' }
+  /** `stopped`: `onRecord` asked for no more, and the process was killed. */
+  | { kind: 'exited'; code: number | null; stopped: boolean }
+
+/**
+ * Runs ripgrep (for grep and for glob's walk) and hands its output over record by record, each ended by
+ * `separator` (NUL after `--null` names, a newline after match lines). `onRecord` returning false stops it:
+ * the process is killed and its output no longer read; an abort of `signal` stops it too, as cancelled.
+ */
+export function runRipgrepProcess(
+  rgPath: string,
+  args: string[],
+  options: {
+    cwd: string
+    signal: AbortSignal
+    separator: number
+    /** The record `data[start, end)`, separator excluded. */
+    onRecord(data: Buffer, start: number, end: number): boolean
+    onStderr(chunk: string): void
+    /** Output that ends without a separator is a last record too (else it is dropped). */
+    unterminatedLast: boolean
+  },
+): Promise<RipgrepExit> {
+  const { signal, separator, onRecord } = options
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve({ kind: 'cancelled' })
+    const child = spawn(rgPath, args, {
+      cwd: options.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      windowsHide: true,
+    })
+    let spawned = false
+    let stopped = false
+    let cancelled = false
+    let pending: Buffer = Buffer.alloc(0)
+
+    const stop = (): void => {
+      if (stopped) return
+      stopped = true
+      child.stdout.destroy()
+      child.kill('SIGKILL')
+    }
+    const onAbort = (): void => {
+      cancelled = true
+      stop()
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+
+    child.on('spawn', () => {
+      spawned = true
+    })
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (stopped) return
+      const data = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk
+      let start = 0
+      for (
+        let end = data.indexOf(separator, start);
+        end !== -1 && !stopped;
+        end = data.indexOf(separator, start)
+      ) {
+        const more = onRecord(data, start, end)
+        start = end + 1
+        if (!more) stop()
+      }
+      // Copy: a subarray would keep the whole chunk alive.
+      pending = stopped ? Buffer.alloc(0) : Buffer.from(data.subarray(start))
+    })
+    child.stderr.setEncoding('utf8')
+    child.stderr.on('data', (chunk: string) => options.onStderr(chunk))
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      signal.removeEventListener('abort', onAbort)
+      if (!spawned) resolve({ kind: 'unavailable', error })
+    })
+    child.on('close', (code) => {
+      signal.removeEventListener('abort', onAbort)
+      if (!spawned) return
+      if (options.unterminatedLast && !stopped && pending.length > 0 && !onRecord(pending, 0, pending.length))
+        stopped = true
+      if (cancelled) return resolve({ kind: 'cancelled' })
+      resolve({ kind: 'exited', code, stopped })
+    })
+  })
+}
+
 /** Exported for the benchmark, which runs ripgrep directly with exactly these arguments. */
 export function ripgrepArgs(
   plan: Pick<SearchPlan, 'pattern' | 'include' | 'caseInsensitive' | 'target'>,
@@ -63,97 +149,61 @@ export function ripgrepArgs(
   return args
 }
 
-export function runRipgrep(rgPath: string, plan: SearchPlan, collector: Collector): Promise<EngineOutcome> {
-  return new Promise((resolve) => {
-    if (plan.signal.aborted) return resolve({ kind: 'cancelled' })
-    const child = spawn(rgPath, ripgrepArgs(plan), {
-      cwd: plan.cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      windowsHide: true,
-    })
-    let spawned = false
-    let stopped = false
-    let cancelled = false
-    let pending: Buffer = Buffer.alloc(0)
-    let stderr = ''
-    const notes: FileProblem[] = []
-
-    const stop = (): void => {
-      if (stopped) return
-      stopped = true
-      child.stdout.destroy()
-      child.kill('SIGKILL')
+export async function runRipgrep(
+  rgPath: string,
+  plan: SearchPlan,
+  collector: Collector,
+): Promise<EngineOutcome> {
+  let stderr = ''
+  const notes: FileProblem[] = []
+  /** One line of output; false when the collector has enough. */
+  const handleLine = (line: Buffer): boolean => {
+    const nul = line.indexOf(0)
+    if (nul === -1) {
+      // Not a match line: "<file>: binary file matches (...)" for a binary file searched explicitly.
+      const binary = /^(?:\.\/)?(.*): (binary file matches.*)$/.exec(line.toString('utf8'))
+      if (binary) notes.push({ file: binary[1] ?? '', reason: `${binary[2] ?? ''}; its lines are not shown` })
+      return true
     }
-    const onAbort = (): void => {
-      cancelled = true
-      stop()
-    }
-    plan.signal.addEventListener('abort', onAbort, { once: true })
+    let file = line.toString('utf8', 0, nul)
+    const rest = line.toString('utf8', nul + 1)
+    const colon = rest.indexOf(':')
+    const lineNumber = Number.parseInt(rest.slice(0, colon), 10)
+    if (colon === -1 || !Number.isFinite(lineNumber)) return true
+    if (file.startsWith('./')) file = file.slice(2)
+    if (path.sep === '\\') file = file.replaceAll('\\', '/')
+    let text = rest.slice(colon + 1)
+    if (text.endsWith('\r')) text = text.slice(0, -1)
+    return collector.add(file, lineNumber, text)
+  }
 
-    const handleLine = (line: Buffer): void => {
-      const nul = line.indexOf(0)
-      if (nul === -1) {
-        // Not a match line: "<file>: binary file matches (...)" for a binary file searched explicitly.
-        const binary = /^(?:\.\/)?(.*): (binary file matches.*)$/.exec(line.toString('utf8'))
-        if (binary)
-          notes.push({ file: binary[1] ?? '', reason: `${binary[2] ?? ''}; its lines are not shown` })
-        return
-      }
-      let file = line.toString('utf8', 0, nul)
-      const rest = line.toString('utf8', nul + 1)
-      const colon = rest.indexOf(':')
-      const lineNumber = Number.parseInt(rest.slice(0, colon), 10)
-      if (colon === -1 || !Number.isFinite(lineNumber)) return
-      if (file.startsWith('./')) file = file.slice(2)
-      if (path.sep === '\\') file = file.replaceAll('\\', '/')
-      let text = rest.slice(colon + 1)
-      if (text.endsWith('\r')) text = text.slice(0, -1)
-      if (!collector.add(file, lineNumber, text)) stop()
-    }
-
-    child.on('spawn', () => {
-      spawned = true
-    })
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (stopped) return
-      let data = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk
-      let start = 0
-      for (let nl = data.indexOf(10, start); nl !== -1 && !stopped; nl = data.indexOf(10, start)) {
-        handleLine(data.subarray(start, nl))
-        start = nl + 1
-      }
-      data = data.subarray(start)
-      // Copy: a subarray would keep the whole chunk alive.
-      pending = stopped ? Buffer.alloc(0) : Buffer.from(data)
-    })
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < MAX_STDERR_BYTES) stderr += chunk.toString('utf8')
-    })
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      plan.signal.removeEventListener('abort', onAbort)
-      if (!spawned)
-        resolve({
-          kind: 'unavailable',
-          reason: `ripgrep could not be started (${error.code ?? error.message})`,
-        })
-    })
-    child.on('close', (code) => {
-      plan.signal.removeEventListener('abort', onAbort)
-      if (!spawned) return
-      if (!stopped && pending.length > 0) handleLine(pending)
-      if (cancelled) return resolve({ kind: 'cancelled' })
-      // Killed by us at COUNT_LIMIT: what it found so far is the answer.
-      if (stopped) return resolve({ kind: 'done', problems: classifyRipgrepErrors(stderr), notes })
-      if (code === 0 || code === 1) return resolve({ kind: 'done', problems: [], notes })
-      // Exit code 2 is also "searched, but some files failed": keep the results unless nothing could run at all
-      // (a pattern or glob that does not compile, or an error that names no file and left no results).
-      const problems = classifyRipgrepErrors(stderr)
-      const searched = collector.matches > 0 || problems.some((p) => p.file !== '')
-      if (code !== 2 || COMPILE_ERROR.test(stderr) || !searched)
-        return resolve({ kind: 'fatal', message: readableRipgrepError(stderr, plan.pattern, code) })
-      resolve({ kind: 'done', problems, notes })
-    })
+  const exit = await runRipgrepProcess(rgPath, ripgrepArgs(plan), {
+    cwd: plan.cwd,
+    signal: plan.signal,
+    separator: 10,
+    onRecord: (data, start, end) => handleLine(data.subarray(start, end)),
+    onStderr: (chunk) => {
+      if (stderr.length < MAX_STDERR_BYTES) stderr += chunk
+    },
+    unterminatedLast: true,
   })
+  if (exit.kind === 'unavailable')
+    return {
+      kind: 'unavailable',
+      reason: `ripgrep could not be started (${exit.error.code ?? exit.error.message})`,
+    }
+  if (exit.kind === 'cancelled') return { kind: 'cancelled' }
+  const { code } = exit
+  // Killed by us at COUNT_LIMIT: what it found so far is the answer.
+  if (exit.stopped) return { kind: 'done', problems: classifyRipgrepErrors(stderr), notes }
+  if (code === 0 || code === 1) return { kind: 'done', problems: [], notes }
+  // Exit code 2 is also "searched, but some files failed": keep the results unless nothing could run at all
+  // (a pattern or glob that does not compile, or an error that names no file and left no results).
+  const problems = classifyRipgrepErrors(stderr)
+  const searched = collector.matches > 0 || problems.some((p) => p.file !== '')
+  if (code !== 2 || COMPILE_ERROR.test(stderr) || !searched)
+    return { kind: 'fatal', message: readableRipgrepError(stderr, plan.pattern, code) }
+  return { kind: 'done', problems, notes }
 }
 
 /** ripgrep's messages for a pattern or glob it cannot compile: nothing was searched. */

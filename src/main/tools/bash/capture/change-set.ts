@@ -1,6 +1,7 @@
 import type { Stats } from 'node:fs'
-import { lstat, opendir, readFile, readlink } from 'node:fs/promises'
+import { opendir, readFile, readlink } from 'node:fs/promises'
 import { join } from 'node:path'
+import { lstatIfPresent } from '../../../fs/lstat-if-present'
 
 /**
  * Reading a command's change set out of its overlay's upper layer (issue 20). The upper folder holds exactly
@@ -44,17 +45,8 @@ export function seenOf(st: Stats, target?: string): Seen {
 }
 
 async function look(path: string): Promise<{ st: Stats; seen: Seen } | null> {
-  let st: Stats
-  try {
-    st = await lstat(path)
-  } catch (error) {
-    if (
-      (error as NodeJS.ErrnoException).code === 'ENOENT' ||
-      (error as NodeJS.ErrnoException).code === 'ENOTDIR'
-    )
-      return null
-    throw error
-  }
+  const st = await lstatIfPresent(path)
+  if (st === null) return null
   const target = st.isSymbolicLink() ? await readlink(path) : undefined
   return { st, seen: seenOf(st, target) }
 }

@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process'
-import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { delimiter, isAbsolute, join } from 'node:path'
+import { join } from 'node:path'
 import type { SandboxLaunch } from '../sandbox/launch'
+import { findProgram } from '../sandbox/support'
 
 /**
  * Capture by construction (issue 20): an approved sandboxed command never writes the workspace. It runs with
@@ -83,14 +84,8 @@ export function probeCapture(platform: NodeJS.Platform, searchPath: string): Cap
       reason:
         'This system has no copy-on-write layer Lanes can use, so a command’s changes are found by comparing the workspace before and after it and cannot be undone.',
     }
-  const find = (name: string) =>
-    searchPath
-      .split(delimiter)
-      .filter((dir) => isAbsolute(dir))
-      .map((dir) => join(dir, name))
-      .find(isExecutable)
-  const unshare = find('unshare')
-  const bash = find('bash')
+  const unshare = findProgram('unshare', searchPath)
+  const bash = findProgram('bash', searchPath)
   if (!unshare || !bash)
     return {
       mode: 'scan',
@@ -132,7 +127,7 @@ export function probeCapture(platform: NodeJS.Platform, searchPath: string): Cap
         reason: `An overlay cannot be mounted here (${why}; it needs Linux 5.11 or later with unprivileged user namespaces), so a command’s changes are found by comparing the workspace before and after it and cannot be undone.`,
       }
     }
-    const setpriv = find('setpriv')
+    const setpriv = findProgram('setpriv', searchPath)
     return { mode: 'overlay', unshare, bash, ...(setpriv ? { setpriv } : {}) }
   } catch (error) {
     return {
@@ -211,14 +206,5 @@ export function overlayLaunch(
       ids[1] as string,
       '--',
     ],
-  }
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK)
-    return true
-  } catch {
-    return false
   }
 }

@@ -1,71 +1,15 @@
-import { spawnSync } from 'node:child_process'
-import { accessSync, constants, mkdtempSync, realpathSync } from 'node:fs'
+import { mkdtempSync, realpathSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { homedir, tmpdir } from 'node:os'
 import { delimiter, isAbsolute, join, sep } from 'node:path'
-import { bwrapArgs, NAMESPACES, STATUS_FD } from './bwrap'
+import { bwrapArgs, STATUS_FD } from './bwrap'
 import { workspaceSecrets } from '../../../secrets/workspace-secrets'
 import type { Masks } from './masks'
 import { SANDBOX_HOME, SANDBOX_TMP, sandboxEnv, type SandboxSpec } from './policy'
 import { seatbeltProfile } from './seatbelt'
+import { sandboxSupport } from './support'
 
-/**
- * Whether this machine has a sandbox, and how to start a command in it. The check runs once (a sandboxed
- * `true`, a few milliseconds): bubblewrap may be missing, or present while the kernel refuses it the user
- * namespaces it needs. The reason is one plain sentence with how to enable it, for Settings and the review.
- */
-export type SandboxSupport =
-  { available: true; kind: 'bubblewrap' | 'seatbelt'; program: string } | { available: false; reason: string }
-
-export function probeSandbox(platform: NodeJS.Platform, searchPath: string): SandboxSupport {
-  if (platform === 'darwin') {
-    const program = '/usr/bin/sandbox-exec'
-    if (!isExecutable(program))
-      return {
-        available: false,
-        reason: 'Commands cannot run in a sandbox: macOS’s sandbox-exec is missing.',
-      }
-    return { available: true, kind: 'seatbelt', program }
-  }
-  if (platform !== 'linux')
-    return {
-      available: false,
-      reason:
-        'Commands cannot run in a sandbox on this system yet, so every command asks first (on Windows, run Lanes inside WSL to have one).',
-    }
-  const program = searchPath
-    .split(delimiter)
-    .filter((dir) => isAbsolute(dir))
-    .map((dir) => join(dir, 'bwrap'))
-    .find(isExecutable)
-  if (!program)
-    return {
-      available: false,
-      reason:
-        'Commands cannot run in a sandbox because bubblewrap is not installed, so every command asks first; install it (`sudo apt install bubblewrap`, or your system’s bubblewrap package) and restart Lanes.',
-    }
-  const probe = spawnSync(
-    program,
-    [...NAMESPACES, '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'],
-    { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] },
-  )
-  if (probe.status !== 0) {
-    const why = (probe.stderr || probe.error?.message || `exit ${String(probe.status)}`).trim().slice(0, 300)
-    return {
-      available: false,
-      reason: `Commands cannot run in a sandbox because bubblewrap cannot start here (${why}), so every command asks first; allow unprivileged user namespaces (\`sudo sysctl kernel.unprivileged_userns_clone=1\`, and on Ubuntu 24.04 or later \`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0\`) and restart Lanes.`,
-    }
-  }
-  return { available: true, kind: 'bubblewrap', program }
-}
-
-let support: SandboxSupport | null = null
-
-/** This machine's sandbox, checked on first use and remembered. */
-export function sandboxSupport(): SandboxSupport {
-  support ??= probeSandbox(process.platform, process.env.PATH ?? '')
-  return support
-}
+export { findProgram, probeSandbox, sandboxSupport, type SandboxSupport } from './support'
 
 /** How to start one command: `program ...args bash -c <command>`, in `env`, then `cleanup()`. */
 export interface SandboxLaunch {
@@ -168,15 +112,6 @@ export function sandboxStartFailure(
   if (run.status !== undefined && /"exit-code"\s*:/.test(run.status)) return null
   const said = output.trim().split('\n').slice(-3).join(' ').slice(0, 500)
   return said || `${launch.program} exited with ${run.exitCode ?? 'no status'}`
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK)
-    return true
-  } catch {
-    return false
-  }
 }
 
 function message(err: unknown): string {

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
-import { rejectsEveryHunk } from '../../../../shared/events'
+import { describeSessionRule, rejectsEveryHunk } from '../../../../shared/events'
 import type { ApprovalPreview, HunkDecision, WritePreview } from '../../../../shared/events'
 import type { ApprovalReply, AppInfo } from '../../../../shared/ipc'
 import { getCall } from '../../../../shared/reducer'
@@ -91,6 +91,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
         const reply: ApprovalReply = { callId: c.callId, decision: d.decision }
         if (d.note.trim() !== '') reply.note = d.note.trim()
         if (d.always && d.decision === 'approved') reply.always = true
+        if (d.forSession && d.decision === 'approved' && c.approval?.sessionRule) reply.forSession = true
         if (d.decision === 'approved' && d.sandbox?.network) reply.network = true
         if (d.decision === 'approved' && d.sandbox?.outsideSandbox) reply.outsideSandbox = true
         const reviewed = hunkDecisions(c, d)
@@ -122,7 +123,13 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
   )
 
   const undo = (callId: string): void =>
-    update([callId], (d) => ({ note: d.note, always: d.always, sandbox: d.sandbox, hunks: d.hunks }))
+    update([callId], (d) => ({
+      note: d.note,
+      always: d.always,
+      forSession: d.forSession,
+      sandbox: d.sandbox,
+      hunks: d.hunks,
+    }))
 
   // An approval by key of calls with a note typed (and perhaps not finished: the user may have pressed Esc and A
   // meaning to come back) waits for a confirmation; a click on Approve is deliberate and does not.
@@ -326,6 +333,20 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox }: Re
                         {preview.kind === 'bash'
                           ? 'Always allow this command in this folder'
                           : `Always allow ${preview.alwaysAllow}`}
+                      </label>
+                    )}
+                    {call.approval?.sessionRule && (
+                      <label className="checkbox">
+                        <input
+                          type="checkbox"
+                          data-testid="approval-for-session"
+                          checked={draft.forSession === true}
+                          onChange={(e) => {
+                            const checked = e.target.checked
+                            update([call.callId], (d) => ({ ...d, forSession: checked }))
+                          }}
+                        />
+                        Allow for the rest of this session: {describeSessionRule(call.approval.sessionRule)}
                       </label>
                     )}
                     {preview.kind === 'bash' && (

@@ -10,7 +10,7 @@ import {
   type UnifiedRow,
 } from '../../lib/diff-rows'
 import { languageOf, type Token } from '../../lib/highlight'
-import type { HunkChoices, HunkState } from '../rewind/HunkReview'
+import type { HunkChoices, HunkState } from '../rewind/hunk-choices'
 
 /** Rows drawn before "show all": a 10,000-line rewrite must not freeze the review screen. */
 const ROW_CAP = 400

@@ -14,6 +14,8 @@ export interface Draft {
   decision?: 'approved' | 'rejected'
   note: string
   always: boolean
+  /** "Allow for the rest of this session" (the rule the review offers with the call). */
+  forSession?: boolean
   /** For a command: the sandbox switches of the review (network, outside the sandbox). */
   sandbox?: SandboxChoice
   /** For a write: the hunks left out or edited (HunkReview). */

@@ -3,6 +3,9 @@ import { canReviewByHunk } from '../../../../shared/events'
 import type { DiffHunk, HunkDecision, WritePreview } from '../../../../shared/events'
 import { hunkPlace } from '../../lib/diff-rows'
 import { DiffView, type PartProps, type PartReview } from '../approval/DiffView'
+import type { HunkChoices, HunkState } from './hunk-choices'
+
+export type { HunkChoices, HunkState } from './hunk-choices'
 
 /**
  * Per-hunk review of a write or edit, drawn in its diff (each part's header holds its checkbox and "Edit this
@@ -14,13 +17,6 @@ import { DiffView, type PartProps, type PartReview } from '../approval/DiffView'
  * streaming in and a reload).
  */
 
-export interface HunkState {
-  apply: boolean
-  note: string
-  /** The user's text for the hunk's new side, once they edit it. */
-  text?: string
-}
-
 /** The hunk's new side as text: its context and added lines. */
 export function newSideOf(hunk: DiffHunk): string {
   return hunk.lines
@@ -28,9 +24,6 @@ export function newSideOf(hunk: DiffHunk): string {
     .map((l) => l.slice(1).replace(/\r$/, ''))
     .join('\n')
 }
-
-/** Per hunk index, the choices made so far; a hunk not in it is applied as proposed. */
-export type HunkChoices = Readonly<Record<number, HunkState>>
 
 export function decisionsOf(hunks: readonly DiffHunk[], state: HunkChoices): HunkDecision[] {
   const out: HunkDecision[] = []
