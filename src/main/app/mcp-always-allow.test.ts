@@ -114,10 +114,18 @@ describe('always allowing an MCP tool', () => {
       [{ tool: 'mcp', server: expect.stringMatching(/^[0-9a-f]{64}$/), name: 'write' }],
     ])
 
+    // A follow-up starts once the run's end is through (its servers stopped after run.finished).
+    const followUp = async (task: string) => {
+      let r = await dispatchRequest(a, 'session:start', { task, sessionId })
+      for (let i = 0; i < 250 && !r.ok && /still running/.test(r.error); i++) {
+        await new Promise((done) => setTimeout(done, 20))
+        r = await dispatchRequest(a, 'session:start', { task, sessionId })
+      }
+      expect(r).toMatchObject({ ok: true })
+    }
+
     // Second run: the write runs unasked; the destructive tool asks again.
-    expect(await dispatchRequest(a, 'session:start', { task: 'again', sessionId })).toMatchObject({
-      ok: true,
-    })
+    await followUp('again')
     await until('the destructive call to ask', () => asked('x2'))
     await until('the write', () => finished('w2') !== undefined)
     expect(asked('w2')).toBe(false)
@@ -131,9 +139,7 @@ describe('always allowing an MCP tool', () => {
 
     // The same name with another environment is another server: its write asks.
     expect(await dispatchRequest(a, 'mcp:save-server', server({ EXTRA: '1' }))).toMatchObject({ ok: true })
-    expect(await dispatchRequest(a, 'session:start', { task: 'third', sessionId })).toMatchObject({
-      ok: true,
-    })
+    await followUp('third')
     await until('the write to ask', () => asked('w3'))
     await dispatchRequest(a, 'approval:reply', {
       sessionId,
