@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { SessionEvent, SessionEventDraft, SessionSummary } from '../src/shared/events'
-import { openSessionWriter } from '../src/main/session/log'
+import { openSessionWriter, readSession, readSessionPreview } from '../src/main/session/log'
 import { forgetSessionSummaries, listSessions } from '../src/main/session/store'
 import { median, result, sized, type Benchmark, type BenchResult } from './harness'
 import { generateSession } from './ui/generate-session'
@@ -15,14 +15,16 @@ import { benchRenderer, chromiumExecutable, serveDir } from './ui/renderer-serve
  * A day of work (issue 21): a session of 100,000 events opens fast and stays small in the renderer, a folder
  * with 1,000 sessions lists fast, and appending to a long log costs what appending to a short one does.
  *
- * - First paint: from the moment `session:load` answered (the log's text in hand, parsed in the page as the
- *   real transport does) to the first frame painted with timeline bars and transcript rows; the same for a
- *   100-event session alongside (the baseline), alternated, median of 3 each.
+ * - First paint: from the moment `session:load` first answered (for a long log, the engine's preview of its last
+ *   turns; the log's text in hand, parsed in the page as the real transport does) to the first frame painted with
+ *   timeline bars and transcript rows; the same for a 100-event session alongside (the baseline), alternated,
+ *   median of 3 each. The engine's own read for it is the figure before: the preview against the whole log.
  * - Renderer memory: the page's JavaScript heap after a forced collection, the 100k-event session open and
  *   scrubbed through, against the same for the 100-event session. (The DOM is virtualized, so the heap is what
  *   grows with the log.)
- * - Session list: the engine's `listSessions` over 1,000 real logs on disk plus the renderer's paint of the
- *   list, against the same for 10 sessions.
+ * - Session list: the engine's `listSessions` over 1,000 real logs on disk (with the folder's index, as any listing
+ *   but the very first one has it) plus the renderer's paint of the list (its rows in view: the list is
+ *   virtualized), against the same for 10 sessions.
  * - Append: 2,000 appends, each awaited as the engine does (one fsync at the end, as a turn's end syncs), to a log that already holds 100,000
  *   events against the same appends to an empty log; and opening either for append (the writer reads only the
  *   log's tail).
@@ -34,11 +36,20 @@ const SESSIONS = sized(1_000, 20)
 const APPENDS = sized(2_000, 50)
 const RUNS = sized(5, 1)
 const PAINT_RUNS = sized(3, 1)
+/** What the renderer asks for first when it opens a session (app-store's PREVIEW_EVENTS). */
+const PREVIEW_TAIL = sized(1000, 100)
 
-async function openAndPaint(page: Page, url: string, events: string): Promise<number> {
+async function openAndPaint(page: Page, url: string, events: string, log: string | null): Promise<number> {
   const data = mockData([], false)
   data.events = { 'bench-session': events }
   await page.addInitScript({ content: mockInitScript(data) })
+  // The engine's answer to a preview request (session:load with `tail`), from the real log on disk: its JSON text,
+  // parsed in the page as the transport's message would be.
+  await page.exposeFunction('__lanesPreview', async (_id: string, tail: number) => {
+    if (log === null) return null
+    const preview = await readSessionPreview(log, tail)
+    return preview.whole ? null : JSON.stringify({ events: preview.events })
+  })
   await page.goto(url)
   await page.getByTestId('session-item').first().waitFor()
   return page.evaluate(async () => {
@@ -66,11 +77,15 @@ async function heapMb(page: Page): Promise<number> {
   return usedSize / (1024 * 1024)
 }
 
-/** Scrubs the replay through ten positions, so the heap holds what a look through the session builds. */
+/**
+ * Once the whole session is in (the replay's scrubber replaces the preview's note), scrubs the replay through ten
+ * positions, so the heap holds what a look through the session builds.
+ */
 async function scrubThrough(page: Page): Promise<void> {
+  await page.getByTestId('replay-scrubber').waitFor({ timeout: 120_000 })
   await page.evaluate(async () => {
     const scrubber = document.querySelector<HTMLInputElement>('[data-testid=replay-scrubber]')
-    if (!scrubber) return
+    if (!scrubber) throw new Error('no replay scrubber')
     const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!
     for (let i = 1; i <= 10; i++) {
       setter.call(scrubber, String(Math.round((Number(scrubber.max) * i) / 10)))
@@ -93,16 +108,21 @@ function summaries(n: number): SessionSummary[] {
   }))
 }
 
-/** From `session:list` answered to the first frame with the whole list's buttons in it. */
+/**
+ * From `session:list` answered to the first frame with the list painted: it knows every session (`data-count`) and
+ * shows the first ones (the rows out of view are not mounted). Then, outside the measurement, a check that the list
+ * is whole: scrolled to its end, it shows the oldest session.
+ */
 async function listPaint(page: Page, url: string, sessions: SessionSummary[]): Promise<number> {
   const data = mockData([], false)
   data.sessions = sessions
   await page.addInitScript({ content: mockInitScript(data) })
   await page.goto(url)
-  return page.evaluate(async (count) => {
+  const ms = await page.evaluate(async (count) => {
     const painted = await new Promise<number>((resolve) => {
       const check = (): void => {
-        if (document.querySelectorAll('[data-testid=session-item]').length < count)
+        const list = document.querySelector<HTMLElement>('[data-testid=session-list]')
+        if (list?.dataset.count !== String(count) || !list.querySelector('[data-testid=session-item]'))
           return void requestAnimationFrame(check)
         requestAnimationFrame(() => resolve(performance.now()))
       }
@@ -110,6 +130,10 @@ async function listPaint(page: Page, url: string, sessions: SessionSummary[]): P
     })
     return painted - (window.__lanesMock.listedAt ?? painted)
   }, sessions.length)
+  const last = sessions[sessions.length - 1] as SessionSummary
+  await page.getByTestId('session-list').evaluate((el) => (el.scrollTop = el.scrollHeight))
+  await page.locator(`[data-session-id="${last.sessionId}"]`).waitFor({ timeout: 5000 })
+  return ms
 }
 
 /** Real session logs on disk: `n` sessions of 60 events each, for `listSessions`. */
@@ -194,6 +218,29 @@ async function run(cacheDir: string): Promise<BenchResult[]> {
     }),
   )
 
+  // Opening: the engine's read of the log for the first paint (a preview: its last turns) against its read of the
+  // whole log, which follows.
+  const previewReads: number[] = []
+  const wholeReads: number[] = []
+  for (let i = 0; i < RUNS; i++) {
+    let t0 = performance.now()
+    const preview = await readSessionPreview(bigLog, PREVIEW_TAIL)
+    previewReads.push(performance.now() - t0)
+    if (preview.whole || preview.events.length < PREVIEW_TAIL) throw new Error('the preview is not one')
+    t0 = performance.now()
+    await readSession(bigLog)
+    wholeReads.push(performance.now() - t0)
+  }
+  results.push(
+    result(
+      `day: engine reads a ${BIG / 1000}k-event log to open it`,
+      median(previewReads),
+      median(wholeReads),
+      'ms',
+      { maxRatio: 0.5, text: 'ratio <= 0.5, the preview first (baseline: reading the whole log)' },
+    ),
+  )
+
   // The session list: the engine's listing of real logs, then the renderer's paint.
   const manyDir = join(cacheDir, `sessions-${SESSIONS}`)
   const fewDir = join(cacheDir, 'sessions-10')
@@ -206,7 +253,8 @@ async function run(cacheDir: string): Promise<BenchResult[]> {
       [listMany, manyDir, SESSIONS],
       [listFew, fewDir, 10],
     ] as const) {
-      // A first listing each time (the engine keeps what it read of unchanged logs).
+      // A first listing in a new process each time: the engine forgets what it kept in memory, and has the
+      // folder's index on disk (sessions-index.json, written by the first listing) as a started app has.
       forgetSessionSummaries()
       const t0 = performance.now()
       const listed = await listSessions(dir)
@@ -255,12 +303,12 @@ async function run(cacheDir: string): Promise<BenchResult[]> {
     const tiny: number[] = []
     const heaps: [number[], number[]] = [[], []]
     for (let i = 0; i < PAINT_RUNS; i++) {
-      for (const [k, list, json] of [
-        [0, big, bigJson],
-        [1, tiny, smallJson],
+      for (const [k, list, json, log] of [
+        [0, big, bigJson, bigLog],
+        [1, tiny, smallJson, null],
       ] as const) {
         const page = await newPage()
-        list.push(await openAndPaint(page, server.url, json))
+        list.push(await openAndPaint(page, server.url, json, log))
         await scrubThrough(page)
         heaps[k].push(await heapMb(page))
         await page.close()

@@ -25,7 +25,7 @@ export interface MockHandle {
   emit(channel: string, payload: unknown): void
   /** Requests the page made, for checks. */
   requests: { channel: string; input: unknown }[]
-  /** performance.now() when `session:load` answered (the bench's "file read" moment). */
+  /** performance.now() when `session:load` first answered (the bench's "file read" moment). */
   loadedAt: number | null
   /** performance.now() when `session:list` answered. */
   listedAt: number | null
@@ -34,6 +34,11 @@ export interface MockHandle {
 declare global {
   interface Window {
     __lanesMock: MockHandle
+    /**
+     * Set by a driver (`page.exposeFunction`) that answers `session:load` with `tail` as the engine does: the
+     * answer's JSON text, or null for a log no longer than that (then the whole log answers).
+     */
+    __lanesPreview?: (sessionId: string, tail: number) => Promise<string | null>
   }
 }
 
@@ -47,7 +52,7 @@ export function installMockApi(data: MockData): void {
       for (const listener of listeners.get(channel) ?? []) listener(payload)
     },
   }
-  const answer = (channel: string, input: unknown): unknown => {
+  const answer = async (channel: string, input: unknown): Promise<unknown> => {
     switch (channel) {
       case 'app:info':
         return { name: 'Lanes', version: '0.0.0-bench', platform: 'linux', transport: 'web' }
@@ -57,8 +62,12 @@ export function installMockApi(data: MockData): void {
         handle.listedAt = performance.now()
         return data.sessions
       case 'session:load': {
-        const id = (input as { sessionId: string }).sessionId
-        handle.loadedAt = performance.now()
+        const { sessionId: id, tail } = input as { sessionId: string; tail?: number }
+        const preview =
+          tail !== undefined && window.__lanesPreview ? await window.__lanesPreview(id, tail) : null
+        handle.loadedAt ??= performance.now()
+        if (preview !== null)
+          return { ...(JSON.parse(preview) as object), warnings: [], live: data.live, partial: true }
         const stored = data.events[id] ?? []
         const events = typeof stored === 'string' ? (JSON.parse(stored) as unknown[]) : stored
         return { events, warnings: [], live: data.live }
@@ -75,7 +84,7 @@ export function installMockApi(data: MockData): void {
     value: {
       async invoke(channel: string, input?: unknown) {
         handle.requests.push({ channel, input })
-        return { ok: true, value: answer(channel, input) }
+        return { ok: true, value: await answer(channel, input) }
       },
       on(channel: string, listener: (payload: unknown) => void) {
         const set = listeners.get(channel) ?? new Set()

@@ -242,6 +242,11 @@ export const SessionLoaded = z.object({
   warnings: z.array(z.string()),
   /** A run of this session is going on in this app right now. */
   live: z.boolean(),
+  /**
+   * Asked with `tail`: the log's last turns and the session-level events before them, not all of it (see
+   * readSessionPreview). For painting a long session at once; the whole log is asked for next.
+   */
+  partial: z.boolean().optional(),
 })
 export type SessionLoaded = z.infer<typeof SessionLoaded>
 
@@ -306,7 +311,14 @@ export const requestChannels = {
     output: z.object({ sessionId: SessionId }),
   },
   /** Every event of a session so far; live ones keep coming on `session:events`. */
-  'session:load': { input: z.object({ sessionId: SessionId }).strict(), output: SessionLoaded },
+  /**
+   * A session's log. With `tail`, a preview when the log is longer: its last turns (at least `tail` events) and the
+   * session-level events before them, `partial: true`.
+   */
+  'session:load': {
+    input: z.object({ sessionId: SessionId, tail: z.number().int().min(1).max(100_000).optional() }).strict(),
+    output: SessionLoaded,
+  },
   /** Continues a paused or interrupted run (after a restart, say), in the folder the session recorded. */
   'session:continue': {
     input: z.object({ sessionId: SessionId }).strict(),

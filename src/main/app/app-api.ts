@@ -163,9 +163,9 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
         .then((id) => ok({ sessionId: id }), failed)
     },
 
-    'session:load': async ({ sessionId }) =>
+    'session:load': async ({ sessionId, tail }) =>
       sessions
-        .load(sessionId)
+        .load(sessionId, tail)
         .then(ok, (e: unknown) =>
           e instanceof SessionLogError && e.code === 'not-found'
             ? err('not-found', `There is no session ${sessionId}.`)

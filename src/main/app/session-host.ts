@@ -25,7 +25,7 @@ import {
   type SessionStart,
 } from './engine'
 import { writeJsonAtomic } from '../fs/atomic-write'
-import { readSession, SessionLogError, sessionPaths } from '../session/log'
+import { readSession, readSessionPreview, SessionLogError, sessionPaths } from '../session/log'
 import { appendRevocation } from '../session/session-rules'
 import { recordedWorkspace } from './folders'
 import { applyRewindFromApp, finishCutShortRewind, planRewindView } from './rewind-view'
@@ -119,8 +119,23 @@ export class SessionHost {
     return this.live.has(sessionId)
   }
 
-  async load(sessionId: string): Promise<{ events: SessionEvent[]; warnings: string[]; live: boolean }> {
+  /** The session's log; with `tail`, a preview of a longer one (`partial`; see readSessionPreview). */
+  async load(
+    sessionId: string,
+    tail?: number,
+  ): Promise<{ events: SessionEvent[]; warnings: string[]; live: boolean; partial?: boolean }> {
     const log = sessionPaths(this.opts.sessionsDir, sessionId).log
+    if (tail !== undefined) {
+      // A rewind a crash cut short is finished by the whole load that follows, before anything can act on it.
+      const preview = await readSessionPreview(log, tail)
+      if (!preview.whole)
+        return {
+          events: preview.events,
+          warnings: preview.warnings,
+          live: this.live.has(sessionId),
+          partial: true,
+        }
+    }
     const read = await readSession(log)
     const live = this.live.has(sessionId)
     // A session a run drives has no rewind pending (a rewind is refused while a run goes on, and the run's

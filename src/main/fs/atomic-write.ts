@@ -1,4 +1,4 @@
-import { existsSync, promises as fs } from 'node:fs'
+import { existsSync, promises as fs, unlinkSync } from 'node:fs'
 import type { Stats } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
@@ -82,7 +82,10 @@ export async function removeFile(
   if (!existsSync(dir)) return { ok: true }
   const remove = async (folder: Folder): Promise<{ ok: true } | { ok: false; reason: string }> => {
     try {
-      await fs.unlink(folder.inDir(basename(path)))
+      // In a batch (a rewind removing 20,000 files), a direct system call: an unlink is microseconds, a trip
+      // through the thread pool tens of them; the batch's caller gives the event loop back between files.
+      if (opts.batch) unlinkSync(folder.inDir(basename(path)))
+      else await fs.unlink(folder.inDir(basename(path)))
       if (!opts.batch) await folder.handle?.sync().catch(() => undefined)
       return { ok: true }
     } catch (error) {

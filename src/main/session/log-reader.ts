@@ -210,6 +210,8 @@ function mayBeOf(line: string, types: ReadonlySet<string>): boolean {
   return written === null || types.has(written[1] as string)
 }
 const WRITTEN_TYPE = /^\{"type":"([a-z._-]+)",/
+/** The run a run event names, as the writer puts it (a line written otherwise is parsed to find out). */
+const WRITTEN_RUN = /^\{"type":"run\.[a-z]+","runId":"([^"\\]*)"/
 
 async function firstLine(handle: FileHandle, size: number): Promise<string | undefined> {
   let length = Math.min(size, 64 * 1024)
@@ -221,5 +223,93 @@ async function firstLine(handle: FileHandle, size: number): Promise<string | und
     if (nl >= 0) return buf.toString('utf8', bom, nl)
     if (bytesRead < length || length >= size) return undefined
     length = Math.min(size, length * 4)
+  }
+}
+
+/**
+ * The events a session's state takes from before its last turns: the session, its runs, the instructions, MCP
+ * servers, compactions, rewinds and the session's allow rules. Everything else (a turn's text, calls, output) belongs to its turn.
+ */
+const SESSION_LEVEL: ReadonlySet<SessionEvent['type']> = new Set<SessionEvent['type']>([
+  'session.created',
+  'run.started',
+  'run.resumed',
+  'run.paused',
+  'run.finished',
+  'run.failed',
+  'run.stopped',
+  'instructions.loaded',
+  'mcp.server',
+  'context.compacted',
+  'rewind.started',
+  'rewind.finished',
+  'rule.granted',
+  'rule.revoked',
+])
+
+/**
+ * A preview of a long log, for painting a session before the whole of it is read: its last turns whole (the
+ * events from the last `turn.started` at least `tailEvents` from the end) and, from before them, only the
+ * session-level events, in log order. Read from the end backwards; a line before the last turns is parsed only
+ * when it is written as a session-level event, so a 100,000-event log costs a read of the file and a few
+ * thousand parsed lines. `whole`: the log had no more than that, and `events` is all of it.
+ *
+ * A preview is not the session's state: the earlier turns are missing (and with them counts, usage, the turns a
+ * rewind struck). It is shown until the whole log is read, never replayed or continued from.
+ */
+export async function readSessionPreview(
+  file: string,
+  tailEvents: number,
+): Promise<SessionRead & { whole: boolean }> {
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(file, 'r')
+    const size = (await handle.stat()).size
+    const tail: SessionEvent[] = []
+    const earlier: SessionEvent[] = []
+    const warnings: string[] = []
+    let cut = false
+    // A line before the cut that the preview leaves out: then it is not the whole log.
+    let leftOut = false
+    // Runs whose latest event before the cut was kept: of a run's events there, only that one and its start
+    // matter to the preview (a run paused and resumed a hundred times for reviews is just running).
+    const runsSeen = new Set<string>()
+    await scanLinesBackward(handle, size, (line, terminated) => {
+      if (line.trim() === '') return false
+      if (cut && !mayBeOf(line, SESSION_LEVEL)) {
+        leftOut = true
+        return false
+      }
+      if (cut && WRITTEN_TYPE.exec(line)?.[1] !== 'run.started') {
+        const run = WRITTEN_RUN.exec(line)?.[1]
+        if (run !== undefined && runsSeen.has(run)) {
+          leftOut = true
+          return false
+        }
+      }
+      const parsed = parseLine(line.charCodeAt(0) === 0xfeff ? line.slice(1) : line)
+      if (!parsed.ok) {
+        warnings.push(
+          terminated
+            ? `a line ${cut ? 'before the last turns' : 'near the end'}: ${parsed.problem}; skipped`
+            : 'incomplete last line (the app stopped while writing it); skipped',
+        )
+        return false
+      }
+      if (!cut) {
+        tail.push(parsed.event)
+        cut = tail.length >= tailEvents && parsed.event.type === 'turn.started'
+      } else if (SESSION_LEVEL.has(parsed.event.type)) {
+        earlier.push(parsed.event)
+        if (parsed.event.type.startsWith('run.')) runsSeen.add((parsed.event as { runId: string }).runId)
+      } else leftOut = true
+      return false
+    })
+    const events = earlier.reverse().concat(tail.reverse())
+    return { events, warnings: warnings.reverse(), whole: !leftOut }
+  } catch (e) {
+    throw fileError(e, file)
+  } finally {
+    await handle?.close().catch(() => undefined)
   }
 }

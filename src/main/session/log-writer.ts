@@ -26,8 +26,12 @@ export interface SessionWriter {
   append<D extends SessionEventDraft>(draft: D): Promise<EventOf<D['type']>>
   /** Makes every line appended so far durable (fsync). */
   sync(): Promise<void>
-  /** Writes what is pending, syncs, and releases the lock. Idempotent. */
-  close(): Promise<void>
+  /**
+   * Writes what is pending, syncs, and releases the lock. Idempotent. `sync: false` leaves the last lines to the
+   * OS (a crash of the app loses nothing, a power loss may): for a caller whose unsynced lines are recovered
+   * when lost (a rewind's outcome: its files are durable, and the next start finishes it again).
+   */
+  close(opts?: { sync?: boolean }): Promise<void>
 }
 
 export interface OpenSessionWriterOptions {
@@ -290,16 +294,16 @@ class FileSessionWriter implements SessionWriter {
     }
   }
 
-  close(): Promise<void> {
-    this.closing ??= this.doClose()
+  close(opts: { sync?: boolean } = {}): Promise<void> {
+    this.closing ??= this.doClose(opts.sync ?? true)
     return this.closing
   }
 
-  private async doClose(): Promise<void> {
+  private async doClose(sync: boolean): Promise<void> {
     this.closed = true
     try {
       await this.flush()
-      if (!this.broken) await this.handle.datasync()
+      if (!this.broken && sync) await this.handle.datasync()
     } finally {
       await this.handle.close().catch(() => undefined)
       await releaseLock(this.paths.lock, this.token)

@@ -21,6 +21,7 @@ export {
   LF,
   parseLine,
   readSession,
+  readSessionPreview,
   readSessionTail,
   scanLinesBackward,
   type ParsedLine,

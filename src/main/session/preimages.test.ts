@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { appendFile, readFile, stat, writeFile } from 'node:fs/promises'
+import { appendFile, open, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { MAX_DEPTH, PreimageError, PreimageStore, sha256 } from './preimages'
 import { useTempDir } from '../test-fixtures/temp-dir'
 
@@ -20,6 +20,30 @@ function editsOf(base: Buffer, count: number): Buffer[] {
 }
 
 describe('PreimageStore', () => {
+  it('fsyncs on flush exactly when something was kept since the last fsync', async () => {
+    const store = await PreimageStore.open(dir())
+    const handle = await open(join(dir(), 'probe'), 'w')
+    const proto = Object.getPrototypeOf(handle) as { datasync: () => Promise<void> }
+    await handle.close()
+    const spy = vi.spyOn(proto, 'datasync')
+    try {
+      await store.flush() // a pack just opened: never taken as durable
+      expect(spy).toHaveBeenCalledTimes(1)
+      await store.put('f', Buffer.from('one'))
+      await store.flush()
+      expect(spy).toHaveBeenCalledTimes(2)
+      await store.put('f', Buffer.from('one')) // already kept: nothing appended
+      await store.flush()
+      expect(spy).toHaveBeenCalledTimes(2)
+      await store.put('g', Buffer.from('two'))
+      await store.flush()
+      expect(spy).toHaveBeenCalledTimes(3)
+    } finally {
+      spy.mockRestore()
+      await store.close()
+    }
+  })
+
   it('returns exactly what was kept, by hash, after a reopen too', async () => {
     const store = await PreimageStore.open(dir())
     const a = randomBytes(100_000)

@@ -103,6 +103,8 @@ export class PreimageStore {
   private syncing: Promise<void> | null = null
   private dirty = false
   private syncTimer: NodeJS.Timeout | null = null
+  /** Where the pack ended when its last fsync began that succeeded (-1: none yet): all before it is durable. */
+  private syncedEnd = -1
 
   private constructor(
     private readonly handle: FileHandle,
@@ -240,7 +242,7 @@ export class PreimageStore {
       const loop = async (): Promise<void> => {
         while (this.dirty) {
           this.dirty = false
-          await this.handle.datasync().catch(() => undefined)
+          await this.datasync().catch(() => undefined)
         }
         this.syncing = null
       }
@@ -323,7 +325,16 @@ export class PreimageStore {
     this.syncTimer = null
     await this.syncing
     this.dirty = false
+    // Nothing appended since the last fsync (a rewind whose contents the store already had, a landing that
+    // replaced nothing): no fsync, which would still cost the disk a cache flush.
+    if (this.syncedEnd === this.end) return
+    await this.datasync()
+  }
+
+  private async datasync(): Promise<void> {
+    const end = this.end
     await this.handle.datasync()
+    this.syncedEnd = Math.max(this.syncedEnd, end)
   }
 
   /** Bytes the pack takes. */

@@ -79,6 +79,9 @@ export async function withRewindSession<T>(
     })
   } finally {
     await store?.close().catch(() => undefined)
-    await writer.close()
+    // What must survive a power loss was synced on the way (the journal before any file moved, the files, a
+    // recovery's outcome); a rewind's last line, its outcome, is found missing and written again by the next
+    // start's recovery (recoverRewind), so it is not waited for here: one fsync less per rewind.
+    await writer.close({ sync: false })
   }
 }

@@ -388,6 +388,7 @@ export async function applyRewind(
         }
         done.push(w.change)
         await opts.onChange?.(w.change)
+        await slices.tick()
       }
     }
     await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker))
@@ -423,12 +424,21 @@ export async function applyRewind(
 function phases<T extends { change: RewindChange }>(work: readonly T[]): [T[], number][] {
   const kind = (token: PathToken) => parseToken(token).kind
   const depth = (w: T) => w.change.relPath.split('/').length
-  const leaving = work.filter((w) => kind(w.change.to) === 'absent' && kind(w.change.from) !== 'dir')
-  const foldersOut = work
-    .filter((w) => kind(w.change.from) === 'dir' && kind(w.change.to) !== 'dir')
-    .sort((a, b) => depth(b) - depth(a))
-  const foldersIn = work.filter((w) => kind(w.change.to) === 'dir').sort((a, b) => depth(a) - depth(b))
-  const rest = work.filter((w) => !leaving.includes(w) && !foldersOut.includes(w) && !foldersIn.includes(w))
+  // One pass, each change in one phase (a rewind of 20,000 files: no list searched per change).
+  const leaving: T[] = []
+  const foldersOut: T[] = []
+  const foldersIn: T[] = []
+  const rest: T[] = []
+  for (const w of work) {
+    const from = kind(w.change.from)
+    const to = kind(w.change.to)
+    if (to === 'absent' && from !== 'dir') leaving.push(w)
+    else if (from === 'dir' && to !== 'dir') foldersOut.push(w)
+    else if (to === 'dir') foldersIn.push(w)
+    else rest.push(w)
+  }
+  foldersOut.sort((a, b) => depth(b) - depth(a))
+  foldersIn.sort((a, b) => depth(a) - depth(b))
   // foldersOut may also need a file or link in place afterwards: that is in rest, after the folder went.
   return [
     [leaving, APPLY_CONCURRENCY],

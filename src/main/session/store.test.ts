@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process'
-import { mkdir, open as openFile, symlink, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, open as openFile, readFile, symlink, unlink, writeFile } from 'node:fs/promises'
 import { hostname, uptime } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { SessionId, type SessionEventDraft } from '../../shared/events'
 import { openSessionWriter, type SessionWriter } from './log'
-import { listSessions, newSessionId } from './store'
+import { forgetSessionSummaries, listSessions, newSessionId, SESSION_INDEX_FILE } from './store'
 import { useTempDir } from '../test-fixtures/temp-dir'
 
 const dir = useTempDir('lanes-store-')
@@ -238,6 +238,72 @@ describe('listSessions reading windows', () => {
     await w.close()
     writers.splice(writers.indexOf(w), 1)
     expect((await listSessions(dir()))[0]).toMatchObject({ status: 'finished', eventCount: 3 })
+  })
+})
+
+describe('the session index', () => {
+  const indexPath = () => join(dir(), SESSION_INDEX_FILE)
+  type Index = { logs: Record<string, { key: string; value: { summary: { title: string } } | null }> }
+  const readIndex = async () => JSON.parse(await readFile(indexPath(), 'utf8')) as Index
+
+  it('answers a first listing from the index while a log is unchanged, and from the log once it is not', async () => {
+    await session('a', [started('Fix the build')], { createdAt: 1 })
+    await session('b', [started('Write the docs')], { createdAt: 2 })
+    await listSessions(dir())
+    // What the index says is what a listing in a new process shows, as long as each log is as it was: a title
+    // changed in the index alone proves the log was not read.
+    const index = await readIndex()
+    expect(Object.keys(index.logs).sort()).toEqual(['a', 'b'])
+    index.logs.a!.value!.summary.title = 'From the index'
+    await writeFile(indexPath(), JSON.stringify(index))
+    forgetSessionSummaries()
+    expect((await listSessions(dir())).map((s) => s.title)).toEqual(['Write the docs', 'From the index'])
+
+    // The log grew without the app (a run that went on, a crash before the index was written): read again.
+    forgetSessionSummaries()
+    const line = { type: 'run.finished', runId: 'r1', reason: 'end_turn', at: 5_000, seq: 2 }
+    await appendFile(join(dir(), 'a.jsonl'), `${JSON.stringify(line)}\n`)
+    const [, a] = await listSessions(dir())
+    expect(a).toMatchObject({ sessionId: 'a', title: 'Fix the build', status: 'finished', eventCount: 3 })
+    expect((await readIndex()).logs.a?.value?.summary.title).toBe('Fix the build')
+  })
+
+  it('is ignored when damaged, of another version, or naming another session, and written anew', async () => {
+    await session('a', [started('Fix the build')], { createdAt: 1 })
+    await listSessions(dir())
+    const good = await readIndex()
+    const expected = [{ sessionId: 'a', title: 'Fix the build', status: 'paused', interrupted: true }]
+    for (const bad of [
+      '{"version":1,"logs":{"a":',
+      JSON.stringify({ ...good, version: 2 }),
+      JSON.stringify({
+        version: 1,
+        logs: {
+          a: {
+            ...good.logs.a,
+            value: { ...good.logs.a!.value, summary: { ...good.logs.a!.value!.summary, sessionId: 'b' } },
+          },
+        },
+      }),
+      JSON.stringify({
+        version: 1,
+        logs: { a: { key: good.logs.a!.key, value: { summary: { title: 1 } } } },
+      }),
+    ]) {
+      await writeFile(indexPath(), bad)
+      forgetSessionSummaries()
+      expect(await listSessions(dir())).toMatchObject(expected)
+      expect(await readIndex()).toEqual(good)
+    }
+  })
+
+  it('forgets a session whose log is gone', async () => {
+    await session('a', [started()], { createdAt: 1 })
+    await session('b', [started()], { createdAt: 2 })
+    await listSessions(dir())
+    await unlink(join(dir(), 'a.jsonl'))
+    expect((await listSessions(dir())).map((s) => s.sessionId)).toEqual(['b'])
+    expect(Object.keys((await readIndex()).logs)).toEqual(['b'])
   })
 })
 

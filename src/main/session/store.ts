@@ -1,18 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
-import { open, readdir, realpath } from 'node:fs/promises'
-import { resolve } from 'node:path'
-import { SessionId, type EventOf, type SessionEvent, type SessionSummary } from '../../shared/events'
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs'
+import { open, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { z } from 'zod'
+import { SessionId, SessionSummary, type EventOf, type SessionEvent } from '../../shared/events'
 import { TimeSlices } from '../fs/time-slices'
-import {
-  isSessionLocked,
-  LF,
-  LOCK_SUFFIX,
-  LOG_SUFFIX,
-  parseLine,
-  scanLinesBackward,
-  sessionPaths,
-} from './log'
+import { isSessionLocked, LF, LOCK_SUFFIX, LOG_SUFFIX, parseLine, scanLinesBackward } from './log'
 
 /**
  * The folder of sessions: ids, and the list the app and `lanes run --continue` choose from.
@@ -50,10 +43,18 @@ const runEventTypes: ReadonlySet<string> = new Set<RunEventType>([
 ])
 
 /** What a log says of its session, before asking whether a live process holds it. */
-interface LogSummary {
-  summary: SessionSummary
-  lastRun: SessionEvent | undefined
-  firstTask: string | undefined
+const LogSummary = z.object({
+  summary: SessionSummary,
+  /** The type of the last run event (or of a rewind that took the conversation back), if the tail had one. */
+  lastRun: z.string().optional(),
+  firstTask: z.string().optional(),
+})
+type LogSummary = z.infer<typeof LogSummary>
+
+/** A log's summary with the identity and size it had: `value` undefined for a log that is not a session's. */
+interface Summarized {
+  key: string
+  value: LogSummary | undefined
 }
 
 /**
@@ -61,12 +62,62 @@ interface LogSummary {
  * would be a new file), so an unchanged (inode, size, mtime) is an unchanged summary. The list is asked for
  * again after every change in the folder; only the logs that grew are read again.
  */
-const summaryCache = new Map<string, { key: string; value: LogSummary | undefined }>()
+const summaryCache = new Map<string, Summarized>()
 const CACHE_LIMIT = 10_000
+
+/**
+ * The same summaries kept on disk, in the sessions folder, so that the app's first listing after a start reads a
+ * file per folder instead of two windows of every log. It is a cache and nothing more: an entry counts only while
+ * its log still has the identity, size and mtime it was made from, so a log that grew or was replaced since
+ * (a run that went on without the app, a crash before the index was written) is read again and the index
+ * rewritten; an index that is damaged, or of another version, is ignored as a whole.
+ */
+export const SESSION_INDEX_FILE = 'sessions-index.json'
+const SessionIndex = z.object({
+  version: z.literal(1),
+  logs: z.record(z.string(), z.object({ key: z.string(), value: LogSummary.nullable() })),
+})
 
 /** Forgets every summary read so far (the next list reads every log): for measuring a first listing. */
 export function forgetSessionSummaries(): void {
   summaryCache.clear()
+}
+
+async function readIndex(sessionsDir: string): Promise<Map<string, Summarized>> {
+  const found = new Map<string, Summarized>()
+  let text: string
+  try {
+    text = await readFile(join(sessionsDir, SESSION_INDEX_FILE), 'utf8')
+  } catch {
+    return found
+  }
+  try {
+    const parsed = SessionIndex.safeParse(JSON.parse(text))
+    if (!parsed.success) return found
+    for (const [id, entry] of Object.entries(parsed.data.logs)) {
+      // An entry holds what the log it names says of itself, or it is not used.
+      if (entry.value !== null && entry.value.summary.sessionId !== id) continue
+      found.set(id, { key: entry.key, value: entry.value ?? undefined })
+    }
+  } catch {
+    // Not JSON (a torn write): every log is read again, and the index written anew.
+  }
+  return found
+}
+
+/** Replaces the index in one rename: a reader sees the old one or the new one, never part of either. */
+async function writeIndex(sessionsDir: string, entries: Map<string, Summarized>): Promise<void> {
+  const logs: Record<string, { key: string; value: LogSummary | null }> = {}
+  for (const [id, { key, value }] of entries) logs[id] = { key, value: value ?? null }
+  const target = join(sessionsDir, SESSION_INDEX_FILE)
+  const temp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  try {
+    await writeFile(temp, JSON.stringify({ version: 1, logs }))
+    await rename(temp, target)
+  } catch {
+    // A read-only or vanished folder: the list is right without the index, the next one reads the logs again.
+    await rm(temp, { force: true }).catch(() => undefined)
+  }
 }
 
 /**
@@ -93,9 +144,16 @@ export async function listSessions(sessionsDir: string, workspace?: string): Pro
 
   const summaries: SessionSummary[] = []
   const slices = new TimeSlices()
+  const index = await readIndex(sessionsDir)
+  const fresh = new Map<string, Summarized>()
+  let changed = false
   for (const id of ids) {
     await slices.tick()
-    const read = await summarizeLog(sessionsDir, id).catch(() => undefined)
+    const entry = await summarizeLog(sessionsDir, id, index.get(id)).catch(() => undefined)
+    if (!entry) continue
+    fresh.set(id, entry)
+    if (index.get(id)?.key !== entry.key) changed = true
+    const read = entry.value
     if (!read) continue
     const where = read.summary.workspace
     if (wanted !== undefined) {
@@ -107,6 +165,8 @@ export async function listSessions(sessionsDir: string, workspace?: string): Pro
       nameSet.has(`${id}${LOCK_SUFFIX}`) && (await isSessionLocked(sessionsDir, id).catch(() => false))
     summaries.push(withStatus(read, locked))
   }
+  // Written again when a log was read (new, grown, replaced) or one the index names is gone.
+  if (changed || [...index.keys()].some((id) => !fresh.has(id))) await writeIndex(sessionsDir, fresh)
   return summaries.sort((a, b) => b.createdAt - a.createdAt || (a.sessionId < b.sessionId ? 1 : -1))
 }
 
@@ -119,18 +179,31 @@ async function canonical(path: string): Promise<string> {
   }
 }
 
-async function summarizeLog(sessionsDir: string, sessionId: string): Promise<LogSummary | undefined> {
-  const { log } = sessionPaths(sessionsDir, sessionId)
+const keyOf = (stats: { ino: number; size: number; mtimeMs: number }): string =>
+  `${stats.ino}:${stats.size}:${stats.mtimeMs}`
+
+/** The log's summary: from memory or the index while the log is unchanged, else read from the log. */
+async function summarizeLog(
+  sessionsDir: string,
+  sessionId: string,
+  indexed: Summarized | undefined,
+): Promise<Summarized> {
+  // The id was checked when the folder was listed (sessionPaths would check it once more per log).
+  const log = join(sessionsDir, `${sessionId}${LOG_SUFFIX}`)
+  const seen = keyOf(statSync(log))
+  const known = summaryCache.get(log) ?? indexed
+  if (known?.key === seen) {
+    summaryCache.set(log, known)
+    return known
+  }
   const fd = openSync(log, 'r')
   try {
+    // The identity of what is read, should the log have changed since the look above.
     const stats = fstatSync(fd)
-    const key = `${stats.ino}:${stats.size}:${stats.mtimeMs}`
-    const cached = summaryCache.get(log)
-    if (cached?.key === key) return cached.value
-    const value = await readLogSummary(fd, log, sessionId, stats.size)
+    const entry = { key: keyOf(stats), value: await readLogSummary(fd, log, sessionId, stats.size) }
     if (summaryCache.size >= CACHE_LIMIT) summaryCache.clear()
-    summaryCache.set(log, { key, value })
-    return value
+    summaryCache.set(log, entry)
+    return entry
   } finally {
     closeSync(fd)
   }
@@ -222,15 +295,15 @@ async function readLogSummary(
     status: 'finished',
     eventCount: ((last as SessionEvent | undefined)?.seq ?? created.seq) + 1,
   }
-  return { summary, lastRun, firstTask }
+  return { summary, lastRun: (lastRun as SessionEvent | undefined)?.type, firstTask }
 }
 
 function withStatus({ summary, lastRun, firstTask }: LogSummary, locked: boolean): SessionSummary {
   if (locked) {
     // Held by a live run: waiting for the user's review if that is where it stopped, else working.
-    return { ...summary, status: lastRun?.type === 'run.paused' ? 'paused' : 'running' }
+    return { ...summary, status: lastRun === 'run.paused' ? 'paused' : 'running' }
   }
-  switch (lastRun?.type) {
+  switch (lastRun) {
     case 'run.finished':
       return summary
     case 'run.failed':

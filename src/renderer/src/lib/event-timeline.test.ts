@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { SessionEvent } from '../../../shared/events'
 import { reduceEvents, stateAt } from '../../../shared/reducer'
-import { CHECKPOINT_EVERY, EventTimeline } from './event-timeline'
+import { BUILD_SLICE, buildEventTimeline, CHECKPOINT_EVERY, EventTimeline } from './event-timeline'
 
 /** A session with `turns` turns of two parallel reads and one serial command each; `at` grows 10 ms per event. */
 function session(turns: number): SessionEvent[] {
@@ -106,5 +106,26 @@ describe('EventTimeline', () => {
     const skewed = events.slice(0, 10).map((e, i) => ({ ...e, at: i === 5 ? 900 : e.at }))
     const timeline = new EventTimeline(skewed)
     expect(timeline.indexAt(skewed[4]!.at)).toBe(6)
+  })
+})
+
+describe('buildEventTimeline', () => {
+  const events = session(Math.ceil((BUILD_SLICE * 2.5) / 11))
+
+  it('builds, a slice at a time, the timeline a single append builds', async () => {
+    expect(events.length).toBeGreaterThan(BUILD_SLICE * 2)
+    const built = await buildEventTimeline(events, () => false)
+    const whole = new EventTimeline(events)
+    expect(built?.head).toEqual(whole.head)
+    expect(built?.length).toBe(whole.length)
+    for (const n of [0, 1, BUILD_SLICE - 1, BUILD_SLICE, BUILD_SLICE + 300, events.length - 1])
+      expect(built?.stateAtIndex(n)).toEqual(whole.stateAtIndex(n))
+  })
+
+  it('stops between slices once it is no longer wanted', async () => {
+    let asked = 0
+    const built = await buildEventTimeline(events, () => ++asked >= 1)
+    expect(built).toBeNull()
+    expect(asked).toBe(1)
   })
 })

@@ -135,3 +135,43 @@ export class EventTimeline {
     return undefined
   }
 }
+
+/** Events reduced between two yields while a long log is read in (a few tens of ms of work). */
+export const BUILD_SLICE = 4096
+
+/**
+ * The timeline of `events`, built a slice at a time with the page given back in between (input, paint), so a
+ * 100,000-event log reduces while the session's preview is on screen. The result is the one `new
+ * EventTimeline(events)` gives. Resolves null once `cancelled()` says the timeline is no longer wanted.
+ */
+export async function buildEventTimeline(
+  events: readonly SessionEvent[],
+  cancelled: () => boolean,
+): Promise<EventTimeline | null> {
+  const timeline = new EventTimeline()
+  for (let from = 0; from < events.length; from += BUILD_SLICE) {
+    if (from > 0) {
+      await yieldToPage()
+      if (cancelled()) return null
+    }
+    timeline.append(events.slice(from, from + BUILD_SLICE))
+  }
+  return timeline
+}
+
+/**
+ * Lets the page handle input and paint before going on: `scheduler.yield()` where there is one, else a message
+ * to ourselves (a timer would wait a second in a window in the background).
+ */
+export function yieldToPage(): Promise<void> {
+  const scheduler = (globalThis as { scheduler?: { yield?: () => Promise<void> } }).scheduler
+  if (typeof scheduler?.yield === 'function') return scheduler.yield()
+  return new Promise((resolve) => {
+    const channel = new MessageChannel()
+    channel.port1.onmessage = () => {
+      channel.port1.close()
+      resolve()
+    }
+    channel.port2.postMessage(null)
+  })
+}

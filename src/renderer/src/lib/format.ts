@@ -10,6 +10,9 @@ export function formatDuration(ms: number | undefined): string {
   return `${minutes} min ${seconds} s`
 }
 
+/** `toLocaleDateString()` builds a formatter on every call (a good part of a millisecond): one, made once. */
+const dateFormat = new Intl.DateTimeFormat()
+
 /** "3 min ago", "yesterday", or a date: for the session list. */
 export function formatAgo(at: number, now = Date.now()): string {
   const s = Math.round((now - at) / 1000)
@@ -17,7 +20,7 @@ export function formatAgo(at: number, now = Date.now()): string {
   if (s < 3600) return `${Math.round(s / 60)} min ago`
   if (s < 86_400) return `${Math.round(s / 3600)} h ago`
   if (s < 2 * 86_400) return 'yesterday'
-  return new Date(at).toLocaleDateString()
+  return dateFormat.format(at)
 }
 
 /** The time of day of a moment, "14:03" (seconds too when `seconds`): for what the user did, like an undo. */

@@ -2,7 +2,7 @@ import { create } from 'zustand'
 import type { SessionEvent, SessionSummary } from '../../../shared/events'
 import type { ApprovalReply, AppInfo, SettingsUpdate, SettingsView, WorkspaceInfo } from '../../../shared/ipc'
 import type { SessionState } from '../../../shared/reducer'
-import { EventTimeline } from '../lib/event-timeline'
+import { buildEventTimeline, EventTimeline, yieldToPage } from '../lib/event-timeline'
 
 /** One store in slices; actions sit next to the state they change (zustand docs). */
 
@@ -59,6 +59,11 @@ interface OpenSessionSlice {
   live: boolean
   warnings: string[]
   sessionLoading: boolean
+  /**
+   * The session on screen is a preview (its last turns, while the whole log is read and reduced): no replay, and
+   * live events wait for the whole log, as they wait for any load.
+   */
+  previewing: boolean
   sessionError: string | null
   /** A request to main failed (start, stop, continue, approval): shown until the next action. */
   actionError: string | null
@@ -120,6 +125,14 @@ let scrubSettle: ReturnType<typeof setTimeout> | null = null
 
 const initialReplay: ReplayState = { active: false, at: 0, playing: false, speed: 4 }
 
+/**
+ * A session opened afresh first gets a preview of its last turns when its log is longer than this many events:
+ * on screen at once, the whole log read and reduced behind it. Enough turns to fill both panes.
+ */
+const PREVIEW_EVENTS = 1000
+/** Counts loads: an answer for any but the latest is stale. */
+let loads = 0
+
 export const useAppStore = create<AppState>()((set, get) => {
   /** The state to show for the timeline's current content and the replay position. */
   const viewOf = (timeline: EventTimeline, replay: ReplayState): SessionState =>
@@ -144,6 +157,23 @@ export const useAppStore = create<AppState>()((set, get) => {
   }
 
   const fail = (error: string): void => set({ actionError: error, busy: false })
+
+  /** A loaded session on screen, then the live events that came in while it loaded (those it had are dropped by seq). */
+  const show = (timeline: EventTimeline, loaded: { live: boolean; warnings: string[] }): void => {
+    const view = viewOf(timeline, get().replay)
+    set({
+      timeline,
+      version: get().version + 1,
+      view,
+      transcriptView: view,
+      live: loaded.live,
+      warnings: loaded.warnings,
+      sessionLoading: false,
+      previewing: false,
+      sessionError: null,
+    })
+    if (queued.length > 0) flush()
+  }
 
   return {
     info: null,
@@ -203,6 +233,7 @@ export const useAppStore = create<AppState>()((set, get) => {
     live: false,
     warnings: [],
     sessionLoading: false,
+    previewing: false,
     sessionError: null,
     actionError: null,
     busy: false,
@@ -230,6 +261,7 @@ export const useAppStore = create<AppState>()((set, get) => {
         sessionError: null,
         actionError: null,
         sessionLoading: sessionId !== null,
+        previewing: false,
         replay: initialReplay,
         selectedCallId: null,
         selectedRewindId: null,
@@ -241,25 +273,38 @@ export const useAppStore = create<AppState>()((set, get) => {
     async reloadSession() {
       const sessionId = get().openSessionId
       if (sessionId === null) return
+      const load = ++loads
+      const stale = (): boolean => load !== loads || get().openSessionId !== sessionId
       set({ sessionLoading: true })
+      if (get().timeline === null) {
+        // Opened afresh: the last turns first (a reload after a gap keeps what is on screen until it is done).
+        const preview = await window.api.invoke('session:load', { sessionId, tail: PREVIEW_EVENTS })
+        if (stale()) return
+        if (preview.ok && !preview.value.partial)
+          return show(new EventTimeline(preview.value.events), preview.value)
+        if (preview.ok) {
+          const timeline = new EventTimeline(preview.value.events)
+          set({
+            timeline,
+            version: get().version + 1,
+            view: timeline.head,
+            transcriptView: timeline.head,
+            live: preview.value.live,
+            warnings: preview.value.warnings,
+            previewing: true,
+          })
+          // On screen before the whole log's answer is taken in (reading it blocks the page for a moment).
+          await nextPaint()
+          if (stale()) return
+        }
+        // A preview that failed: the whole load says why, or succeeds.
+      }
       const result = await window.api.invoke('session:load', { sessionId })
-      // Another session was opened meanwhile: this answer is stale.
-      if (get().openSessionId !== sessionId) return
-      if (!result.ok) return set({ sessionLoading: false, sessionError: result.error })
-      const timeline = new EventTimeline(result.value.events)
-      const view = viewOf(timeline, get().replay)
-      set({
-        timeline,
-        version: get().version + 1,
-        view,
-        transcriptView: view,
-        live: result.value.live,
-        warnings: result.value.warnings,
-        sessionLoading: false,
-        sessionError: null,
-      })
-      // Events that came in while loading: applied now, the ones the load already had are dropped by seq.
-      if (queued.length > 0) flush()
+      if (stale()) return
+      if (!result.ok) return set({ sessionLoading: false, previewing: false, sessionError: result.error })
+      const timeline = await buildEventTimeline(result.value.events, stale)
+      if (timeline === null || stale()) return
+      show(timeline, result.value)
     },
 
     receiveEvents(sessionId, events) {
@@ -343,7 +388,9 @@ export const useAppStore = create<AppState>()((set, get) => {
     },
 
     setReplay(update, source) {
-      const { timeline, replay } = get()
+      const { timeline, replay, previewing } = get()
+      // A preview is not the session: replay waits for the whole log.
+      if (previewing) return
       const next = { ...replay, ...update }
       if (timeline) {
         const first = timeline.firstAt ?? 0
@@ -403,3 +450,22 @@ export const useAppStore = create<AppState>()((set, get) => {
     },
   }
 })
+
+/**
+ * Resolves once the frame with what was just rendered has been painted: at the frame after it (its animation frame
+ * callbacks run before it is painted), or soon in a window that paints no frames.
+ */
+async function nextPaint(): Promise<void> {
+  // After React's commit, which comes in a task of its own.
+  await yieldToPage()
+  return new Promise((resolve) => {
+    const fallback = setTimeout(resolve, 500)
+    requestAnimationFrame(() =>
+      requestAnimationFrame(() => {
+        clearTimeout(fallback)
+        // Out of the frame's callbacks, so that whatever follows does not hold up that frame either.
+        void yieldToPage().then(resolve)
+      }),
+    )
+  })
+}

@@ -1,5 +1,16 @@
 import { execFileSync } from 'node:child_process'
-import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises'
+import {
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionEventDraft } from '../../../../shared/events'
@@ -140,6 +151,74 @@ describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { time
     const { changes } = await t.run('cat a.txt')
     expect(changes?.counts).toEqual({ added: 0, changed: 0, removed: 0, modeChanged: 0 })
     expect(t.events).toEqual([])
+  })
+
+  it('reads a folder emptied and made again deep in the tree, and a large new tree, exactly', async () => {
+    const t = await setup({ 'p/q/old1.txt': '1\n', 'p/q/old2.txt': '2\n', 'p/keep.txt': 'k\n' })
+    const command = await script(t.workspace, 'deep.js', [
+      'rm -rf p/q && mkdir p/q && echo n > p/q/new.txt',
+      'for d in 1 2 3; do mkdir -p made/d$d/e; for f in 1 2 3 4 5; do echo $d$f > made/d$d/e/f$f.txt; done; done',
+    ])
+    const { result, changes } = await t.run(command)
+    expect(result.isError, result.output).toBe(false)
+    const files = await tree(t.workspace)
+    expect(Object.keys(files).filter((k) => k.startsWith('p/'))).toEqual([
+      'p/',
+      'p/keep.txt',
+      'p/q/',
+      'p/q/new.txt',
+    ])
+    expect(files['made/d3/e/f5.txt']).toBe('644 35\n')
+    // old1, old2 removed; new.txt, 3 x (d, e, 5 files) added.
+    expect(changes?.counts).toMatchObject({ removed: 2, added: 1 + 3 * 7 + 1 })
+  })
+
+  it('moves a new folder in whole only when everything in it lands', async () => {
+    const t = await setup({ 'a.txt': 'a\n' })
+    const command = await script(t.workspace, 'new.js', [
+      'mkdir -p whole/in && echo w > whole/in/w.txt',
+      'mkdir -p mixed/in && echo m > mixed/in/m.txt && echo SECRET=1 > mixed/in/.env',
+      'mkdir -p odd && echo o > odd/o.txt && mkfifo odd/pipe',
+    ])
+    const { result, changes } = await t.run(command)
+    expect(result.isError, result.output).toBe(false)
+    const files = await tree(t.workspace)
+    expect(files['whole/in/w.txt']).toBe('644 w\n')
+    expect(files['mixed/in/m.txt']).toBe('644 m\n')
+    expect(files['odd/o.txt']).toBe('644 o\n')
+    // The held secret file and the pipe stayed behind with the layer.
+    expect(Object.keys(files).filter((k) => /\.env|pipe/.test(k))).toEqual([])
+    expect(changes?.held?.paths.map((p) => p.relPath)).toEqual(['mixed/in/.env'])
+    // Each landed path was logged with what was there before (nothing), so undo takes them away.
+    const logged = t.events.flatMap((e) => (e.type === 'file.preimage' ? [e.relPath] : []))
+    expect(logged).toEqual(expect.arrayContaining(['whole', 'whole/in', 'whole/in/w.txt', 'mixed/in/m.txt']))
+    expect(logged).not.toContain('mixed/in/.env')
+  })
+
+  it('gives the command no way around its layer (the wrapper’s own view of the workspace stays its own)', async () => {
+    const t = await setup({ 'a.txt': 'a\n' })
+    // Everything the command's own process holds open, by identity: the workspace as it is (the layer's lower
+    // folder, which the wrapper keeps open) must not be among it, or the command could write there past the
+    // capture.
+    await writeFile(
+      join(t.workspace, 'fds.js'),
+      `const fs = require('fs')
+const open = []
+for (const n of fs.readdirSync('/proc/self/fd')) {
+  try {
+    const st = fs.statSync('/proc/self/fd/' + n)
+    open.push(st.dev + ':' + st.ino)
+  } catch {}
+}
+console.log('FDS ' + open.join(' '))
+`,
+    )
+    const { result } = await t.run('node fds.js')
+    expect(result.isError, result.output).toBe(false)
+    const real = await stat(t.workspace)
+    const open = /FDS (.+)/.exec(result.output)?.[1]?.split(' ') ?? []
+    expect(open.length).toBeGreaterThanOrEqual(3)
+    expect(open).not.toContain(`${real.dev}:${real.ino}`)
   })
 
   it('captures what a command changed before it was killed by its timeout', async () => {

@@ -1,7 +1,7 @@
-import type { Stats } from 'node:fs'
-import { opendir, readFile, readlink } from 'node:fs/promises'
+import { opendirSync, readlinkSync, type Stats } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { lstatIfPresent } from '../../../fs/lstat-if-present'
+import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
 
 /**
  * Reading a command's change set out of its overlay's upper layer (issue 20). The upper folder holds exactly
@@ -12,6 +12,10 @@ import { lstatIfPresent } from '../../../fs/lstat-if-present'
  * Entries come out one at a time, in an order in which they can be applied: a folder before what goes into
  * it, what is removed from a folder before the folder itself, so a change set of a million files is never
  * held in memory (only the path of the folder being read, and its children's names).
+ *
+ * The layer is read with direct system calls (an lstat is a few microseconds; a trip through the thread pool
+ * costs tens, hundreds under load, and 20,000 new files cost several of each) by a plain generator: the
+ * caller gives the event loop back every few milliseconds between changes (TimeSlices).
  */
 
 /** What is at a path: absent (null), a regular file, a symbolic link or a folder. */
@@ -31,6 +35,13 @@ export interface Change {
   /** The upper layer's copy of a file or link that the command left (after.kind file or link). */
   source?: string
   /**
+   * A folder that is new, in a folder that is not (so is everything in it): it can land whole, by one rename of
+   * `source`, when everything in it lands.
+   */
+  whole?: true
+  /** In the layer but nothing a command can land (a device, a socket): not a change, and not landed. */
+  odd?: true
+  /**
    * The folder this change is part of the removal or replacement of (a removed tree, a folder removed and made
    * again): a rule that holds that folder holds the change too.
    */
@@ -44,10 +55,10 @@ export function seenOf(st: Stats, target?: string): Seen {
   return null
 }
 
-async function look(path: string): Promise<{ st: Stats; seen: Seen } | null> {
-  const st = await lstatIfPresent(path)
+function look(path: string): { st: Stats; seen: Seen } | null {
+  const st = lstatIfPresentSync(path)
   if (st === null) return null
-  const target = st.isSymbolicLink() ? await readlink(path) : undefined
+  const target = st.isSymbolicLink() ? readlinkSync(path) : undefined
   return { st, seen: seenOf(st, target) }
 }
 
@@ -68,24 +79,24 @@ export async function readOpaque(file: string): Promise<Set<string> | null> {
   return new Set(parts.slice(0, -2))
 }
 
-async function* names(dir: string): AsyncGenerator<string> {
-  const handle = await opendir(dir, { bufferSize: 256 })
-  for await (const d of handle) yield d.name
+/** A folder's entries, a buffer of them at a time. */
+function* names(dir: string): Generator<string> {
+  const handle = opendirSync(dir, { bufferSize: 256 })
+  try {
+    for (let d = handle.readSync(); d !== null; d = handle.readSync()) yield d.name
+  } finally {
+    handle.closeSync()
+  }
 }
 
 const join2 = (rel: string, name: string) => (rel === '' ? name : `${rel}/${name}`)
 
 /** Everything under a folder of the workspace that is going away, deepest first, then the folder itself. */
-async function* removeTree(
-  workspace: string,
-  rel: string,
-  before: Seen,
-  scope: string,
-): AsyncGenerator<Change> {
+function* removeTree(workspace: string, rel: string, before: Seen, scope: string): Generator<Change> {
   if (before?.kind === 'dir') {
-    for await (const name of names(join(workspace, rel))) {
+    for (const name of names(join(workspace, rel))) {
       const child = join2(rel, name)
-      const found = await look(join(workspace, child))
+      const found = look(join(workspace, child))
       if (found) yield* removeTree(workspace, child, found.seen, scope)
     }
   }
@@ -97,15 +108,15 @@ async function* removeTree(
  * not get to (killed outright): then a folder made again is taken as merged with the old one, and the caller
  * says the capture may be incomplete.
  */
-export async function* readChangeSet(
+export function* readChangeSet(
   workspace: string,
   upper: string,
   opaque: ReadonlySet<string> | null,
-): AsyncGenerator<Change> {
+): Generator<Change> {
   yield* readFolder(workspace, upper, '', undefined, opaque)
 }
 
-async function* readFolder(
+function* readFolder(
   workspace: string,
   upper: string,
   rel: string,
@@ -115,21 +126,27 @@ async function* readFolder(
    */
   scope: string | undefined,
   opaque: ReadonlySet<string> | null,
-): AsyncGenerator<Change> {
+  /** The workspace has no folder here: nothing in this one was there before (not looked for, 20,000 times). */
+  fresh = false,
+): Generator<Change> {
   const named = scope !== undefined ? new Set<string>() : null
   const tag = scope !== undefined ? { scope } : {}
-  for await (const name of names(join(upper, rel))) {
+  for (const name of names(join(upper, rel))) {
     named?.add(name)
     const child = join2(rel, name)
-    const up = await look(join(upper, child))
+    const up = look(join(upper, child))
     if (!up) continue
-    const low = await look(join(workspace, child))
+    const low = fresh ? null : look(join(workspace, child))
     const before = low?.seen ?? null
     if (isWhiteout(up.st)) {
       if (before) yield* removeTree(workspace, child, before, scope ?? child)
       continue
     }
-    if (up.seen === null) continue // a device or a socket: nothing a command can land in a workspace
+    // A device or a socket: nothing a command can land in a workspace.
+    if (up.seen === null) {
+      yield { rel: child, before, after: before, odd: true }
+      continue
+    }
     if (up.seen.kind === 'dir') {
       if (before?.kind === 'dir') {
         if (before.mode !== up.seen.mode) yield { rel: child, before, after: up.seen, ...tag }
@@ -138,8 +155,9 @@ async function* readFolder(
       } else {
         // Made where there was nothing, a file or a link: what was there goes, the folder comes whole.
         if (before) yield* removeTree(workspace, child, before, scope ?? child)
-        yield { rel: child, before: null, after: up.seen, ...tag }
-        yield* readFolder(workspace, upper, child, undefined, opaque)
+        const whole = fresh ? {} : { whole: true as const, source: join(upper, child) }
+        yield { rel: child, before: null, after: up.seen, ...whole, ...tag }
+        yield* readFolder(workspace, upper, child, undefined, opaque, true)
       }
       continue
     }
@@ -149,10 +167,10 @@ async function* readFolder(
     } else yield { rel: child, before, after: up.seen, source: join(upper, child), ...tag }
   }
   if (named && scope !== undefined) {
-    for await (const name of names(join(workspace, rel))) {
+    for (const name of names(join(workspace, rel))) {
       if (named.has(name)) continue
       const child = join2(rel, name)
-      const low = await look(join(workspace, child))
+      const low = look(join(workspace, child))
       if (low) yield* removeTree(workspace, child, low.seen, scope)
     }
   }

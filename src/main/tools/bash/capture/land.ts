@@ -1,5 +1,16 @@
 import { createHash } from 'node:crypto'
-import { createReadStream, promises as fs } from 'node:fs'
+import {
+  chmodSync,
+  copyFileSync,
+  createReadStream,
+  mkdirSync,
+  promises as fs,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  symlinkSync,
+  unlinkSync,
+} from 'node:fs'
 import { dirname, join, sep } from 'node:path'
 import { createInterface } from 'node:readline'
 import type {
@@ -16,7 +27,10 @@ import {
   parseToken,
   type PathToken,
 } from '../../../fs/path-token'
+import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
 import { putPathState } from '../../../fs/put-path'
+import { readFileQuick } from '../../../fs/quick-read'
+import { TimeSlices } from '../../../fs/time-slices'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import { readChangeSet, type Change, type Seen } from './change-set'
 import { heldReason } from './held'
@@ -75,6 +89,18 @@ interface PlanLine {
   before: PathToken
   after: PathToken
   source?: string
+  /** A new folder that lands whole (see Change.whole), unless something in it does not land. */
+  whole?: true
+}
+
+/** The outermost folder of `wholes` that holds `rel`, if any. */
+function wholeAbove(rel: string, wholes: ReadonlySet<string>): string | undefined {
+  let found: string | undefined
+  for (let at = rel.indexOf('/'); at > 0; at = rel.indexOf('/', at + 1)) {
+    const folder = rel.slice(0, at)
+    if (wholes.has(folder)) found ??= folder
+  }
+  return found
 }
 
 async function tokenOf(
@@ -89,7 +115,8 @@ async function tokenOf(
   if (seen.kind === 'dir') return { token: dirToken(seen.mode), kept: true }
   if (seen.kind === 'link') return { token: linkToken(seen.target), kept: true }
   if (seen.size > KEEP_MAX_BYTES) return { token: fileToken(await hashStream(path), seen.mode), kept: false }
-  const content = await fs.readFile(path)
+  // Most files a command leaves are small: read by direct system calls (see quick-read.ts).
+  const content = await readFileQuick(path)
   const hash = keep ? await keep(content) : createHash('sha256').update(content).digest('hex')
   return { token: fileToken(hash, seen.mode), kept: true }
 }
@@ -136,6 +163,13 @@ export async function landChangeSet(opts: {
   const plan = await fs.open(planFile, 'w', 0o600)
   let entries = 0
   const heldFolders = new Set<string>()
+  // New folders that may land by one rename each, and those of them holding something that does not land.
+  const wholes = new Set<string>()
+  const partial = new Set<string>()
+  const notLanding = (rel: string) => {
+    const folder = wholeAbove(rel, wholes)
+    if (folder !== undefined) partial.add(folder)
+  }
   const holdsHeld = new Set<string>()
   const inFlight: Promise<unknown>[] = []
   // Plan lines go to the file a batch at a time: one write per line would cost a round trip each.
@@ -149,7 +183,13 @@ export async function landChangeSet(opts: {
     await plan.write(text)
   }
   try {
-    for await (const change of readChangeSet(workspace, layer.upper, opts.opaque)) {
+    const slices = new TimeSlices()
+    for (const change of readChangeSet(workspace, layer.upper, opts.opaque)) {
+      await slices.tick()
+      if (change.odd) {
+        notLanding(change.rel)
+        continue
+      }
       const abs = join(workspace, change.rel)
       const before = await tokenOf(abs, change.before, (content) => host.keep(abs, content))
       const after = change.source
@@ -160,8 +200,13 @@ export async function landChangeSet(opts: {
       if (reason !== null) {
         landed.heldCount++
         if (landed.held.length < PATHS_SHOWN) landed.held.push({ relPath: change.rel, reason })
-        if (!host.landProtected) continue
+        if (!host.landProtected) {
+          notLanding(change.rel)
+          if (change.whole) partial.add(change.rel)
+          continue
+        }
       }
+      if (change.whole) wholes.add(change.rel)
       const kind = kindOf(before.token, after.token)
       const counted = kind === 'mode' ? 'modeChanged' : kind
       landed.counts[counted]++
@@ -173,6 +218,7 @@ export async function landChangeSet(opts: {
         before: before.token,
         after: after.token,
         ...(change.source ? { source: change.source } : {}),
+        ...(change.whole ? { whole: true as const } : {}),
       }
       pending.push(JSON.stringify(line))
       pendingBytes += pending[pending.length - 1]!.length + 1
@@ -214,7 +260,7 @@ export async function landChangeSet(opts: {
 
   await host.log({ type: 'command.landing', callId, layer: layer.dir, entries })
   await host.sync()
-  const failure = await applyPlan(workspace, planFile, host)
+  const failure = await applyPlan(workspace, planFile, host, partial)
   if (failure !== undefined) {
     await host.log({ type: 'command.landed', callId, outcome: 'rolled-back', error: failure })
     await host.sync()
@@ -272,17 +318,38 @@ async function applyPlan(
   workspace: string,
   planFile: string,
   host: Pick<CaptureHost, 'content'>,
+  /** New folders with something in them that does not land: made entry by entry, not moved whole. */
+  partial: ReadonlySet<string>,
 ): Promise<string | undefined> {
   // Only how many landed is kept; a roll-back reads them back from the plan (memory stays bounded).
   let done = 0
   const modes: { path: string; mode: number }[] = []
   const checked = new Set<string>([workspace])
   let failure: string | undefined
+  const slices = new TimeSlices()
+  // The folder moved in whole last: the lines inside it follow it in the plan and have landed with it.
+  let moved: string | undefined
   for await (const line of planLines(planFile)) {
+    if (moved !== undefined && line.rel.startsWith(moved)) {
+      done++
+      continue
+    }
+    moved = undefined
     const path = join(workspace, line.rel)
-    const failed = await applyOne(workspace, path, line, checked, modes).catch((error: unknown) =>
-      message(error),
-    )
+    let failed: string | undefined
+    try {
+      if (
+        line.whole &&
+        line.source !== undefined &&
+        !partial.has(line.rel) &&
+        moveWhole(workspace, path, line, checked)
+      )
+        moved = `${line.rel}/`
+      else failed = applyOne(workspace, path, line, checked, modes)
+    } catch (error) {
+      failed = message(error)
+    }
+    await slices.tick()
     if (failed !== undefined) {
       failure = `${line.rel}: ${failed}`
       break
@@ -324,17 +391,44 @@ async function rollBackLines(
   return stuck.length === 0 ? '.' : `, except ${stuck.slice(0, 20).join(', ')}.`
 }
 
-async function applyOne(
+/**
+ * A new folder moved in with everything in it by one rename (the layer is on the workspace's file system):
+ * 20,000 new files in 200 new folders are 200 renames. False when it cannot be (another file system, or the
+ * folder is no longer where it was): then it lands entry by entry. The new folder must not be there: a rename
+ * would replace an empty folder made meanwhile, so that is checked first.
+ */
+function moveWhole(workspace: string, path: string, line: PlanLine, checked: Set<string>): boolean {
+  const dir = dirname(path)
+  if (!checked.has(dir)) {
+    const real = realpathSync.native(dir)
+    if (real !== dir || !(real + sep).startsWith(workspace + sep)) return false
+    checked.add(dir)
+  }
+  if (lstatIfPresentSync(path) !== null) return false
+  try {
+    renameSync(line.source as string, path)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EXDEV') return false
+    throw error
+  }
+}
+
+/**
+ * One line of the plan, by direct system calls (each a few microseconds, where a trip through the thread pool
+ * costs tens: 20,000 new files are 20,000 renames); the caller gives the event loop back between lines.
+ */
+function applyOne(
   workspace: string,
   path: string,
   line: PlanLine,
   checked: Set<string>,
   modes: { path: string; mode: number }[],
-): Promise<string | undefined> {
+): string | undefined {
   // The folder it goes into is a folder of the workspace, not a link to elsewhere made since the capture.
   const dir = dirname(path)
   if (!checked.has(dir)) {
-    const real = await fs.realpath(dir)
+    const real = realpathSync.native(dir)
     if (real !== dir || !(real + sep).startsWith(workspace + sep))
       return 'its folder is no longer where it was'
     checked.add(dir)
@@ -343,30 +437,36 @@ async function applyOne(
   const was = parseToken(line.before)
   switch (want.kind) {
     case 'absent':
-      if (was.kind === 'dir') await fs.rmdir(path)
-      else await fs.unlink(path).catch(ignoreMissing)
+      if (was.kind === 'dir') rmdirSync(path)
+      else {
+        try {
+          unlinkSync(path)
+        } catch (error) {
+          ignoreMissing(error)
+        }
+      }
       return undefined
     case 'dir':
-      if (was.kind === 'file' || was.kind === 'link') await fs.unlink(path)
-      if (was.kind !== 'dir') await fs.mkdir(path, { mode: 0o700 })
+      if (was.kind === 'file' || was.kind === 'link') unlinkSync(path)
+      if (was.kind !== 'dir') mkdirSync(path, { mode: 0o700 })
       modes.push({ path, mode: want.mode })
       return undefined
     case 'file':
     case 'link': {
       if (line.source === undefined) return 'its new content is missing from the layer'
-      if (was.kind === 'dir') await fs.rmdir(path)
+      if (was.kind === 'dir') rmdirSync(path)
       try {
-        await fs.rename(line.source, path)
+        renameSync(line.source, path)
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error
         // The layer is on another file system: copied beside, then renamed in (still atomic for readers).
         const temp = `${path}.lanes-${process.pid}-land`
-        if (want.kind === 'link') await fs.symlink(want.target, temp)
+        if (want.kind === 'link') symlinkSync(want.target, temp)
         else {
-          await fs.copyFile(line.source, temp)
-          await fs.chmod(temp, want.mode ?? 0o644)
+          copyFileSync(line.source, temp)
+          chmodSync(temp, want.mode ?? 0o644)
         }
-        await fs.rename(temp, path)
+        renameSync(temp, path)
       }
       return undefined
     }

@@ -29,30 +29,41 @@ import { findProgram } from '../sandbox/support'
  * Node has no call to read extended attributes, so this is measured rather than read: a folder shows no entry
  * of the lower layer exactly when the merged folder holds as many entries as the upper one (whiteouts aside).
  * For a folder that is not opaque this can only be so when the lower layer has nothing the upper one does not
- * name (or has no such folder: a new one), and then treating it as opaque removes nothing: the answer is right
- * either way. Bash builtins only (globs, tests): no process at all.
+ * name, and then treating it as opaque removes nothing: the answer is right either way. Only folders the
+ * workspace had are asked (a new folder hides nothing, and neither does anything in it, so the walk does not
+ * go into one: 20,000 new files cost no test each): the wrapper keeps the workspace as it was open (a
+ * descriptor bash picks, `$lower`) from before the mount, and reads it through /proc/$$/fd/$lower. That
+ * descriptor is closed for the command (`{lower}<&-`): the sandbox never holds a way around the layer. Bash builtins only (globs, tests): no
+ * process at all.
  */
 
 const WRAPPER = String.raw`
 set -u
 ws=$1 layer=$2
 shift 2
+exec {lower}<"$ws" || exit 125
 mount -t overlay overlay -o "lowerdir=$ws,upperdir=$layer/upper,workdir=$layer/work,userxattr" "$ws" || exit 125
 trap : TERM INT HUP
-"$@"
+"$@" {lower}<&-
 rc=$?
 trap '' TERM INT HUP
-shopt -s nullglob dotglob globstar
+shopt -s nullglob dotglob
+low=/proc/$$/fd/$lower
 cd "$layer/upper" || exit $rc
-{
-  for d in **; do
-    [ -d "$d" ] && ! [ -L "$d" ] || continue
+walk() {
+  local d e k n
+  for d in "$1"*; do
+    [ -d "$d" ] && ! [ -L "$d" ] && [ -d "$low/$d" ] && ! [ -L "$low/$d" ] || continue
     k=0
     for e in "$ws/$d"/*; do k=$((k+1)); done
     n=0
     for e in "$d"/*; do [ -c "$e" ] && ! [ -L "$e" ] || n=$((n+1)); done
     [ "$k" -eq "$n" ] && printf '%s\0' "$d"
+    walk "$d/"
   done
+}
+{
+  walk ''
   printf 'done\0'
 } > "$layer/opaque" 2>/dev/null
 exit $rc

@@ -53,11 +53,12 @@ export function advance(axis: TimeAxis, at: number, elapsedMs: number, speed: nu
 }
 
 export function ReplayBar() {
-  const { timeline, replay, setReplay } = useAppStore(
+  const { timeline, replay, setReplay, previewing } = useAppStore(
     useShallow((s) => ({
       timeline: s.timeline,
       replay: s.replay,
       setReplay: s.setReplay,
+      previewing: s.previewing,
       version: s.version,
     })),
   )
@@ -85,6 +86,14 @@ export function ReplayBar() {
   }, [replay.playing])
 
   if (!timeline || timeline.length === 0) return null
+  if (previewing)
+    return (
+      <div className="replay-bar" data-testid="replay-bar" role="status">
+        <span className="muted small" data-testid="session-preview-note">
+          Showing the latest turns; reading the rest of this session…
+        </span>
+      </div>
+    )
   const position = replay.active ? replay.at : last
 
   const togglePlay = (): void => {

@@ -1,7 +1,8 @@
 import { memo, type RefObject } from 'react'
 import { formatDuration, formatOffset } from '../../lib/format'
-import { displayTime, firstReaching, LABEL_WIDTH, xOf, type AxisBreak, type Scale } from './scale'
+import { displayTime, firstReaching, LABEL_WIDTH, xOf, type Scale } from './scale'
 import { useScrollRange } from './use-scroll-range'
+import { freeSpans, visibleBreaks, type ShownBreak } from './visible-breaks'
 
 const TICK_STEPS = [
   50, 100, 250, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000,
@@ -25,21 +26,6 @@ export interface RunMark {
  * The time axis, drawn only for the part in view. Ticks are real offsets from the session's start, placed in
  * the busy stretches (where the scale is linear); each squeezed idle stretch is a marked break.
  */
-/** The breaks at least partly within display times from..to. */
-function breaksIn(breaks: readonly AxisBreak[], from: number, to: number): AxisBreak[] {
-  const out: AxisBreak[] = []
-  for (
-    let i = firstReaching(breaks.length, (j) => (breaks[j] as AxisBreak).displayTo, from);
-    i < breaks.length;
-    i++
-  ) {
-    const b = breaks[i] as AxisBreak
-    if (b.displayFrom > to) break
-    out.push(b)
-  }
-  return out
-}
-
 export const Ruler = memo(function Ruler({
   scale,
   scrollRef,
@@ -61,25 +47,27 @@ export const Ruler = memo(function Ruler({
   const toX = range.left + range.width
   const fromD = (fromX - LABEL_WIDTH) / pxPerMs
   const toD = (toX - LABEL_WIDTH) / pxPerMs
-  const breaks = breaksIn(time.breaks, fromD, toD)
+  const breaks = visibleBreaks(time.breaks, fromD, toD, pxPerMs)
   // Run flags, rewind marks and break labels have their place first; a tick label that would overlap one is
   // left out.
   const taken: [number, number][] = [
-    ...[...runs.map((r) => r.at), ...rewindAts].map((at): [number, number] => {
+    ...[...runs.map((r) => r.at), ...rewindAts].flatMap((at): [number, number][] => {
       const x = xOf(scale, at)
-      return [x, x + FLAG_PX]
+      return x + FLAG_PX < fromX - TICK_ROOM || x > toX ? [] : [[x, x + FLAG_PX]]
     }),
     ...breaks.map((b): [number, number] => {
       const x = xOf(scale, b.from)
       return [x, x + Math.min(b.kind === 'user' ? USER_BREAK_LABEL_PX : BREAK_LABEL_PX, xOf(scale, b.to) - x)]
     }),
   ]
+  const free = freeSpans(taken)
   const ticks: { t: number; x: number }[] = []
   let lastX = Number.NEGATIVE_INFINITY
   const push = (t: number): void => {
     const x = xOf(scale, t)
     if (x < fromX - TICK_ROOM || x > toX || x - lastX < TICK_ROOM) return
-    if (taken.some(([a, b]) => x < b && x + TICK_LABEL_PX > a)) return
+    // Candidates come in rising x (busy spans in order, ticks in order within each), as freeSpans needs.
+    if (!free(x, TICK_LABEL_PX)) return
     ticks.push({ t, x })
     lastX = x
   }
@@ -109,11 +97,8 @@ export const Ruler = memo(function Ruler({
             data-testid="axis-break"
             data-kind={b.kind}
             style={{ left: x0, width: w }}
-            title={
-              b.kind === 'user'
-                ? `${formatDuration(b.to - b.from)} waiting for you, drawn shorter (but never as short as idle time)`
-                : `${formatDuration(b.to - b.from)} without a running call, drawn shorter`
-            }
+            data-count={b.count}
+            title={breakTitle(b)}
           >
             {breakLabel(b, w)}
           </span>
@@ -139,9 +124,18 @@ export const Ruler = memo(function Ruler({
   )
 })
 
+function breakTitle(b: ShownBreak): string {
+  if (b.count === 1)
+    return b.kind === 'user'
+      ? `${formatDuration(b.idleMs)} waiting for you, drawn shorter (but never as short as idle time)`
+      : `${formatDuration(b.idleMs)} without a running call, drawn shorter`
+  const waits = b.userCount > 0 ? `, ${b.userCount} of them waiting for you` : ''
+  return `${b.count} stretches (${formatDuration(b.idleMs)} in all${waits}) without a running call, drawn shorter: zoom in to see each`
+}
+
 /** A break's label on the ruler, as much of it as its width holds. */
-function breakLabel(b: AxisBreak, width: number): string {
-  const length = formatDuration(b.to - b.from)
+function breakLabel(b: ShownBreak, width: number): string {
+  const length = formatDuration(b.idleMs)
   if (b.kind === 'user') {
     if (width > 150) return `waiting for you · ${length}`
     return width > 60 ? `you · ${length}` : '⋯'
@@ -162,7 +156,7 @@ export const BreakBands = memo(function BreakBands({
   const toD = (range.left + range.width - LABEL_WIDTH) / scale.pxPerMs
   return (
     <>
-      {breaksIn(scale.time.breaks, fromD, toD).map((b) => (
+      {visibleBreaks(scale.time.breaks, fromD, toD, scale.pxPerMs).map((b) => (
         <span
           key={b.from}
           className={`break-band ${b.kind}`}
