@@ -44,7 +44,7 @@ async function readyHub(workspace: string): Promise<McpHub> {
   const hub = new McpHub({
     workspace,
     servers: [server('t', [TEST_SERVER])],
-    trusted: () => true,
+    trust: (server) => server.permissions,
     reserved: new Set(),
     contextWindowTokens: DEFAULT_CONTEXT_WINDOW,
   })
@@ -167,7 +167,12 @@ async function firstRequest(
   if (slow) writeFileSync(config, JSON.stringify({ mcpServers: { slow } }))
   const t0 = performance.now()
   const mcp = slow
-    ? await openMcp({ workspace, registry: shared, userFiles: [config], trusted: () => true })
+    ? await openMcp({
+        workspace,
+        registry: shared,
+        userFiles: [config],
+        trust: (server) => server.permissions,
+      })
     : null
   const launched = await launchSession({
     workspace,

@@ -37,6 +37,7 @@ export function mockData(events: ReturnType<typeof generateSession>, live = fals
       compactAtTokens: null,
       apiKey: { source: 'none', masked: null, storage: 'file', file: null },
       demo: true,
+      mcpServers: [],
     },
   }
 }

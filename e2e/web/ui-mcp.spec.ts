@@ -46,13 +46,20 @@ test('trusting a folder’s MCP server after seeing what it runs; its calls and 
     await expect(dialog.getByTestId('mcp-command')).toHaveText(`node ${TEST_SERVER}`)
     await expect(dialog.getByTestId('mcp-env')).toContainText('GIVEN')
     await expect(dialog.getByTestId('mcp-env')).toContainText('yes')
-    await expect(dialog.getByTestId('mcp-permissions')).toContainText('This folder: read only')
-    await expect(dialog.getByTestId('mcp-permissions')).toContainText('Network: none')
+    // The folder's server gets the folder read-only and no network unless the user chooses otherwise here.
+    const permissions = dialog.getByTestId('mcp-permissions')
+    await expect(permissions.getByTestId('mcp-folder-read-only')).toBeChecked()
+    await expect(permissions.getByTestId('mcp-network')).not.toBeChecked()
     await screenshots(page, 'ui-mcp-trust')
+    // The user's choice (it needs nothing of the folder) is what it is trusted with, kept as its "lanes" key.
+    await permissions.getByTestId('mcp-folder-none').check()
     await dialog.getByTestId('mcp-trust').click()
     await expect(dialog).toContainText('Trusted: it starts with each task in this folder.')
     await page.keyboard.press('Escape')
     await expect(section.getByTestId('mcp-server')).toHaveAttribute('data-trusted', 'true')
+    await section.getByTestId('mcp-review').click()
+    await expect(dialog.getByTestId('mcp-folder-none')).toBeChecked()
+    await page.keyboard.press('Escape')
 
     await sendTask(page, 'Ask the helper for a picture')
     const cards = page.getByTestId('tool-card')

@@ -70,7 +70,12 @@ export const BashPreview = z.object({
 })
 export type BashPreview = z.infer<typeof BashPreview>
 
-export const OtherPreview = z.object({ kind: z.literal('other'), summary: z.string() })
+export const OtherPreview = z.object({
+  kind: z.literal('other'),
+  summary: z.string(),
+  /** What "always allow" would cover for this call ("every call of files: write in this folder"); absent: none. */
+  alwaysAllow: z.string().optional(),
+})
 export type OtherPreview = z.infer<typeof OtherPreview>
 
 export const ApprovalPreview = z.discriminatedUnion('kind', [WritePreview, BashPreview, OtherPreview])

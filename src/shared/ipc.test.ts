@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import type { z } from 'zod'
 import { eventChannels, requestChannels, type EventChannel, type RequestChannel } from './ipc'
 
+const LANES = { workspace: 'read-only', network: false, timeoutSec: 60 }
+
 const SID = '2026-11-30T19-40-12-123Z-a1b2c3'
 
 // Typed as a record over every channel, so a channel added to the contract without samples fails typecheck.
@@ -175,6 +177,42 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
       { trustKey: 'A'.repeat(64) },
       { trustKey: 'a'.repeat(64), x: 1 },
     ],
+  },
+  'mcp:save-server': {
+    valid: [
+      {
+        name: 'everything',
+        server: { kind: 'stdio', command: 'npx', args: ['-y', 'x'], env: { A: 'b', K: { keep: true } } },
+        lanes: { workspace: 'read-write', network: true, timeoutSec: 60 },
+      },
+      {
+        name: 'remote',
+        previousName: 'old',
+        server: { kind: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer x' } },
+        lanes: { workspace: 'none', network: false, timeoutSec: 5 },
+      },
+    ],
+    invalid: [
+      undefined,
+      { name: '', server: { kind: 'stdio', command: 'x', args: [], env: {} }, lanes: LANES },
+      { name: 'a', server: { kind: 'stdio', command: '', args: [], env: {} }, lanes: LANES },
+      {
+        name: 'a',
+        server: { kind: 'stdio', command: 'x', args: [], env: { K: { keep: false } } },
+        lanes: LANES,
+      },
+      { name: 'a', server: { kind: 'ftp', url: 'x' }, lanes: LANES },
+      {
+        name: 'a',
+        server: { kind: 'stdio', command: 'x', args: [], env: {} },
+        lanes: { ...LANES, timeoutSec: 0 },
+      },
+      { name: 'a', server: { kind: 'stdio', command: 'x', args: [], env: {} } },
+    ],
+  },
+  'mcp:remove-server': {
+    valid: [{ name: 'x' }],
+    invalid: [undefined, {}, { name: '' }, { name: 'x', y: 1 }],
   },
 }
 

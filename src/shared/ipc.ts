@@ -58,6 +58,69 @@ export type FolderListing = z.infer<typeof FolderListing>
 
 const NoInput = z.undefined()
 
+/** What an MCP server may reach, as its `"lanes"` key says (issue 22): the workspace, the network, a call's time. */
+export const McpLanes = z.strictObject({
+  workspace: z.enum(['none', 'read-only', 'read-write']),
+  network: z.boolean(),
+  timeoutSec: z.number().int().min(1).max(3600),
+})
+export type McpLanes = z.infer<typeof McpLanes>
+
+/** An environment variable or header of the user's server: plain, or a secret (kept like the API key) masked. */
+export const McpValueView = z.union([
+  z.object({ value: z.string() }).strict(),
+  z.object({ masked: z.string() }).strict(),
+])
+export type McpValueView = z.infer<typeof McpValueView>
+
+/** One of the user's own MCP servers (Settings), in `.mcp.json`'s shape; secret values never leave main. */
+export const McpUserServerView = z.object({
+  name: z.string(),
+  kind: z.enum(['stdio', 'http']),
+  command: z.string().optional(),
+  args: z.array(z.string()).optional(),
+  env: z.record(z.string(), McpValueView).optional(),
+  url: z.string().optional(),
+  headers: z.record(z.string(), McpValueView).optional(),
+  lanes: McpLanes,
+  /** Why the stored entry cannot be used (edited by hand, say); null when it can. */
+  problem: z.string().nullable(),
+})
+export type McpUserServerView = z.infer<typeof McpUserServerView>
+
+/** A value typed in Settings, or `{keep: true}`: the secret stored under this name before (never sent back). */
+export const McpValueInput = z.union([z.string().max(10_000), z.object({ keep: z.literal(true) }).strict()])
+export type McpValueInput = z.infer<typeof McpValueInput>
+
+const McpServerName = z.string().trim().min(1).max(64)
+
+/** Adds or replaces one of the user's servers (`previousName`: the one it was, when renamed). */
+export const McpUserServerInput = z
+  .object({
+    name: McpServerName,
+    previousName: McpServerName.optional(),
+    server: z.discriminatedUnion('kind', [
+      z
+        .object({
+          kind: z.literal('stdio'),
+          command: z.string().trim().min(1).max(4096),
+          args: z.array(z.string().max(10_000)).max(500),
+          env: z.record(z.string().min(1).max(500), McpValueInput),
+        })
+        .strict(),
+      z
+        .object({
+          kind: z.literal('http'),
+          url: z.string().trim().min(1).max(4096),
+          headers: z.record(z.string().min(1).max(500), McpValueInput),
+        })
+        .strict(),
+    ]),
+    lanes: McpLanes,
+  })
+  .strict()
+export type McpUserServerInput = z.infer<typeof McpUserServerInput>
+
 /** What the settings screen shows. The API key itself never leaves main: only whether one is set, masked. */
 export const SettingsView = z.object({
   model: z.string(),
@@ -85,6 +148,8 @@ export const SettingsView = z.object({
   }),
   /** No key and no base URL: the built-in demo model answers. */
   demo: z.boolean(),
+  /** The user's own MCP servers: trusted (the user typed them), started with every session. */
+  mcpServers: z.array(McpUserServerView),
 })
 export type SettingsView = z.infer<typeof SettingsView>
 
@@ -111,7 +176,7 @@ export const ApprovalReply = z
     decision: z.enum(['approved', 'rejected']),
     /** Sent to the model with a rejection (and kept with an approval). */
     note: z.string().max(10_000).optional(),
-    /** bash only: always allow this exact command in this folder. */
+    /** Always allow this exact command (bash), or this tool of this MCP server, in this folder. */
     always: z.boolean().optional(),
     /**
      * Allow calls of this kind for the rest of this session: the rule the review offered with the call
@@ -210,13 +275,12 @@ export const McpServerView = z.object({
   env: z.record(z.string(), z.string()).optional(),
   url: z.string().optional(),
   headers: z.record(z.string(), z.string()).optional(),
-  permissions: z.object({
-    workspace: z.enum(['none', 'read-only', 'read-write']),
-    network: z.boolean(),
-    timeoutSec: z.number(),
-  }),
+  /** What it runs with: the user's choice once trusted, else what its entry asks for. */
+  permissions: McpLanes,
+  /** What its entry asks for (its `"lanes"` key, or the defaults of a folder's server). */
+  requested: McpLanes,
   trusted: z.boolean(),
-  /** A hash of everything above but the name: trusting it trusts exactly this. */
+  /** A hash of what runs and what its entry asks for: trusting it trusts exactly this. */
   trustKey: z.string(),
   /** Why it would run without a sandbox; null when it runs in one (or is not a process here). */
   noSandbox: z.string().nullable(),
@@ -331,9 +395,18 @@ export const requestChannels = {
    * another key, so this is refused and the dialog shows the new one.
    */
   'mcp:trust': {
-    input: z.object({ trustKey: z.string().regex(/^[0-9a-f]{64}$/) }).strict(),
+    input: z
+      .object({
+        trustKey: z.string().regex(/^[0-9a-f]{64}$/),
+        /** The permissions the user chose in the dialog (default: what its entry asks for). */
+        lanes: McpLanes.optional(),
+      })
+      .strict(),
     output: McpServersView,
   },
+  /** Adds or changes one of the user's own servers (Settings); refused with the reason when it is not valid. */
+  'mcp:save-server': { input: McpUserServerInput, output: SettingsView },
+  'mcp:remove-server': { input: z.object({ name: McpServerName }).strict(), output: SettingsView },
 } as const
 
 export const eventChannels = {

@@ -35,8 +35,11 @@ export interface AgentOptions {
    * reported (command.held).
    */
   landProtected?: boolean
-  /** The app's own secrets (the API key in use): hidden wherever a tool's output would show them. */
-  appSecrets?: readonly string[]
+  /**
+   * The app's own secrets (the API key in use, its MCP servers' keys) and what each is: hidden wherever a tool's
+   * output would show them.
+   */
+  appSecrets?: readonly { value: string; source: string }[]
   /** Lanes' own folders (its data folder) besides `sessionsDir`: no tool reads them, wherever they lie. */
   ownData?: readonly string[]
   /** Compact at this many context tokens at the latest (Settings; it can only lower the automatic threshold). */

@@ -117,7 +117,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
       },
     }
     this.secrets.addAppSecret(process.env.ANTHROPIC_API_KEY, 'the API key')
-    for (const value of opts.appSecrets ?? []) this.secrets.addAppSecret(value, 'the API key')
+    for (const { value, source } of opts.appSecrets ?? []) this.secrets.addAppSecret(value, source)
     for (const folder of [opts.sessionsDir, ...(opts.ownData ?? [])]) this.secrets.addOwnFolder(folder)
     void this.secrets.start()
   }

@@ -1,22 +1,15 @@
 import { WorkspaceListsFile } from '../fs/workspace-lists'
-import type { AlwaysAllowRule } from '../tools/tool'
+import { sameAlwaysAllowRule, type AlwaysAllowRule } from '../tools/tool'
 
 /**
- * "Always allow this command in this folder", kept per workspace in one JSON file. Written atomically so a
- * crash never leaves a half file that would lose every rule.
+ * "Always allow this command in this folder" (or this tool of this MCP server), kept per workspace in one JSON
+ * file. Written atomically so a crash never leaves a half file that would lose every rule.
  */
 export class AlwaysAllowStore {
   private readonly lists: WorkspaceListsFile<AlwaysAllowRule>
 
   constructor(file: string) {
-    this.lists = new WorkspaceListsFile(
-      file,
-      (r): r is AlwaysAllowRule =>
-        typeof r === 'object' &&
-        r !== null &&
-        (r as AlwaysAllowRule).tool === 'bash' &&
-        typeof (r as AlwaysAllowRule).command === 'string',
-    )
+    this.lists = new WorkspaceListsFile(file, isRule)
   }
 
   /** Read once, then kept: the policy asks for every call, on the path from block close to tool start. */
@@ -30,8 +23,15 @@ export class AlwaysAllowStore {
   async add(workspace: string, rule: AlwaysAllowRule): Promise<void> {
     const all = await this.lists.read()
     const rules = WorkspaceListsFile.listOf(all, workspace)
-    if (!rules.some((r) => r.tool === rule.tool && r.command === rule.command)) rules.push(rule)
+    if (!rules.some((r) => sameAlwaysAllowRule(r, rule))) rules.push(rule)
     await this.lists.write(all, workspace, rules)
     this.cache = Promise.resolve(all)
   }
+}
+
+function isRule(value: unknown): value is AlwaysAllowRule {
+  if (typeof value !== 'object' || value === null) return false
+  const r = value as Record<string, unknown>
+  if (r.tool === 'bash') return typeof r.command === 'string'
+  return r.tool === 'mcp' && typeof r.server === 'string' && typeof r.name === 'string'
 }

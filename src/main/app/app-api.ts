@@ -3,7 +3,15 @@ import { SessionLogError } from '../session/log'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import { commandCaptureMode } from '../tools/bash/capture/capture'
 import { listFolder, openWorkspace, recentFolders, resolveWorkspace } from './folders'
-import { createKeyStore, keyFileOf, osKeychainEntry, type KeychainEntry, type SecretBox } from './key-store'
+import {
+  createKeyStore,
+  keyFileOf,
+  mcpSecretsFileOf,
+  osKeychainEntry,
+  type KeychainAccount,
+  type KeychainEntry,
+  type SecretBox,
+} from './key-store'
 import { RefusedError, SessionHost, type ConfirmBaseUrl } from './session-host'
 import {
   describeIssues,
@@ -50,7 +58,10 @@ export interface AppApiOptions {
   sessionsDir: string
   /** Electron's safeStorage where the OS backs it: seals the key file when there is no keychain. */
   secrets?: SecretBox
-  /** The keychain entry for the API key; the OS keychain by default, null for none (tests). */
+  /**
+   * The keychain entry for the API key; the OS keychain by default, null for none (tests: then the MCP servers'
+   * secrets use no keychain either).
+   */
   keychain?: KeychainEntry | null
   /** Electron asks in a main-process dialog before a stored key goes to a new base URL. */
   confirmBaseUrl?: ConfirmBaseUrl
@@ -67,8 +78,8 @@ export function err<T = never>(code: Extract<Result<T>, { ok: false }>['code'], 
 export { openWorkspace, resolveWorkspace }
 
 /** The OS keychain, unless LANES_NO_KEYCHAIN is set (test runs on a desktop keep out of the user's keychain). */
-function defaultKeychain(sessionsDir: string): KeychainEntry | null {
-  return process.env.LANES_NO_KEYCHAIN ? null : osKeychainEntry(sessionsDir)
+function defaultKeychain(sessionsDir: string, what: KeychainAccount): KeychainEntry | null {
+  return process.env.LANES_NO_KEYCHAIN ? null : osKeychainEntry(sessionsDir, what)
 }
 
 export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
@@ -90,7 +101,14 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
     host: opts.transport === 'web' ? 'web' : 'app',
     keys: createKeyStore({
       file: keyFileOf(opts.sessionsDir),
-      keychain: opts.keychain !== undefined ? opts.keychain : defaultKeychain(opts.sessionsDir),
+      keychain:
+        opts.keychain !== undefined ? opts.keychain : defaultKeychain(opts.sessionsDir, 'anthropic-api-key'),
+      ...(opts.secrets ? { sealer: opts.secrets } : {}),
+    }),
+    // The MCP servers' secrets are kept the way the key is, in an entry (or a file) of their own.
+    mcpSecrets: createKeyStore({
+      file: mcpSecretsFileOf(opts.sessionsDir),
+      keychain: opts.keychain === null ? null : defaultKeychain(opts.sessionsDir, 'mcp-secrets'),
       ...(opts.secrets ? { sealer: opts.secrets } : {}),
     }),
     ...(opts.confirmBaseUrl ? { confirmBaseUrl: opts.confirmBaseUrl } : {}),
@@ -190,9 +208,13 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
         ? ok(await workspaceServers(current.path, sessions.mcpTrust))
         : ok({ servers: [], problems: [] }),
 
-    'mcp:trust': async ({ trustKey }) => {
+    'mcp:save-server': async (input) => sessions.saveMcpServer(input).then(ok, failed),
+
+    'mcp:remove-server': async ({ name }) => sessions.removeMcpServer(name).then(ok, failed),
+
+    'mcp:trust': async ({ trustKey, lanes }) => {
       if (!current) return err('invalid-input', 'Open a project folder first.')
-      if (!(await trustWorkspaceServer(current.path, sessions.mcpTrust, trustKey)))
+      if (!(await trustWorkspaceServer(current.path, sessions.mcpTrust, trustKey, lanes)))
         return err('invalid-input', 'The server changed since it was shown: look at it again.')
       return ok(await workspaceServers(current.path, sessions.mcpTrust))
     },

@@ -110,6 +110,7 @@ export function agentOptions(
     model: ConnectedModel
     approvals: ApprovalMode
     landProtected?: boolean
+    secrets?: LaunchOptions['secrets']
   },
   settings: EngineSettings,
   onEvent?: AgentOptions['onEvent'],
@@ -122,7 +123,10 @@ export function agentOptions(
     modelName: base.model.modelName,
     ...(base.model.baseUrl ? { baseUrl: base.model.baseUrl } : {}),
     demo: base.model.demo,
-    ...(base.model.apiKey ? { appSecrets: [base.model.apiKey] } : {}),
+    appSecrets: [
+      ...(base.model.apiKey ? [{ value: base.model.apiKey, source: 'the API key' }] : []),
+      ...(base.secrets ?? []),
+    ],
     ownData: [defaultDataDir()],
     scheduler: settings.scheduler,
     siblingSkip: settings.siblingSkip,
@@ -169,6 +173,8 @@ export interface LaunchOptions {
   approvals: ApprovalMode
   /** `lanes run --land-protected`: a command's held protected changes land. */
   landProtected?: boolean
+  /** Secrets of the app's besides the API key (the user's MCP servers' keys): hidden in every tool result. */
+  secrets?: AgentOptions['appSecrets']
   onEvent?: AgentOptions['onEvent']
   /** A new session titled after its task, or one continued from its log. */
   from: { task: string } | { resume: SessionStart }
@@ -196,6 +202,7 @@ export async function launchSession(opts: LaunchOptions): Promise<LaunchedSessio
       model,
       approvals: opts.approvals,
       ...(opts.landProtected ? { landProtected: true } : {}),
+      ...(opts.secrets ? { secrets: opts.secrets } : {}),
     },
     opts.settings,
     opts.onEvent,

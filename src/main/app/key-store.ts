@@ -52,11 +52,22 @@ export function keyFileOf(dataDir: string): string {
   return join(dataDir, 'anthropic-api.key')
 }
 
+/** What a keychain entry holds: the Claude API key, or the secret values of the user's MCP servers (one JSON). */
+export type KeychainAccount = 'anthropic-api-key' | 'mcp-secrets'
+
+/** The file of the user's MCP servers' secret values, where no keychain works (a secret by name too). */
+export function mcpSecretsFileOf(dataDir: string): string {
+  return join(dataDir, 'mcp-secrets.key')
+}
+
 /**
  * The OS keychain entry for the key of one Lanes data folder (so a test's or a second install's data folder
  * never reads or overwrites the user's key). Null when the native module does not load on this platform.
  */
-export function osKeychainEntry(dataDir: string): KeychainEntry | null {
+export function osKeychainEntry(
+  dataDir: string,
+  what: KeychainAccount = 'anthropic-api-key',
+): KeychainEntry | null {
   let Entry: new (
     service: string,
     account: string,
@@ -71,12 +82,18 @@ export function osKeychainEntry(dataDir: string): KeychainEntry | null {
   } catch {
     return null
   }
-  const entry = new Entry(KEYCHAIN_SERVICE, `anthropic-api-key:${dataDir}`)
+  const entry = new Entry(KEYCHAIN_SERVICE, `${what}:${dataDir}`)
   return {
     get: () => entry.getPassword() ?? null,
     set: (secret) => entry.setPassword(secret),
     delete: () => void entry.deletePassword(),
   }
+}
+
+/** "sk-ant-…f3Qa": enough to recognise a key, never enough to use it. */
+export function maskKey(key: string): string {
+  if (key.length <= 12) return '…' + key.slice(-2)
+  return `${key.slice(0, 7)}…${key.slice(-4)}`
 }
 
 type KeyFile = { plain: string } | { sealed: string }

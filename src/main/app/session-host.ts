@@ -1,11 +1,12 @@
 import { readFile } from 'node:fs/promises'
 import type { ThinkingSetting } from '../../shared/models'
 import { join } from 'node:path'
-import { McpTrustStore, openMcp, trustKey } from '../mcp/index'
+import { McpTrustStore, openMcp } from '../mcp/index'
 import type { SessionEvent, SessionSummary } from '../../shared/events'
 import type {
   ApprovalReply,
   ErrorCode,
+  McpUserServerInput,
   RewindDone,
   RewindPreview,
   RewindTarget,
@@ -28,7 +29,8 @@ import { readSession, readSessionPreview, SessionLogError, sessionPaths } from '
 import { appendRevocation } from '../session/session-rules'
 import { recordedWorkspace } from './folders'
 import { applyRewindFromApp, finishCutShortRewind, planRewindView } from './rewind-view'
-import type { KeyStore } from './key-store'
+import { maskKey, type KeyStore } from './key-store'
+import { UserMcpServers, type StoredMcpEntries } from './mcp-user-servers'
 import { listSessions } from '../session/store'
 import type { DemoHost } from '../agent/demo-model'
 
@@ -59,6 +61,8 @@ interface StoredSettings {
   bashTimeoutSec?: number
   thinking?: ThinkingSetting
   compactAtTokens?: number | null
+  /** The user's own MCP servers, `.mcp.json` entries minus their secret values (mcp-user-servers.ts). */
+  mcpServers?: StoredMcpEntries
 }
 
 interface Live {
@@ -73,6 +77,8 @@ export interface SessionHostOptions {
   host?: DemoHost
   /** Where the API key entered in Settings is kept (key-store.ts). */
   keys: KeyStore
+  /** Where the secret values of the user's MCP servers are kept: the same kind of store as the key. */
+  mcpSecrets: KeyStore
   /**
    * Asks the user, outside the renderer, before a stored key goes to a new base URL. Without it (browser
    * mode), such a change must carry the key itself: a page that can change settings never sees the key, so
@@ -96,10 +102,13 @@ export class SessionHost {
 
   /** The folders' MCP servers the user trusted, by the hash of what runs (mcp/trust.ts). */
   readonly mcpTrust: McpTrustStore
+  /** The user's own MCP servers (Settings). */
+  private readonly userMcp: UserMcpServers
 
   constructor(private readonly opts: SessionHostOptions) {
     this.settingsFile = join(opts.sessionsDir, 'settings.json')
     this.mcpTrust = new McpTrustStore(join(opts.sessionsDir, 'mcp-trust.json'))
+    this.userMcp = new UserMcpServers(opts.mcpSecrets)
   }
 
   list(workspace: string): Promise<SessionSummary[]> {
@@ -268,7 +277,28 @@ export class SessionHost {
         file: storage.file,
       },
       demo: !key && !baseUrl,
+      mcpServers: await this.userMcp.views(stored.mcpServers ?? {}),
     }
+  }
+
+  /** Adds or changes one of the user's MCP servers; refused with the reason when its entry is not valid. */
+  async saveMcpServer(input: McpUserServerInput): Promise<SettingsView> {
+    const stored = await this.readSettings()
+    const saved = await this.userMcp.save(stored.mcpServers ?? {}, input)
+    if ('error' in saved) throw new RefusedError('invalid-input', saved.error)
+    await this.writeSettings({ ...stored, mcpServers: saved.entries })
+    return this.settings()
+  }
+
+  async removeMcpServer(name: string): Promise<SettingsView> {
+    const stored = await this.readSettings()
+    if (!Object.hasOwn(stored.mcpServers ?? {}, name))
+      throw new RefusedError('not-found', `There is no server named "${name}".`)
+    await this.writeSettings({
+      ...stored,
+      mcpServers: await this.userMcp.remove(stored.mcpServers ?? {}, name),
+    })
+    return this.settings()
   }
 
   async updateSettings(update: SettingsUpdate): Promise<SettingsView> {
@@ -299,13 +329,18 @@ export class SessionHost {
     const workspace = resume ? resume.workspace : newWorkspace
     if (workspace === null) throw new RefusedError('invalid-input', 'Open a project folder first.')
     // The folder's MCP servers the user trusted (exactly as they are now) start with the run, in the background.
-    const trusted = await this.mcpTrust.trustedKeys(workspace)
+    const trusted = await this.mcpTrust.trusted(workspace)
+    // The user's own servers (Settings) start too: trusted, since the user typed them.
+    const user = await this.userMcp.configs(stored.mcpServers ?? {})
     const mcp = await openMcp({
       workspace,
       registry,
       userFiles: [],
-      trusted: (server) => trusted.has(trustKey(server)),
+      userServers: user.servers,
+      userProblems: user.problems,
+      trust: trusted,
     })
+    const mcpSecrets = await this.userMcp.secretValues()
     const launched = await launchSession({
       workspace,
       registry: mcp?.registry ?? registry,
@@ -327,6 +362,7 @@ export class SessionHost {
         ...(typeof stored.compactAtTokens === 'number' ? { compactAtTokens: stored.compactAtTokens } : {}),
       },
       approvals: 'interactive',
+      secrets: mcpSecrets.map((value) => ({ value, source: "an MCP server's key in Settings" })),
       // The session names itself: its first event (session.created) comes before `launchSession` returns.
       onEvent: (event, sessionId) => this.enqueue(sessionId, event),
       from: resume ? { resume: resume.start } : (target as { task: string }),
@@ -430,10 +466,4 @@ export class SessionHost {
 /** The base URL requests go to: the one saved in Settings, else ANTHROPIC_BASE_URL, else the default (null). */
 function effectiveBaseUrl(stored: StoredSettings): string | null {
   return stored.baseUrl !== undefined ? stored.baseUrl : (process.env.ANTHROPIC_BASE_URL ?? null)
-}
-
-/** "sk-ant-…f3Qa": enough to recognise a key, never enough to use it. */
-function maskKey(key: string): string {
-  if (key.length <= 12) return '…' + key.slice(-2)
-  return `${key.slice(0, 7)}…${key.slice(-4)}`
 }

@@ -254,7 +254,7 @@ async function run(argv: string[]): Promise<number> {
     workspace: opened.value.path,
     registry: shared,
     userFiles: (values['mcp-config'] ?? []).map((file) => resolve(file)),
-    trusted: () => trustProject,
+    trust: (server) => (trustProject ? server.permissions : null),
   })
   const registry = mcp?.registry ?? shared
   let launched: LaunchedSession

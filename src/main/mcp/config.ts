@@ -93,14 +93,15 @@ export function parseMcpConfig(
   }
   const servers: McpServerConfig[] = []
   for (const [name, entry] of Object.entries(entries)) {
-    const made = serverFromEntry(name, entry, source, origin)
+    const made = parseServerEntry(name, entry, source, origin)
     if ('message' in made) problems.push(made)
     else servers.push(made)
   }
   return { servers, problems }
 }
 
-function serverFromEntry(
+/** One server's entry (a `.mcp.json` entry, or one the user typed in Settings) checked and given its defaults. */
+export function parseServerEntry(
   name: string,
   entry: unknown,
   source: string,

@@ -33,7 +33,7 @@ describe('McpHub', () => {
     const made = new McpHub({
       workspace: dir(),
       servers: [server('t')],
-      trusted: () => true,
+      trust: (server) => server.permissions,
       reserved: new Set(),
       contextWindowTokens,
     })

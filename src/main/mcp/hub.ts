@@ -1,9 +1,10 @@
 import type { Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js'
 import type { McpToolInfo, SessionEventDraft } from '../../shared/events'
 import type { ToolSource } from '../tools/registry'
+import { definitionTokens, overBudget, serverTokens } from '../../shared/mcp-cost'
 import { z } from 'zod'
 import { defineTool, fail, type Tool } from '../tools/tool'
-import { describeProblem, type McpConfigProblem, type McpServerConfig } from './config'
+import { describeProblem, type McpConfigProblem, type McpPermissions, type McpServerConfig } from './config'
 import { McpConnection, type ServerStatus } from './connection'
 import { assignToolNames, sanitizePart, toolKey } from './names'
 import { toolSearch } from './tool-search'
@@ -20,16 +21,16 @@ export interface McpHubOptions {
   workspace: string
   servers: readonly McpServerConfig[]
   problems?: readonly McpConfigProblem[]
-  /** Whether a workspace's own server may start (the user trusted exactly this command). */
-  trusted(server: McpServerConfig): boolean
+  /**
+   * The permissions a workspace's own server may start with (the user trusted exactly this command, with these
+   * permissions), or null: nobody trusted it.
+   */
+  trust(server: McpServerConfig): Required<McpPermissions> | null
   /** Names taken by Lanes' own tools. */
   reserved: ReadonlySet<string>
   /** The model's context window: definitions over a tenth of it are found through a search tool instead. */
   contextWindowTokens: number
 }
-
-/** The share of the context window the MCP tools' definitions may take before they are searched for instead. */
-const DEFERRED_SHARE = 0.1
 
 type Emit = (draft: SessionEventDraft<'mcp.server'>) => void
 
@@ -52,16 +53,18 @@ export class McpHub implements ToolSource {
     for (const p of this.opts.problems ?? []) {
       this.send({ server: p.server ?? p.source, status: 'misconfigured', message: describeProblem(p) })
     }
-    for (const server of this.opts.servers) {
-      if (server.origin === 'workspace' && !this.opts.trusted(server)) {
+    for (const listed of this.opts.servers) {
+      const permissions = listed.origin === 'workspace' ? this.opts.trust(listed) : listed.permissions
+      if (permissions === null) {
         this.send({
-          server: server.name,
+          server: listed.name,
           status: 'untrusted',
-          origin: server.origin,
-          message: `The workspace's MCP server "${server.name}" was not started: nobody has trusted it. Trust it in the app, or run lanes with --trust-project-mcp.`,
+          origin: listed.origin,
+          message: `The workspace's MCP server "${listed.name}" was not started: nobody has trusted it. Trust it in the app, or run lanes with --trust-project-mcp.`,
         })
         continue
       }
+      const server = { ...listed, permissions }
       const connection = new McpConnection(server, this.opts.workspace, {
         status: (status, message) => this.onStatus(connection, status, message),
         tools: (tools) => {
@@ -218,15 +221,15 @@ export class McpHub implements ToolSource {
         tool: entry.tool,
         readOnly: tool.concurrencySafe,
         destructive: entry.def.annotations?.destructiveHint === true,
-        tokens: Math.ceil(JSON.stringify(definition).length / 4),
+        tokens: definitionTokens(definition),
       })
     }
     for (const r of renamed) this.offered.get(r.server)?.problems.push(r.message)
     this.built = built
     this.originals.clear()
     for (const entry of entries) this.originals.set(names.get(toolKey(entry)) as string, entry.tool)
-    const tokens = [...this.offered.values()].flatMap((o) => o.tools).reduce((sum, t) => sum + t.tokens, 0)
-    this.deferred = tokens > this.opts.contextWindowTokens * DEFERRED_SHARE
+    const tokens = serverTokens([...this.offered.values()].flatMap((o) => o.tools))
+    this.deferred = overBudget(tokens, this.opts.contextWindowTokens)
     this.changes++
   }
 }

@@ -2,7 +2,13 @@ import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import type { ToolRegistry } from '../tools/registry'
 import type { McpServersView } from '../../shared/ipc'
 import { DEFAULT_CONTEXT_WINDOW } from '../../shared/models'
-import { describeProblem, loadMcpConfigs, type McpServerConfig } from './config'
+import {
+  describeProblem,
+  loadMcpConfigs,
+  type McpConfigProblem,
+  type McpPermissions,
+  type McpServerConfig,
+} from './config'
 import { McpHub } from './hub'
 import { trustKey, type McpTrustStore } from './trust'
 
@@ -22,18 +28,25 @@ export async function openMcp(opts: {
   /** `--mcp-config` files: trusted, because the user named them. */
   userFiles: readonly string[]
   userServers?: readonly McpServerConfig[]
-  /** Whether a workspace server may start (`--trust-project-mcp`, or the app's trust store). */
-  trusted(server: McpServerConfig): boolean
+  /** What was wrong with the user's servers of Settings (each shown as a misconfigured server). */
+  userProblems?: readonly McpConfigProblem[]
+  /**
+   * The permissions a workspace server may start with, null for none (`--trust-project-mcp`: those of its
+   * entry; the app: what the user chose in the trust dialog).
+   */
+  trust(server: McpServerConfig): Required<McpPermissions> | null
   /** Tool definitions over a tenth of it are found through a search tool (default: Claude's window). */
   contextWindowTokens?: number
 }): Promise<{ hub: McpHub; registry: ToolRegistry } | null> {
-  const { servers, problems } = await loadMcpConfigs(opts)
+  const loaded = await loadMcpConfigs(opts)
+  const { servers } = loaded
+  const problems = [...(opts.userProblems ?? []), ...loaded.problems]
   if (servers.length === 0 && problems.length === 0) return null
   const hub = new McpHub({
     workspace: opts.workspace,
     servers,
     problems,
-    trusted: opts.trusted,
+    trust: opts.trust,
     reserved: new Set(opts.registry.names()),
     contextWindowTokens: opts.contextWindowTokens ?? DEFAULT_CONTEXT_WINDOW,
   })
@@ -44,33 +57,41 @@ export async function openMcp(opts: {
 /** The workspace's own servers as the trust dialog shows them. */
 export async function workspaceServers(workspace: string, store: McpTrustStore): Promise<McpServersView> {
   const { servers, problems } = await loadMcpConfigs({ workspace, userFiles: [] })
-  const trusted = await store.trustedKeys(workspace)
+  const trusted = await store.trusted(workspace)
   const sandbox = sandboxSupport()
   return {
-    servers: servers.map((s) => ({
-      name: s.name,
-      kind: s.kind,
-      ...(s.kind === 'stdio'
-        ? { command: s.command, args: s.args, env: s.env }
-        : { url: s.url, headers: s.headers }),
-      permissions: s.permissions,
-      trusted: trusted.has(trustKey(s)),
-      trustKey: trustKey(s),
-      noSandbox: s.kind === 'stdio' && !sandbox.available ? sandbox.reason : null,
-    })),
+    servers: servers.map((s) => {
+      const given = trusted(s)
+      return {
+        name: s.name,
+        kind: s.kind,
+        ...(s.kind === 'stdio'
+          ? { command: s.command, args: s.args, env: s.env }
+          : { url: s.url, headers: s.headers }),
+        permissions: given ?? s.permissions,
+        requested: s.permissions,
+        trusted: given !== null,
+        trustKey: trustKey(s),
+        noSandbox: s.kind === 'stdio' && !sandbox.available ? sandbox.reason : null,
+      }
+    }),
     problems: problems.map(describeProblem),
   }
 }
 
-/** Trusts the workspace's server with this key, if the file still holds it; false when it does not. */
+/**
+ * Trusts the workspace's server with this key, if the file still holds it (false when it does not), with the
+ * permissions the user chose in the dialog (by default those its entry asks for).
+ */
 export async function trustWorkspaceServer(
   workspace: string,
   store: McpTrustStore,
   key: string,
+  lanes?: Required<McpPermissions>,
 ): Promise<boolean> {
   const { servers } = await loadMcpConfigs({ workspace, userFiles: [] })
   const server = servers.find((s) => trustKey(s) === key)
   if (!server) return false
-  await store.trust(workspace, server)
+  await store.trust(workspace, server, lanes)
   return true
 }

@@ -65,11 +65,25 @@ export interface ChangeKeeper {
   after(change: { path: string; content: Buffer; hash: string }): Promise<void>
 }
 
-/** A command the user marked "always allow" in one workspace. */
-export interface AlwaysAllowRule {
-  tool: 'bash'
-  /** The exact command, as validated. */
-  command: string
+/** A command, or an MCP server's tool, the user marked "always allow" in one workspace. */
+export type AlwaysAllowRule =
+  | {
+      tool: 'bash'
+      /** The exact command, as validated. */
+      command: string
+    }
+  | {
+      tool: 'mcp'
+      /** The server, by a hash of what runs (mcp/trust.ts `serverIdentity`), never by its name alone. */
+      server: string
+      /** The tool's own name on that server. */
+      name: string
+    }
+
+/** Whether two rules allow the same thing (the store keeps each once). */
+export function sameAlwaysAllowRule(a: AlwaysAllowRule, b: AlwaysAllowRule): boolean {
+  if (a.tool === 'bash') return b.tool === 'bash' && a.command === b.command
+  return b.tool === 'mcp' && a.server === b.server && a.name === b.name
 }
 
 export interface PolicyOptions {

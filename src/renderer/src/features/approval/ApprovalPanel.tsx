@@ -333,7 +333,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
                         if (e.key === 'Escape') (e.target as HTMLTextAreaElement).blur()
                       }}
                     />
-                    {preview.kind === 'bash' && (
+                    {(preview.kind === 'bash' || (preview.kind === 'other' && preview.alwaysAllow)) && (
                       <label className="checkbox">
                         <input
                           type="checkbox"
@@ -344,7 +344,9 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
                             update([call.callId], (d) => ({ ...d, always: checked }))
                           }}
                         />
-                        Always allow this command in this folder
+                        {preview.kind === 'bash'
+                          ? 'Always allow this command in this folder'
+                          : `Always allow ${preview.alwaysAllow}`}
                       </label>
                     )}
                     {call.approval?.sessionRule && (

@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'react'
-import type { McpServerView, McpServersView } from '../../../../shared/ipc'
-import { DEFAULT_CONTEXT_WINDOW } from '../../../../shared/models'
+import type { McpLanes, McpServerView, McpServersView } from '../../../../shared/ipc'
 import { Modal } from '../../components/Modal'
 import { trapTab } from '../../lib/focus-trap'
 import { useAppStore } from '../../store/app-store'
+import { DefinitionCost } from './DefinitionCost'
 
 /**
  * The open folder's MCP servers (its `.mcp.json`): none starts until the user has seen exactly what would run
@@ -36,8 +36,8 @@ export function McpServers() {
   }
   if (!view || (view.servers.length === 0 && view.problems.length === 0)) return null
   const untrusted = view.servers.filter((s) => !s.trusted)
-  const trust = async (server: McpServerView): Promise<void> => {
-    const r = await window.api.invoke('mcp:trust', { trustKey: server.trustKey })
+  const trust = async (server: McpServerView, lanes: McpLanes): Promise<void> => {
+    const r = await window.api.invoke('mcp:trust', { trustKey: server.trustKey, lanes })
     if (r.ok) {
       setView(r.value)
       setError(null)
@@ -85,7 +85,7 @@ function TrustDialog({
 }: {
   view: McpServersView
   error: string | null
-  onTrust(server: McpServerView): Promise<void>
+  onTrust(server: McpServerView, lanes: McpLanes): Promise<void>
   onClose(): void
 }) {
   const dialogRef = useRef<HTMLDivElement>(null)
@@ -122,7 +122,11 @@ function TrustDialog({
         </p>
       ))}
       {view.servers.map((s) => (
-        <ServerDetails key={s.trustKey} server={s} onTrust={() => void onTrust(s)} />
+        <ServerDetails
+          key={`${s.trustKey}:${s.permissions.workspace}:${s.permissions.network}`}
+          server={s}
+          onTrust={(lanes) => onTrust(s, lanes)}
+        />
       ))}
       {error && (
         <p className="error-text" role="alert">
@@ -133,9 +137,27 @@ function TrustDialog({
   )
 }
 
-function ServerDetails({ server, onTrust }: { server: McpServerView; onTrust(): void }) {
+const FOLDER_ACCESS = [
+  { value: 'none', label: 'not visible' },
+  { value: 'read-only', label: 'read only' },
+  { value: 'read-write', label: 'read and write' },
+] as const
+
+function ServerDetails({
+  server,
+  onTrust,
+}: {
+  server: McpServerView
+  onTrust(lanes: McpLanes): Promise<void>
+}) {
   const env = Object.entries(server.env ?? server.headers ?? {})
-  const p = server.permissions
+  // The user's choice, written as the server's "lanes" key in the trust record and honoured at launch.
+  const [choice, setChoice] = useState<McpLanes>(server.permissions)
+  const changed =
+    choice.workspace !== server.permissions.workspace || choice.network !== server.permissions.network
+  const asked = server.requested
+  const differs =
+    asked.workspace !== server.permissions.workspace || asked.network !== server.permissions.network
   return (
     <article className="mcp-server-details" data-testid="mcp-server-details" aria-label={server.name}>
       <h3>{server.name}</h3>
@@ -163,49 +185,71 @@ function ServerDetails({ server, onTrust }: { server: McpServerView; onTrust(): 
           </tbody>
         </table>
       )}
-      <ul className="mcp-permissions" data-testid="mcp-permissions">
-        <li>
-          This folder:{' '}
-          {p.workspace === 'none'
-            ? 'not visible'
-            : p.workspace === 'read-only'
-              ? 'read only'
-              : 'read and write'}
-        </li>
-        <li>Network: {p.network ? 'allowed' : 'none'}</li>
-        <li>A call may take {p.timeoutSec} s</li>
-        <li>Your home folder: not visible (an empty one)</li>
-      </ul>
+      <fieldset className="mcp-permissions" data-testid="mcp-permissions">
+        <legend className="muted small">What it may reach</legend>
+        {server.kind === 'stdio' && (
+          <>
+            <div className="mcp-permission-row" role="radiogroup" aria-label="This folder">
+              <span>This folder:</span>
+              {FOLDER_ACCESS.map((o) => (
+                <label className="checkbox" key={o.value}>
+                  <input
+                    type="radio"
+                    name={`mcp-folder-${server.trustKey}`}
+                    data-testid={`mcp-folder-${o.value}`}
+                    checked={choice.workspace === o.value}
+                    onChange={() => setChoice({ ...choice, workspace: o.value })}
+                  />
+                  {o.label}
+                </label>
+              ))}
+            </div>
+            <label className="checkbox">
+              <input
+                type="checkbox"
+                data-testid="mcp-network"
+                checked={choice.network}
+                onChange={(e) => setChoice({ ...choice, network: e.target.checked })}
+              />
+              Network
+            </label>
+          </>
+        )}
+        <div>A call may take {server.permissions.timeoutSec} s</div>
+        <div>Your home folder: not visible (an empty one)</div>
+      </fieldset>
+      {server.trusted && differs && (
+        <p className="muted small" data-testid="mcp-requested">
+          Its <code>.mcp.json</code> asks for: this folder {describeAccess(asked.workspace)}, network{' '}
+          {asked.network ? 'on' : 'off'}. It runs with what you chose.
+        </p>
+      )}
       {server.noSandbox !== null && (
         <p className="warning-line" data-testid="mcp-no-sandbox">
           No sandbox here: it would run with all your permissions. {server.noSandbox}
         </p>
       )}
-      {server.trusted ? (
+      {server.trusted && !changed ? (
         <p className="decision-note approved">Trusted: it starts with each task in this folder.</p>
       ) : (
-        <button type="button" className="button primary" data-testid="mcp-trust" onClick={onTrust}>
-          Trust {server.name}
+        <button
+          type="button"
+          className="button primary"
+          data-testid="mcp-trust"
+          onClick={() => void onTrust(choice)}
+        >
+          {server.trusted ? `Give ${server.name} these permissions` : `Trust ${server.name}`}
         </button>
       )}
     </article>
   )
 }
 
+function describeAccess(access: McpLanes['workspace']): string {
+  return FOLDER_ACCESS.find((o) => o.value === access)?.label ?? access
+}
+
 /** An argument as a shell would need it written, so what is shown is unambiguous. */
 function quoted(arg: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`
-}
-
-/** A server's tool definitions in tokens: what it adds to every request (or to the searches, over budget). */
-function DefinitionCost({ tools }: { tools: readonly { tokens: number }[] | undefined }) {
-  if (tools === undefined) return null
-  const tokens = tools.reduce((sum, t) => sum + t.tokens, 0)
-  const share = tokens / DEFAULT_CONTEXT_WINDOW
-  return (
-    <div className="muted small" data-testid="mcp-server-cost">
-      {tools.length} tools · about {tokens.toLocaleString('en')} tokens of definitions
-      {share > 0.1 ? ' (over a tenth of the context window: found through a search tool)' : ''}
-    </div>
-  )
 }

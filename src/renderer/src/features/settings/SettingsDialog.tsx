@@ -8,6 +8,8 @@ import { trapTab } from '../../lib/focus-trap'
 import { Checkbox } from '../../components/Checkbox'
 import { RadioField } from '../../components/RadioField'
 import { Modal } from '../../components/Modal'
+import { UserServers } from '../mcp/UserServers'
+import { SessionToolCosts } from '../mcp/DefinitionCost'
 
 /** The scheduling choices, in the order shown. */
 const SCHEDULERS: readonly { value: SettingsView['scheduler']; label: string }[] = [
@@ -89,7 +91,13 @@ export function SettingsDialog() {
         </p>
       )}
       {settings ? (
-        <SettingsForm settings={settings} save={save} onUnsaved={reportUnsaved} />
+        <>
+          <SettingsForm settings={settings} save={save} onUnsaved={reportUnsaved} />
+          <div className="settings-form settings-mcp">
+            <UserServers servers={settings.mcpServers} />
+            <SessionToolCosts />
+          </div>
+        </>
       ) : (
         <p className="muted">Loading…</p>
       )}
