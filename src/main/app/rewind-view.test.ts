@@ -51,6 +51,38 @@ describe('the rewind dialog in the app', () => {
     expect(await readFile(join(s.workspace, 'a.txt'), 'utf8')).toBe('alpha\n')
   })
 
+  it('shows a binary file by what it is (size, type, image), never its bytes as text', async () => {
+    const png = (n: number) =>
+      Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), Buffer.alloc(n, 0)])
+    const s = await recordCalls(
+      [
+        [1, 'c1', 'write_file', { path: 'logo.png', content: png(8).toString('base64'), encoding: 'base64' }],
+        [
+          2,
+          'c2',
+          'write_file',
+          { path: 'logo.png', content: png(24).toString('base64'), encoding: 'base64' },
+        ],
+      ],
+      cleanup,
+    )
+    await writeFile(join(s.workspace, 'logo.png'), png(40))
+    const view = await planRewindView(s.sessionsDir, { sessionId: s.sessionId, mode: 'rewind', callId: 'c2' })
+    if ('ok' in view) throw new Error(view.reason)
+    const [logo] = view.files
+    expect(logo?.diff).toMatchObject({
+      show: 'binary',
+      hunks: [],
+      files: { before: { bytes: 56, binary: true, mime: 'image/png' }, after: { bytes: 24, binary: true } },
+    })
+    expect(logo?.diff.before).toBeUndefined()
+    expect(logo?.versions).toEqual({
+      atPoint: '(binary: PNG image, 24 bytes)',
+      lanesLeft: '(binary: PNG image, 40 bytes)',
+      now: '(binary: PNG image, 56 bytes)',
+    })
+  })
+
   it('refuses an unknown session or call with the reason', async () => {
     const s = await twoFiles()
     expect(

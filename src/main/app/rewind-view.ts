@@ -7,6 +7,8 @@ import { withRewindSession, type RewindSession } from '../session/rewind-session
 import { FolderReader } from '../fs/checked-read'
 import { contentHashOf } from '../fs/path-token'
 import { fileDiff } from '../tools/file-diff'
+import { contentFacts } from '../tools/content-facts'
+import { formatBytes, isBinary, sniffType, typeLabel } from '../../shared/file-content'
 
 /**
  * Undo and rewind for the app (the `rewind:plan` and `rewind:apply` channels): the plan as the dialog shows
@@ -19,18 +21,25 @@ function actionOf(file: Pick<PlannedFile, 'to' | 'now'>): RewindFileView['action
   return file.to === null ? 'remove' : file.now === null ? 'create' : 'restore'
 }
 
-/** A content as text for the dialog; undefined when it is not available or too large to show. */
-async function textOf(
+/** A content for the dialog: undefined when it is not available (a link or a folder, not kept) or too large. */
+async function bytesOf(
   session: RewindSession,
   hash: string | null | undefined,
-): Promise<string | null | undefined> {
+): Promise<Buffer | null | undefined> {
   if (hash === null) return null
   // A link or a folder (a command's change) has no text to show.
   const content_ = hash === undefined ? null : contentHashOf(hash)
   if (content_ === null || !session.store.has(content_)) return undefined
   const content = await session.store.get(content_).catch(() => undefined)
   if (content === undefined || content.length > PREVIEW_MAX_CHARS) return undefined
-  return content.toString('utf8')
+  return content
+}
+
+/** A version as the dialog shows it: its text, or what it is when it is not text (never its bytes mis-decoded). */
+function versionText(bytes: Buffer | null | undefined): string | null | undefined {
+  if (bytes === null || bytes === undefined) return bytes
+  if (!isBinary(bytes)) return bytes.toString('utf8')
+  return `(binary: ${typeLabel(sniffType(bytes))}, ${formatBytes(bytes.length)})`
 }
 
 /**
@@ -68,13 +77,47 @@ async function viewWith(
         : now === undefined || now.length > PREVIEW_MAX_CHARS
           ? undefined
           : now.toString('utf8')
-    const atPoint = await textOf(session, file.to)
+    const atPointBytes = await bytesOf(session, file.to)
+    const common = {
+      relPath: file.relPath,
+      action: actionOf(file),
+      conflict: file.conflict,
+      ...(file.blocked ? { blocked: `${file.relPath} ${file.blocked}` } : {}),
+      ...(file.conflict
+        ? {
+            versions: {
+              atPoint: versionText(atPointBytes),
+              lanesLeft: versionText(await bytesOf(session, file.lanesLeft)),
+              now: now && now.length > PREVIEW_MAX_CHARS ? undefined : versionText(now),
+            },
+          }
+        : {}),
+    }
+    if ((now && isBinary(now)) || (atPointBytes && isBinary(atPointBytes))) {
+      // Shown by what it is (size, type, an image's preview), as the review shows a binary write: never as text.
+      files.push({
+        ...common,
+        diff: {
+          kind: 'write',
+          path: file.relPath,
+          protected: false,
+          show: 'binary',
+          hunks: [],
+          files: {
+            before: now ? contentFacts(now) : null,
+            after: contentFacts(atPointBytes ?? Buffer.alloc(0)),
+          },
+        },
+      })
+      continue
+    }
+    const atPoint =
+      atPointBytes === null || atPointBytes === undefined ? atPointBytes : atPointBytes.toString('utf8')
     const before = nowText ?? ''
     const after = atPoint ?? ''
     const diff = fileDiff(file.relPath, before, after)
     files.push({
-      relPath: file.relPath,
-      action: actionOf(file),
+      ...common,
       diff: capWritePreview({
         kind: 'write',
         path: file.relPath,
@@ -85,11 +128,6 @@ async function viewWith(
           diff.truncated === true || nowText === undefined || atPoint === undefined ? true : undefined,
         protected: false,
       }),
-      conflict: file.conflict,
-      ...(file.blocked ? { blocked: `${file.relPath} ${file.blocked}` } : {}),
-      ...(file.conflict
-        ? { versions: { atPoint, lanesLeft: await textOf(session, file.lanesLeft), now: nowText } }
-        : {}),
     })
   }
   return { files, callIds: plan.callIds, ...(plan.turn !== undefined ? { turn: plan.turn } : {}) }
