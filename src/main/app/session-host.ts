@@ -15,6 +15,7 @@ import type {
 } from '../../shared/ipc'
 import type { AgentSession, RunOutcome } from '../agent/agent-session'
 import { DEFAULT_MODEL } from '../agent/model'
+import { modelContext } from '../../shared/models'
 import { DEFAULT_BASH_TIMEOUT_SEC } from '../tools/bash/bash'
 import {
   DEFAULT_ENGINE_SETTINGS,
@@ -339,6 +340,8 @@ export class SessionHost {
       userServers: user.servers,
       userProblems: user.problems,
       trust: trusted,
+      // The model's window decides when the tools' definitions go behind the search tool.
+      contextWindowTokens: modelContext(stored.model || DEFAULT_MODEL).window,
     })
     const mcpSecrets = await this.userMcp.secretValues()
     const launched = await launchSession({

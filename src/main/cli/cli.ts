@@ -16,6 +16,8 @@ import {
 } from '../app/engine'
 import { defaultSessionsDir } from '../app/paths'
 import { openMcp } from '../mcp/index'
+import { DEFAULT_MODEL } from '../agent/model'
+import { modelContext } from '../../shared/models'
 import { openInBrowser } from './open-browser'
 import { rewindCommand } from './rewind-command'
 import { startWebHost, type WebHost } from '../app/web-host'
@@ -255,6 +257,9 @@ async function run(argv: string[]): Promise<number> {
     registry: shared,
     userFiles: (values['mcp-config'] ?? []).map((file) => resolve(file)),
     trust: (server) => (trustProject ? server.permissions : null),
+    contextWindowTokens: modelContext(
+      values.model ?? (saved?.demo ? undefined : saved?.model) ?? DEFAULT_MODEL,
+    ).window,
   })
   const registry = mcp?.registry ?? shared
   let launched: LaunchedSession

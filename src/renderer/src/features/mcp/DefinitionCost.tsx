@@ -1,5 +1,5 @@
 import { overBudget, serverTokens } from '../../../../shared/mcp-cost'
-import { DEFAULT_CONTEXT_WINDOW } from '../../../../shared/models'
+import { DEFAULT_CONTEXT_WINDOW, modelContext } from '../../../../shared/models'
 import { useAppStore } from '../../store/app-store'
 
 /**
@@ -21,10 +21,12 @@ export function DefinitionCost({ tools }: { tools: readonly { tokens: number }[]
 /** Settings: every server of the open session with its cost, and what their total means for each request. */
 export function SessionToolCosts() {
   const servers = useAppStore((s) => s.view?.mcpServers)
+  const model = useAppStore((s) => s.view?.session?.settings.model)
   const listed = Object.values(servers ?? {}).filter((s) => s.tools !== undefined)
   if (listed.length === 0) return null
   const total = serverTokens(listed.flatMap((s) => s.tools ?? []))
-  const over = overBudget(total, DEFAULT_CONTEXT_WINDOW)
+  // The session's model's window, as the engine judges it (mcp/hub.ts).
+  const over = overBudget(total, model ? modelContext(model).window : DEFAULT_CONTEXT_WINDOW)
   return (
     <fieldset data-testid="settings-mcp-costs">
       <legend>MCP tools in the open session</legend>
