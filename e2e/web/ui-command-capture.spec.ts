@@ -213,10 +213,11 @@ test('“Show me its changes before they land” holds every change of a command
 
     const review = page.getByTestId('held-review')
     await expect(review).toBeVisible({ timeout: 30_000 })
-    await expect(review.getByTestId('held-file')).toHaveCount(3)
+    await expect(review.getByTestId('held-file')).toHaveCount(4)
     // Nothing here is protected: no warning.
     await expect(review.getByTestId('held-warning')).toHaveCount(0)
     await review.locator('[data-testid=held-file][data-path="new.txt"]').getByTestId('held-accept').click()
+    await review.locator('[data-testid=held-file][data-path="logo.png"]').getByTestId('held-accept').click()
     await review.locator('[data-testid=held-file][data-path="a.txt"]').getByTestId('held-reject').click()
     await review.locator('[data-testid=held-file][data-path="gone.txt"]').getByTestId('held-reject').click()
     await review.getByTestId('held-apply').click()
@@ -225,8 +226,11 @@ test('“Show me its changes before they land” holds every change of a command
     expect(await readFile(join(app.workspace, 'a.txt'), 'utf8')).toBe('original\n')
     expect(await readFile(join(app.workspace, 'gone.txt'), 'utf8')).toBe('to be removed\n')
     expect(await readFile(join(app.workspace, 'new.txt'), 'utf8')).toBe('made by the command\n')
+    expect((await readFile(join(app.workspace, 'logo.png'))).toString('hex')).toBe(
+      '89504e470d0a1a0a0000000d49484452',
+    )
     const card = page.locator('[data-testid=tool-card]', { hasText: 'node change.js' }).last()
-    await expect(card.getByTestId('command-held')).toContainText('1 applied, 2 not applied')
+    await expect(card.getByTestId('command-held')).toContainText('2 applied, 2 not applied')
   } finally {
     await stop()
   }
