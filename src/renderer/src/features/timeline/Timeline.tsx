@@ -62,6 +62,8 @@ export function Timeline() {
   )
   const scrollRef = useRef<HTMLDivElement>(null)
   const [width, setWidth] = useState(800)
+  // The pane's height: a smaller window follows the run again (its latest turn kept in view).
+  const [paneHeight, setPaneHeight] = useState(0)
   /** null: fit the whole session (and keep fitting while it grows); a number: the user's zoom. */
   const [zoom, setZoom] = useState<number | null>(null)
   const [hover, setHover] = useState<{ callId: string; x: number; y: number } | null>(null)
@@ -131,9 +133,13 @@ export function Timeline() {
   useLayoutEffect(() => {
     const el = scrollRef.current
     if (!el) return
-    const observer = new ResizeObserver(() => setWidth(el.clientWidth))
+    const observer = new ResizeObserver(() => {
+      setWidth(el.clientWidth)
+      setPaneHeight(el.clientHeight)
+    })
     observer.observe(el)
     setWidth(el.clientWidth)
+    setPaneHeight(el.clientHeight)
     return () => observer.disconnect()
   }, [])
 
@@ -170,7 +176,7 @@ export function Timeline() {
     const last = geometries[geometries.length - 1] as TurnGeometry
     const target = Math.max(0, Math.min(start, start + last.height + RULER - el.clientHeight))
     if (Math.abs(el.scrollTop - target) > 1) virtualizer.scrollToOffset(target)
-  }, [following, geometries, virtualizer])
+  }, [following, geometries, virtualizer, paneHeight])
 
   const nowLine = useRef<HTMLDivElement>(null)
   const registerGrowing = useLiveGrowth(running, scale, fitSpan, nowLine, setClock)
