@@ -162,13 +162,18 @@ function shapeOf(row: TranscriptRow | undefined, expanded: ReadonlySet<string>):
   if (row.kind === 'call' && expanded.has(row.call.callId)) return undefined
   // Rows are kept per turn object (rows.ts), so a scrub finds most shapes already worked out.
   let shape = shapes.get(row)
-  if (shape === undefined) shapes.set(row, (shape = computeShape(row)))
+  if (shape === undefined) shapes.set(row, (shape = rowShape(row)))
   return shape
 }
 
 const shapes = new WeakMap<TranscriptRow, string>()
 
-function computeShape(row: TranscriptRow): string {
+/**
+ * What a row's height depends on at a given width, besides its text's length: rows of one shape come out equally
+ * tall, so a row measured once teaches the height of every row of its shape (TailList). A shape that misses
+ * something that changes the height makes a replay lay the transcript out twice whenever the other height turns up.
+ */
+export function rowShape(row: TranscriptRow): string {
   switch (row.kind) {
     case 'task':
       return `task:${textLines(row.run.task)}`
