@@ -16,10 +16,11 @@ import { groupExists, killProcessTree } from './process-tree'
  * first and SIGKILL after a grace.
  *
  * The terminal comes from node-pty's `openpty`, and the process from `child_process.spawn` with the
- * terminal's slave as stdio and `detached` (setsid; the slave then becomes the controlling terminal). node-pty's
- * own spawn forks the whole app with forkpty and reports the exit only after a waiter thread and the
- * socket's close: starting `true` that way took 1.9x `child_process.spawn`, this way 1.3x, most of it
- * bash's own start (`npm run bench -- bash`).
+ * terminal's slave as stdio and `detached` (setsid; the slave becomes the controlling terminal when bash, a
+ * session leader, opens it by name at its start: strace shows it). node-pty's own spawn forks the whole app
+ * with forkpty and reports the exit only after a waiter thread and the socket's close: starting `true` that
+ * way took 1.9x `child_process.spawn`, this way 1.3-1.6x, most of it bash's own start
+ * (`npm run bench -- spawn` shows both).
  */
 
 /** How long processes get to exit after SIGTERM before SIGKILL, on timeout. */
