@@ -39,8 +39,10 @@ import type { SensitivePathRules } from '../../sensitive-paths'
 import { readChangeSet, type Change, type Seen } from './change-set'
 import { heldReason } from './held'
 import {
+  changeOf,
   HeldDecider,
   heldFileView,
+  HeldGroups,
   HELD_FOR_REVIEW,
   REJECTED_BY_USER,
   reviewBudget,
@@ -113,7 +115,28 @@ const PLAN_FLUSH_BYTES = 256 * 1024
 /** Events in flight to the log at once while logging the pre-images. */
 const LOG_WINDOW = 512
 
-interface PlanLine {
+/**
+ * What a held review needs to be finished after a restart (issue 20), kept in the layer beside its plan and synced
+ * before the review is logged: the layer then holds everything (the plan, the new contents, this), and the
+ * session's store holds what was there before. `ran` is the tool's own account of the command (its result
+ * without the changes), given back to it to answer the call.
+ */
+export interface HeldState {
+  version: 1
+  partial: string[]
+  held: HeldPath[]
+  heldCount: number
+  /** How deep the review's folder groups go (HeldGroups.depth). */
+  groupDepth: number | null
+  ran?: unknown
+  /** The command was killed before its layer was read whole (CommandChanges.incomplete). */
+  incomplete?: true
+}
+
+export const HELD_STATE_FILE = 'held.json'
+export const PLAN_FILE = 'plan.jsonl'
+
+export interface PlanLine {
   rel: string
   before: PathToken
   after: PathToken
@@ -220,6 +243,8 @@ export async function landChangeSet(opts: {
   host: CaptureHost
   /** Every change is held for the review (the user asked to see them first), protected or not. */
   holdAll?: boolean
+  /** The tool's account of the command, kept with a held review so it can answer the call after a restart. */
+  ran?: unknown
 }): Promise<Landed> {
   const { workspace, callId, layer, host } = opts
   const landed: Landed = {
@@ -232,7 +257,8 @@ export async function landChangeSet(opts: {
   }
   // Held changes wait in the plan for the review (in the app); headless, they are left out (or land as allowed).
   const reviewing = host.review !== undefined && !host.landProtected
-  const planFile = join(layer.dir, 'plan.jsonl')
+  const planFile = join(layer.dir, PLAN_FILE)
+  const groups = new HeldGroups()
   const plan = await PlanWriter.open(planFile)
   const heldFolders = new Set<string>()
   // New folders that may land by one rename each, and those of them holding something that does not land.
@@ -279,6 +305,7 @@ export async function landChangeSet(opts: {
           if (change.whole) partial.add(change.rel)
         }
         if (reviewing) {
+          groups.add(change.rel, changeOf(line.before, line.after), reason !== HELD_FOR_REVIEW)
           await plan.add({ ...line, held: reason })
           heldInPlan++
           continue
@@ -297,8 +324,25 @@ export async function landChangeSet(opts: {
     }
   }
   let verdict: HeldVerdict | undefined
-  if (heldInPlan > 0) verdict = await askReview(workspace, callId, planFile, landed, host)
-  else if (landed.heldCount > 0)
+  if (heldInPlan > 0) {
+    const state: HeldState = {
+      version: 1,
+      partial: [...partial],
+      held: landed.held,
+      heldCount: landed.heldCount,
+      groupDepth: groups.depth,
+      ...(opts.ran !== undefined ? { ran: opts.ran } : {}),
+      ...(opts.opaque === null ? { incomplete: true as const } : {}),
+    }
+    try {
+      await keepForReview(layer.dir, planFile, state)
+    } catch (error) {
+      return { ...landed, error: `the command’s changes could not be kept for the review: ${message(error)}` }
+    }
+    // The review survives the app: the layer, the store of what was there before and the log are durable first.
+    await host.sync()
+    verdict = await askReview(workspace, callId, planFile, landed, host, groups)
+  } else if (landed.heldCount > 0)
     await host.log({
       type: 'command.held',
       callId,
@@ -306,7 +350,85 @@ export async function landChangeSet(opts: {
       count: landed.heldCount,
       landed: host.landProtected,
     })
+  return landPlan({ workspace, callId, layerDir: layer.dir, host, verdict, partial, landed })
+}
 
+/** The plan file and the held review's state, synced, with the folder that names them. */
+async function keepForReview(dir: string, planFile: string, state: HeldState): Promise<void> {
+  const statePath = join(dir, HELD_STATE_FILE)
+  await fs.writeFile(statePath, JSON.stringify(state), { mode: 0o600 })
+  for (const path of [planFile, statePath, dir]) {
+    const handle = await fs.open(path, 'r')
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+  }
+}
+
+/** The held review a stopped app left waiting in this layer, or null when there is none. */
+export async function readHeldState(layerDir: string): Promise<HeldState | null> {
+  try {
+    const state = JSON.parse(await fs.readFile(join(layerDir, HELD_STATE_FILE), 'utf8')) as HeldState
+    return state.version === 1 ? state : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Finishes a held review that the app left waiting when it stopped (quit or crashed), from what the layer kept:
+ * the review is asked again (its command.held is in the log already, the run pauses on it), then only what the
+ * user accepts lands, exactly as if the app had never stopped. Headless (`lanes run --continue`), held changes
+ * are discarded, or land with --land-protected; the others land.
+ */
+export async function resumeLanding(opts: {
+  workspace: string
+  callId: string
+  layerDir: string
+  state: HeldState
+  host: CaptureHost
+}): Promise<Landed> {
+  const { state, host } = opts
+  const landed: Landed = {
+    counts: { added: 0, changed: 0, removed: 0, modeChanged: 0 },
+    paths: [],
+    held: state.held,
+    heldCount: state.heldCount,
+    heldLanded: host.landProtected,
+    notUndoable: [],
+  }
+  const verdict: HeldVerdict = host.review
+    ? await host.review()
+    : { by: 'cli', files: [], ...(host.landProtected ? { acceptAll: true } : {}) }
+  return landPlan({
+    workspace: opts.workspace,
+    callId: opts.callId,
+    layerDir: opts.layerDir,
+    host,
+    verdict,
+    partial: new Set(state.partial),
+    landed,
+  })
+}
+
+/**
+ * The plan lands: the held lines as the verdict decides, each landing line logged with what was there before
+ * (file.preimage), then the journal's intent, the moves, and the outcome.
+ */
+async function landPlan(opts: {
+  workspace: string
+  callId: string
+  layerDir: string
+  host: CaptureHost
+  verdict: HeldVerdict | undefined
+  partial: ReadonlySet<string>
+  landed: Landed
+}): Promise<Landed> {
+  const { workspace, callId, host, verdict, partial, landed } = opts
+  const layer = { dir: opts.layerDir }
+  const planFile = join(layer.dir, PLAN_FILE)
   // What lands, in the change set's order: each change logged with what was there before (file.preimage) before
   // anything moves. Nothing is logged before the review is over: a log that shows a change always means it lands.
   const landFile = join(layer.dir, 'land.jsonl')
@@ -414,6 +536,7 @@ async function askReview(
   planFile: string,
   landed: Landed,
   host: CaptureHost,
+  groups: HeldGroups,
 ): Promise<HeldVerdict> {
   const review: HeldFile[] = []
   const budget = reviewBudget()
@@ -429,7 +552,9 @@ async function askReview(
     count: landed.heldCount,
     landed: false,
     review,
+    groups: groups.list(),
   })
+  await host.sync()
   return (host.review as () => Promise<HeldVerdict>)()
 }
 
@@ -468,7 +593,7 @@ function heldFor(
   return reason
 }
 
-async function* planLines(planFile: string): AsyncGenerator<PlanLine> {
+export async function* planLines(planFile: string): AsyncGenerator<PlanLine> {
   const lines = createInterface({ input: createReadStream(planFile), crlfDelay: Infinity })
   for await (const line of lines) if (line !== '') yield JSON.parse(line) as PlanLine
 }
