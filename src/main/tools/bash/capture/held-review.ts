@@ -168,8 +168,13 @@ export function reviewBudget(): { chars: number } {
 export class HeldDecider {
   private readonly wanted = new Map<string, boolean>()
   private readonly folderWanted = new Map<string, boolean>()
-  /** The held paths' states as the decisions so far leave them. */
+  /**
+   * The states the decisions so far leave held folders in (a path that is, was or becomes a folder): what a later
+   * change inside one stands on. Files are not kept (a million held files stay out of memory): a second change
+   * to the same file comes right after its first in the plan (`previous`).
+   */
   private readonly virtual = new Map<string, PathToken>()
+  private previous: { rel: string; state: PathToken } | undefined
   /** Folders something stays in, because a change in them does not land. */
   private readonly keepsEntries = new Set<string>()
 
@@ -180,11 +185,14 @@ export class HeldDecider {
     for (const f of verdict.folders ?? []) this.folderWanted.set(f.folder, f.decision === 'accepted')
   }
 
-  /** What the user chose for this path: its own decision, else its deepest folder's; nothing chosen rejects. */
+  /**
+   * What the user chose for this path: its own decision (a folder's row decides the folder too), else its deepest
+   * folder's; nothing chosen rejects.
+   */
   private wants(rel: string): boolean {
     if (this.verdict.by === 'stopped') return false
     if (this.verdict.acceptAll === true) return true
-    const own = this.wanted.get(rel)
+    const own = this.wanted.get(rel) ?? this.folderWanted.get(rel)
     if (own !== undefined) return own
     for (let at = rel.lastIndexOf('/'); at > 0; at = rel.lastIndexOf('/', at - 1)) {
       const folder = this.folderWanted.get(rel.slice(0, at))
@@ -201,7 +209,10 @@ export class HeldDecider {
       const folder = parent !== '.' && this.virtual.has(parent) ? this.virtual.get(parent) : undefined
       if (folder !== undefined && parseToken(folder).kind !== 'dir')
         why = `not landed: its folder ${parent} was rejected`
-      else if (this.virtual.has(line.rel) && this.virtual.get(line.rel) !== line.before)
+      else if (
+        (this.virtual.has(line.rel) && this.virtual.get(line.rel) !== line.before) ||
+        (this.previous?.rel === line.rel && this.previous.state !== line.before)
+      )
         why = 'not landed: an earlier change to it was rejected'
       else if (
         parseToken(line.before).kind === 'dir' &&
@@ -210,9 +221,11 @@ export class HeldDecider {
       )
         why = 'not landed: something in it was rejected and stays'
     }
-    if (why === null) this.virtual.set(line.rel, line.after)
-    else {
-      this.virtual.set(line.rel, line.before)
+    const state = why === null ? line.after : line.before
+    this.previous = { rel: line.rel, state }
+    if (parseToken(line.before).kind === 'dir' || parseToken(line.after).kind === 'dir')
+      this.virtual.set(line.rel, state)
+    if (why !== null) {
       if (line.before !== null)
         for (let at = line.rel.lastIndexOf('/'); at > 0; at = line.rel.lastIndexOf('/', at - 1))
           this.keepsEntries.add(line.rel.slice(0, at))
