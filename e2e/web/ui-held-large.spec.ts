@@ -92,6 +92,21 @@ test('a held set of 3,000 files is reviewed by folder: one folder rejected, the 
     expect(await readFile(join(app.workspace, 'docs', 'f7.txt'), 'utf8')).toBe('docs file 7\n')
     const card = page.locator('[data-testid=tool-card]', { hasText: 'node gen.js' }).last()
     await expect(card.getByTestId('command-held')).toContainText('2000 applied, 1000 not applied')
+    // The card shows what landed folder by folder too.
+    const rows = card.getByTestId('command-changes-folder')
+    await expect(rows).toHaveCount(2)
+    await expect(card.locator('[data-testid=command-changes-folder][data-folder="src"]')).toContainText(
+      'src/ 1000 added',
+    )
+    // Opened, a folder lists the changes the result names (the first 200 of them) and counts the rest.
+    for (const folder of ['docs', 'src'])
+      await card.locator(`[data-testid=command-changes-folder][data-folder="${folder}"] summary`).click()
+    await expect(rows.getByTestId('command-changed-path')).toHaveCount(12)
+    await expect(rows.filter({ hasText: 'more' })).toHaveCount(2)
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme })
+      expect(await contrastViolations(page), scheme).toEqual([])
+    }
   } finally {
     await stop()
   }

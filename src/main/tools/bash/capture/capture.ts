@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises'
-import type { CommandChangeCounts, CommandChangedPath, HeldPath } from '../../../../shared/events'
+import type { CommandChangeCounts, CommandChangedPath, HeldGroup, HeldPath } from '../../../../shared/events'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import type { SandboxLaunch } from '../sandbox/launch'
 import { sandboxSupport } from '../sandbox/support'
@@ -26,6 +26,8 @@ export interface CommandChanges {
   paths: CommandChangedPath[]
   /** paths holds the first PATHS_SHOWN. */
   truncated: boolean
+  /** When truncated (overlay): every change counted by folder, for the card. */
+  folders?: HeldGroup[]
   undoable: boolean
   held?: {
     paths: HeldPath[]
@@ -187,6 +189,7 @@ function changesOf(landed: Landed, incomplete: boolean): CommandChanges {
       : {}),
     ...(landed.notUndoable.length > 0 ? { notUndoable: landed.notUndoable.slice(0, PATHS_SHOWN) } : {}),
     ...(landed.error !== undefined ? { error: landed.error } : {}),
+    ...(landed.folders ? { folders: landed.folders } : {}),
     ...(incomplete ? { incomplete: true } : {}),
   }
 }

@@ -18,6 +18,7 @@ import type {
   CommandChangeCounts,
   CommandChangedPath,
   HeldFile,
+  HeldGroup,
   HeldPath,
   SessionEventDraft,
 } from '../../../../shared/events'
@@ -98,6 +99,8 @@ export interface Landed {
   notUndoable: string[]
   /** Why nothing landed (and the workspace is as before the command). */
   error?: string
+  /** More changes than `paths` lists: every one counted by folder, for the card (at most HELD_GROUPS_MAX). */
+  folders?: HeldGroup[]
 }
 
 /**
@@ -427,6 +430,7 @@ async function landPlan(opts: {
   landed: Landed
 }): Promise<Landed> {
   const { workspace, callId, host, verdict, partial, landed } = opts
+  const folders = new HeldGroups()
   const layer = { dir: opts.layerDir }
   const planFile = join(layer.dir, PLAN_FILE)
   // What lands, in the change set's order: each change logged with what was there before (file.preimage) before
@@ -457,6 +461,7 @@ async function landPlan(opts: {
       entries++
       const kind = kindOf(line.before, line.after)
       landed.counts[kind === 'mode' ? 'modeChanged' : kind]++
+      folders.add(line.rel, kind, false)
       if (landed.paths.length < PATHS_SHOWN)
         landed.paths.push({
           relPath: line.rel,
@@ -477,6 +482,7 @@ async function landPlan(opts: {
     }
     await window.drain()
     await out.close()
+    if (entries > PATHS_SHOWN) landed.folders = folders.list()
   } catch (error) {
     await window.settle()
     await out.close().catch(() => undefined)

@@ -56,7 +56,7 @@ const PAGE = 200
 const OPEN_ALL_MAX = 50
 
 /** The folder a change is listed under, for a review logged before groups were (every change is in it then). */
-function folderOf(relPath: string): string {
+export function folderOf(relPath: string): string {
   const at = relPath.lastIndexOf('/')
   return at < 0 ? '' : relPath.slice(0, at)
 }
@@ -227,7 +227,8 @@ const CHANGE_WORDS: Record<HeldFile['change'], string> = {
   mode: 'permissions changed',
 }
 
-function countsText(g: HeldGroup): string {
+/** "1000 added, 2 changed": a folder group's counts. */
+export function countsText(g: HeldGroup): string {
   return (['added', 'changed', 'removed', 'mode'] as const)
     .filter((k) => g[k] > 0)
     .map((k) => `${g[k]} ${CHANGE_WORDS[k]}`)
