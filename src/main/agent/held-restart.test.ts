@@ -37,45 +37,56 @@ fs.writeFileSync('out.txt', 'made by the command\\n')
 console.log('changed three files')
 `
 
+/** A session whose command's held changes wait for review, in a process killed (SIGKILL) right then. */
+async function killedInReview(): Promise<{
+  base: string
+  workspace: string
+  sessionsDir: string
+  sessionId: string
+}> {
+  // Not under /tmp: the sandbox has a private tmpfs there.
+  const cache = join(process.cwd(), 'node_modules', '.cache')
+  await mkdir(cache, { recursive: true })
+  const base = await realpath(await mkdtemp(join(cache, 'lanes-held-restart-')))
+  const workspace = join(base, 'ws')
+  const sessionsDir = join(base, 'sessions')
+  await mkdir(workspace)
+  // Protected files that exist are read-only in the sandbox: the command adds new ones.
+  await writeFile(join(workspace, 'out.txt'), 'before\n')
+  await writeFile(join(workspace, 'change.js'), CHANGE)
+  const first = await startScriptedModel({
+    scenario: { turns: [{ blocks: [{ tool: 'bash', input: { command: 'node change.js' } }] }] },
+  })
+  cleanups.push(async () => {
+    await first.close()
+    await rm(base, { recursive: true, force: true })
+  })
+
+  const proc = spawn(process.execPath, ['--import', 'tsx', child, workspace, sessionsDir, first.baseUrl], {
+    cwd: fileURLToPath(new URL('../../../', import.meta.url)),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const exited = new Promise((resolve) => proc.once('exit', resolve))
+  let sessionId = ''
+  await new Promise<void>((resolve, reject) => {
+    let held = false
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      if (line.startsWith('session ')) sessionId = line.slice('session '.length)
+      if (line === 'event command.held') held = true
+      // The run pauses on the review once the review is in the log.
+      if (held && line === 'event run.paused') resolve()
+    })
+    proc.once('exit', (code) => reject(new Error(`the run ended (${code}) before the review`)))
+  })
+  proc.kill('SIGKILL')
+  await exited
+
+  return { base, workspace, sessionsDir, sessionId }
+}
+
 describe.skipIf(!overlay)('a held review across a restart', () => {
   it('is offered again after the app was killed in it, and only what the user then accepts lands', async () => {
-    // Not under /tmp: the sandbox has a private tmpfs there.
-    const cache = join(process.cwd(), 'node_modules', '.cache')
-    await mkdir(cache, { recursive: true })
-    const base = await realpath(await mkdtemp(join(cache, 'lanes-held-restart-')))
-    const workspace = join(base, 'ws')
-    const sessionsDir = join(base, 'sessions')
-    await mkdir(workspace)
-    // Protected files that exist are read-only in the sandbox: the command adds new ones.
-    await writeFile(join(workspace, 'out.txt'), 'before\n')
-    await writeFile(join(workspace, 'change.js'), CHANGE)
-    const first = await startScriptedModel({
-      scenario: { turns: [{ blocks: [{ tool: 'bash', input: { command: 'node change.js' } }] }] },
-    })
-    cleanups.push(async () => {
-      await first.close()
-      await rm(base, { recursive: true, force: true })
-    })
-
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, workspace, sessionsDir, first.baseUrl], {
-      cwd: fileURLToPath(new URL('../../../', import.meta.url)),
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    const exited = new Promise((resolve) => proc.once('exit', resolve))
-    let sessionId = ''
-    await new Promise<void>((resolve, reject) => {
-      let held = false
-      createInterface({ input: proc.stdout! }).on('line', (line) => {
-        if (line.startsWith('session ')) sessionId = line.slice('session '.length)
-        if (line === 'event command.held') held = true
-        // The run pauses on the review once the review is in the log.
-        if (held && line === 'event run.paused') resolve()
-      })
-      proc.once('exit', (code) => reject(new Error(`the run ended (${code}) before the review`)))
-    })
-    proc.kill('SIGKILL')
-    await exited
-
+    const { base, workspace, sessionsDir, sessionId } = await killedInReview()
     // Nothing of the command has landed; its layer waits in the session's folder.
     await expect(access(join(workspace, '.env'))).rejects.toThrow()
     expect(await readFile(join(workspace, 'out.txt'), 'utf8')).toBe('before\n')
@@ -160,5 +171,36 @@ describe.skipIf(!overlay)('a held review across a restart', () => {
     expect(undone.ok).toBe(true)
     await expect(access(join(workspace, '.env'))).rejects.toThrow()
     expect(await readFile(join(workspace, 'out.txt'), 'utf8')).toBe('before\n')
+  })
+
+  it('is finished headless (as by `lanes run --continue --approve all`): the held changes are discarded and reported, the rest lands', async () => {
+    const { workspace, sessionsDir, sessionId } = await killedInReview()
+    const model = await startScriptedModel({ scenario: { turns: [{ blocks: [{ text: 'Done.' }] }] } })
+    cleanups.push(() => model.close())
+    const events: SessionEvent[] = []
+    const { session } = await AgentSession.open(
+      sessionId,
+      scriptedAgentOptions({
+        workspace,
+        sessionsDir,
+        baseUrl: model.baseUrl,
+        approvals: 'all',
+        onEvent: (e) => events.push(e),
+      }),
+    )
+    cleanups.push(() => session.close())
+    expect(await session.continue()).toEqual({ status: 'finished' })
+    expect(await readFile(join(workspace, 'out.txt'), 'utf8')).toBe('made by the command\n')
+    await expect(access(join(workspace, '.env'))).rejects.toThrow()
+    await expect(access(join(workspace, '.npmrc'))).rejects.toThrow()
+    expect(events.find((e) => e.type === 'command.reviewed')).toMatchObject({
+      by: 'cli',
+      acceptedCount: 0,
+      rejectedCount: 2,
+    })
+    const finished = events.find((e): e is EventOf<'tool.finished'> => e.type === 'tool.finished')
+    expect(finished?.output).toContain('discarded')
+    const outputDir = sessionPaths(sessionsDir, sessionId).outputDir
+    await expect(access(layerDir(outputDir, finished!.callId))).rejects.toThrow()
   })
 })
