@@ -34,6 +34,7 @@ export interface CommandChanges {
     count: number
     landed: boolean
     /** Reviewed file by file in the app: how many landed, and those that did not, with why. */
+    reviewedBy?: 'user' | 'stopped' | 'cli'
     accepted?: number
     rejected?: HeldPath[]
     rejectedCount?: number
@@ -179,6 +180,7 @@ function changesOf(landed: Landed, incomplete: boolean): CommandChanges {
             landed: landed.heldLanded,
             ...(landed.reviewed
               ? {
+                  reviewedBy: landed.reviewed.by,
                   accepted: landed.reviewed.accepted,
                   rejected: landed.reviewed.rejected,
                   rejectedCount: landed.reviewed.rejectedCount,
@@ -235,8 +237,12 @@ export function describeChanges(changes: CommandChanges): string {
       .slice(0, 20)
       .map((p) => `${p.relPath} (${p.reason})`)
       .join(', ')
+    const who =
+      held.reviewedBy === 'cli'
+        ? `The review of the ${held.count} held change(s) the command made was finished by \`lanes run\`, which cannot ask`
+        : `The user reviewed the ${held.count} held change(s) the command made`
     lines.push(
-      `[The user reviewed the ${held.count} held change(s) the command made: ${held.accepted ?? 0} landed` +
+      `[${who}: ${held.accepted ?? 0} landed` +
         (held.rejectedCount ? `; ${held.rejectedCount} did not and were discarded: ${names}` : '') +
         ']',
     )

@@ -94,7 +94,7 @@ export interface Landed {
   heldCount: number
   heldLanded: boolean
   /** After a per-file review: how many held changes landed, and those that did not (the first PATHS_SHOWN). */
-  reviewed?: { accepted: number; rejected: HeldPath[]; rejectedCount: number }
+  reviewed?: { by: HeldVerdict['by']; accepted: number; rejected: HeldPath[]; rejectedCount: number }
   /** Changed files too large to keep their previous content: they landed but cannot be undone. */
   notUndoable: string[]
   /** Why nothing landed (and the workspace is as before the command). */
@@ -503,7 +503,7 @@ async function landPlan(opts: {
       rejectedCount,
     })
     landed.heldLanded = acceptedCount > 0
-    landed.reviewed = { accepted: acceptedCount, rejected, rejectedCount }
+    landed.reviewed = { by: verdict.by, accepted: acceptedCount, rejected, rejectedCount }
   }
   if (entries === 0) return landed
 
