@@ -29,10 +29,11 @@ import {
   fileToken,
   linkToken,
   parseToken,
+  tokenMatches,
   type PathToken,
 } from '../../../fs/path-token'
 import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
-import { putPathState } from '../../../fs/put-path'
+import { putPathState, tokenAt } from '../../../fs/put-path'
 import { readFileQuick } from '../../../fs/quick-read'
 import { TimeSlices } from '../../../fs/time-slices'
 import { contentFacts } from '../../content-facts'
@@ -444,6 +445,9 @@ async function landPlan(opts: {
   let acceptedCount = 0
   let rejectedCount = 0
   let entries = 0
+  // A review may wait long (across a restart, even): what it lands over must still be what the command saw, or a
+  // change made meanwhile (by the user, in an editor) would be overwritten with nothing kept of it.
+  let lastChecked: string | undefined
   try {
     for await (const line of planLines(planFile)) {
       const { held, unkept, content, ...plain } = line
@@ -456,6 +460,15 @@ async function landPlan(opts: {
         }
         acceptedCount++
         if (accepted.length < PATHS_SHOWN) accepted.push(line.rel)
+      }
+      // Only a path's first line is what is there now (a second one stands on the first).
+      if (verdict && line.rel !== lastChecked) {
+        lastChecked = line.rel
+        const now = await tokenAt(join(workspace, line.rel)).catch(() => undefined)
+        if (now === undefined || !tokenMatches(now, line.before))
+          throw new Error(
+            `${line.rel} was changed since the command ran (while its changes waited for review)`,
+          )
       }
       await out.add(plain)
       entries++
@@ -487,6 +500,17 @@ async function landPlan(opts: {
     await window.settle()
     await out.close().catch(() => undefined)
     // Preimages logged without a command.landing after them: a rewind finds those paths as they were (skipped).
+    // The review is over all the same, with nothing landed.
+    if (verdict)
+      await host.log({
+        type: 'command.reviewed',
+        callId,
+        by: verdict.by,
+        accepted: [],
+        rejected: [],
+        acceptedCount: 0,
+        rejectedCount: landed.heldCount,
+      })
     return {
       ...landed,
       error: `the command’s changes could not be landed: ${message(error)}; nothing was changed`,
