@@ -2,10 +2,10 @@ import { join } from 'node:path'
 import { z } from 'zod'
 import { CONTROL_CHAR_MESSAGE, noControlChars } from '../input-fields'
 import { workspaceSecrets } from '../../secrets/workspace-secrets'
-import { defineTool, fail, ok } from '../tool'
+import { defineTool, fail, ok, type ToolResult } from '../tool'
 import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner'
 import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
-import { describeChanges, startCapture } from './capture/capture'
+import { describeChanges, resumeHeldCapture, startCapture, type CommandChanges } from './capture/capture'
 import { prepareSandbox, sandboxStartFailure } from './sandbox/launch'
 import { rulesAllowCommand } from '../../../shared/events'
 import { checkBashCommand, loadBashGrammar, type BashCommandCheck } from './validate'
@@ -225,8 +225,6 @@ export const bashTool = defineTool({
     } finally {
       await sandbox?.cleanup()
     }
-    // Also after a timeout or a stop: what the command changed until then is captured all the same.
-    const changes = await capture?.finish()
     const rest = redact.end()
     if (rest.length > 0) {
       live.push(rest)
@@ -234,8 +232,6 @@ export const bashTool = defineTool({
     }
     live.end()
     const summary = await buffer.close()
-    // A command that ran writable may have added or changed secret files: their values are known from now on.
-    if (approval) await secrets.refresh()
     const sandboxFailure = sandbox ? sandboxStartFailure(sandbox, run, summary.text) : null
     const createdSensitive = sandbox && approval ? sandbox.createdSensitive() : []
 
@@ -258,17 +254,13 @@ export const bashTool = defineTool({
       network: sandbox === null || approval?.network === true,
       ...(summary.saveError !== undefined ? { saveError: summary.saveError } : {}),
       ...(createdSensitive.length > 0 ? { createdSensitive } : {}),
-      ...(changes ? { changes } : {}),
     }
-    if (run.pid === null && !run.aborted) {
-      return fail(`Command not run: ${run.error ?? 'bash could not be started'}.`, { title, metadata })
-    }
-    if (sandboxFailure !== null) {
-      return fail(`Command not run: the sandbox could not start (${sandboxFailure}).`, {
-        title,
-        metadata: { ...metadata, sandbox: 'failed' },
-      })
-    }
+    const notStarted =
+      run.pid === null && !run.aborted
+        ? `Command not run: ${run.error ?? 'bash could not be started'}.`
+        : sandboxFailure !== null
+          ? `Command not run: the sandbox could not start (${sandboxFailure}).`
+          : undefined
 
     const parts: string[] = []
     if (summary.truncated) {
@@ -282,12 +274,6 @@ export const bashTool = defineTool({
     }
     if (summary.text.length > 0) parts.push(summary.text)
     else if (!summary.truncated) parts.push('(no output)')
-    const changed = changes ? describeChanges(changes) : ''
-    if (changed !== '') parts.push(`\n${changed}`)
-    if (createdSensitive.length > 0)
-      parts.push(
-        `\n[The command created protected files (they can run code or hold secrets): ${createdSensitive.slice(0, 20).join(', ')}]`,
-      )
 
     let status: string | null = null
     if (run.timedOut) {
@@ -307,11 +293,74 @@ export const bashTool = defineTool({
     } else if (run.exitCode !== 0) {
       status = `Exit code ${run.exitCode ?? 'unknown'}`
     }
-    const body = parts.join('\n')
-    if (status === null) return ok(body, { title, metadata })
-    return fail(`${body}\n\n${status}`, { title, metadata })
+    const ran: RanCommand = {
+      title,
+      metadata,
+      output: parts.join('\n'),
+      status,
+      createdSensitive,
+      ...(notStarted !== undefined ? { notStarted } : {}),
+      ...(sandboxFailure !== null ? { sandboxFailed: true } : {}),
+    }
+    // Also after a timeout or a stop: what the command changed until then is captured all the same.
+    const changes = await capture?.finish(ran)
+    // A command that ran writable may have added or changed secret files: their values are known from now on.
+    if (approval) await secrets.refresh()
+    return commandResult(ran, changes)
+  },
+  // The app stopped while this command's held changes waited for the user's review (issue 20): the review is
+  // asked again, and the call is answered as it would have been.
+  async resume(_input, ctx) {
+    const found = await resumeHeldCapture({
+      workspace: ctx.workspace,
+      outputDir: ctx.outputDir,
+      callId: ctx.callId,
+      host: ctx.capture,
+    })
+    if (!found || !isRanCommand(found.ran)) return null
+    await workspaceSecrets(ctx.workspace).refresh()
+    return commandResult(found.ran, found.changes)
   },
 })
+
+/** The bash tool's account of a command that ran, without its changes: what its result is made of. */
+interface RanCommand {
+  title: string
+  metadata: Record<string, unknown>
+  /** What the command printed, as the model reads it (or the truncation note and the tail). */
+  output: string
+  /** Why it did not end well (exit code, timeout, stop), or null. */
+  status: string | null
+  createdSensitive: string[]
+  /** It never ran (bash or the sandbox could not start): the result says only that. */
+  notStarted?: string
+  sandboxFailed?: boolean
+}
+
+function isRanCommand(value: unknown): value is RanCommand {
+  const v = value as Partial<RanCommand> | null
+  return typeof v === 'object' && v !== null && typeof v.title === 'string' && typeof v.output === 'string'
+}
+
+function commandResult(ran: RanCommand, changes: CommandChanges | null | undefined): ToolResult {
+  const { title } = ran
+  const metadata = { ...ran.metadata, ...(changes ? { changes } : {}) }
+  if (ran.notStarted !== undefined)
+    return fail(ran.notStarted, {
+      title,
+      metadata: ran.sandboxFailed ? { ...metadata, sandbox: 'failed' } : metadata,
+    })
+  const parts = [ran.output]
+  const changed = changes ? describeChanges(changes) : ''
+  if (changed !== '') parts.push(`\n${changed}`)
+  if (ran.createdSensitive.length > 0)
+    parts.push(
+      `\n[The command created protected files (they can run code or hold secrets): ${ran.createdSensitive.slice(0, 20).join(', ')}]`,
+    )
+  const body = parts.join('\n')
+  if (ran.status === null) return ok(body, { title, metadata })
+  return fail(`${body}\n\n${ran.status}`, { title, metadata })
+}
 
 /**
  * Raw output for the UI's live view (terminal sequences kept: the UI renders them inert), coalesced into

@@ -11,7 +11,7 @@ import { FILES_SHOWN, RewindRow, TurnHeader } from '../rewind/RewindRow'
 import { canUndo } from '../rewind/UndoButton'
 import { rewindRowKey } from '../rewind/rewind-summary'
 import { CompactionRow } from '../context/CompactionRow'
-import { PATHS_SHOWN } from './CommandChanges'
+import { folderRowCount, PATHS_SHOWN } from './CommandChanges'
 import { ContinueRunButton } from './ContinueRunButton'
 import { transcriptRows, type TranscriptRow } from './rows'
 import { Narration, RetryNotice, RunEndExplanation, ThinkingSection, WaitNotice } from './ModelNotes'
@@ -251,7 +251,7 @@ function changesShape(call: ToolCallState): string {
     held === undefined
       ? ''
       : `${held.pending ?? '-'}${held.pending === false ? Math.min(held.rejected?.length ?? 0, PATHS_SHOWN) : held.paths.map((p) => p.relPath).join(',').length}`
-  return `:c${paths}${changes?.error === undefined ? '' : 'e'}:h${hunks}:${heldShape}`
+  return `:c${paths}${changes?.error === undefined ? '' : 'e'}:g${folderRowCount(changes)}:h${hunks}:${heldShape}`
 }
 
 function estimate(row: TranscriptRow | undefined): number {
