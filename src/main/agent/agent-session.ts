@@ -619,9 +619,11 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
         keep: async (path, content) => (await this.preimageStore()).put(path, content),
         content: async (hash) => (await this.preimageStore()).get(hash),
         log: (draft) => this.emit(draft),
+        // The store and the log side by side, one round of fsyncs: the landing needs both durable before
+        // anything moves, and neither before the other (nothing moves until both are).
         sync: async () => {
-          await (await this.preimageStore()).flush()
-          await this.writer.sync()
+          const store = await this.preimageStore()
+          await Promise.all([store.flush(), this.writer.sync()])
         },
         landProtected: this.opts.landProtected === true,
         // Only a person can review: headless runs discard held changes (or land them with --land-protected).

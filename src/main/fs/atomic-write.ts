@@ -133,7 +133,17 @@ export class WriteBatch {
     this.closed.push(path)
   }
 
-  /** Makes every file written in the batch, and its name in its folder, survive a power loss. */
+  /** A folder whose entries changed outside the batch's writes (a folder removed from it): fsynced by `sync()`. */
+  touched(dir: string): void {
+    this.closedFolders.push(dir)
+  }
+
+  /**
+   * Makes every file written in the batch, and its name in its folder, survive a power loss. The files and their
+   * folders are fsynced side by side, in one round: ordering them (files first) would buy nothing, since every
+   * rename already happened before any fsync and the file system may have committed it meanwhile; until this
+   * resolves, the caller's journal is what covers a power loss, and after it everything is on disk either way.
+   */
   async sync(): Promise<void> {
     await Promise.all([
       ...this.open.map((file) => file.datasync()),
@@ -146,13 +156,11 @@ export class WriteBatch {
           await file.close().catch(() => undefined)
         }
       }),
-    ])
-    // Some platforms and file systems (Windows, some network mounts) cannot fsync a folder; the renames have
-    // still happened, only their durability across a power loss is weaker there. A folder closed early is
-    // reopened by its path: only the durability of its names would be at stake if it was swapped since.
-    await Promise.all([
+      // Some platforms and file systems (Windows, some network mounts) cannot fsync a folder; the renames have
+      // still happened, only their durability across a power loss is weaker there. A folder closed early is
+      // reopened by its path: only the durability of its names would be at stake if it was swapped since.
       this.folders.each((folder) => folder.handle?.sync().catch(() => undefined) ?? Promise.resolve()),
-      ...this.closedFolders.map(async (dir) => {
+      ...[...new Set(this.closedFolders)].map(async (dir) => {
         const folder = await fs.open(dir, 'r').catch(() => undefined)
         await folder?.sync().catch(() => undefined)
         await folder?.close().catch(() => undefined)
