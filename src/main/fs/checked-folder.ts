@@ -213,6 +213,11 @@ export class FolderPool {
     private readonly onClose?: (dir: string) => void,
   ) {}
 
+  /** Whether `dir` is open (or being opened) in the pool. */
+  has(dir: string): boolean {
+    return this.entries.has(dir)
+  }
+
   async use<T>(dir: string, fn: (folder: Folder | FolderRefusal) => Promise<T> | T): Promise<T> {
     let entry = this.entries.get(dir)
     if (entry)
