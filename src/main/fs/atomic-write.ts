@@ -8,7 +8,6 @@ import {
   fsyncSync,
   openSync,
   promises as fs,
-  renameSync,
   statSync,
   unlinkSync,
   writeSync,
@@ -120,7 +119,10 @@ const DIRECT: WriteCalls = {
   stat: async (path) => statSync(path),
   create: async (path, mode) => new DirectFile(openSync(path, 'wx', mode)),
   unlink: async (path) => unlinkSync(path),
-  rename: async (from, to) => renameSync(from, to),
+  // The rename stays on the thread pool: replacing a file whose new data is not written yet makes ext4 start
+  // writing it then (and free the old file's blocks), which blocks for a while and overlaps only when several
+  // renames are in flight (see quick-read.ts).
+  rename: (from, to) => fs.rename(from, to),
 }
 
 /** Files a batch keeps open until its `sync()`; the rest are closed and reopened then. */
