@@ -165,20 +165,25 @@ export async function removeFile(
   // open already was there: not looked at again for each of its files.)
   if (!opts.batch?.folders.has(dir) && !existsSync(dir)) return { ok: true }
   const remove = async (folder: Folder): Promise<{ ok: true } | { ok: false; reason: string }> => {
+    // In a batch (a rewind removing 20,000 files), a direct system call: an unlink is microseconds, a trip
+    // through the thread pool tens of them; the batch's caller gives the event loop back between files.
+    if (opts.batch) return removeNow(folder.inDir(basename(path)))
     try {
-      // In a batch (a rewind removing 20,000 files), a direct system call: an unlink is microseconds, a trip
-      // through the thread pool tens of them; the batch's caller gives the event loop back between files.
-      if (opts.batch) unlinkSync(folder.inDir(basename(path)))
-      else await fs.unlink(folder.inDir(basename(path)))
-      if (!opts.batch) await folder.handle?.sync().catch(() => undefined)
+      await fs.unlink(folder.inDir(basename(path)))
+      await folder.handle?.sync().catch(() => undefined)
       return { ok: true }
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true }
-      return { ok: false, reason: `could not be removed (${(error as Error).message})` }
+      return removal(error)
     }
   }
-  if (opts.batch)
+  if (opts.batch) {
+    // Its folder open already (the next of a folder's files): removed at once, without a chain of promises.
+    const now = opts.batch.folders.useNow(dir, (folder) =>
+      'reason' in folder ? folder : removeNow(folder.inDir(basename(path))),
+    )
+    if (now !== undefined) return now
     return opts.batch.folders.use(dir, (folder) => ('reason' in folder ? folder : remove(folder)))
+  }
   const folder = await openFolder(dir, false)
   if ('reason' in folder) return folder
   try {
@@ -186,6 +191,21 @@ export async function removeFile(
   } finally {
     await folder.handle?.close().catch(() => undefined)
   }
+}
+
+/** Removes an entry by a direct system call (in a batch); an absent one is already removed. */
+function removeNow(entry: string): { ok: true } | { ok: false; reason: string } {
+  try {
+    unlinkSync(entry)
+    return { ok: true }
+  } catch (error) {
+    return removal(error)
+  }
+}
+
+function removal(error: unknown): { ok: true } | { ok: false; reason: string } {
+  if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true }
+  return { ok: false, reason: `could not be removed (${(error as Error).message})` }
 }
 
 /**

@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, read, readFileSyn
 import type { Stats } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { promisify } from 'node:util'
-import { FolderPool } from './checked-folder'
+import { FolderPool, type Folder, type FolderRefusal } from './checked-folder'
 import { BLOCKING_MAX_BYTES } from './quick-read'
 
 /**
@@ -32,15 +32,26 @@ export class FolderReader {
   private large: Promise<unknown> = Promise.resolve()
 
   /** `fn` with where `path`'s entry is, through its checked folder; or what the file is instead. */
-  private at<T>(path: string, fn: (entry: string) => T | Promise<T>): Promise<T | CheckedFile> {
-    return this.folders.use(dirname(path), (folder) => {
+  private at<T>(path: string, fn: (entry: string) => T): Promise<T | CheckedFile> {
+    const inFolder = (folder: Folder | FolderRefusal): T | CheckedFile => {
       if ('inDir' in folder) return fn(folder.inDir(basename(path)))
       if (folder.absent) return { kind: 'absent' as const }
       const why = folder.ledTo
         ? `now leads to ${folder.ledTo}`
         : folder.reason.replace(/^could not be written/, 'could not be opened')
       return { kind: 'odd' as const, reason: `was left alone: its folder ${dirname(path)} ${why}` }
-    })
+    }
+    // `fn` is a direct system call: with its folder open already, no promise is made for it.
+    const dir = dirname(path)
+    if (this.folders.has(dir)) {
+      try {
+        const now = this.folders.useNow(dir, inFolder)
+        if (now !== undefined) return Promise.resolve(now)
+      } catch (error) {
+        return Promise.reject(error as Error)
+      }
+    }
+    return this.folders.use(dir, inFolder)
   }
 
   /** The entry's lstat through its checked folder (a cheap look, without reading); null when absent. */
