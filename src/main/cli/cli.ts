@@ -197,7 +197,7 @@ function oneOf<T extends string>(
 }
 
 /** MCP states a person running `lanes run` is told about on stderr too. */
-const MCP_TOLD = new Set(['misconfigured', 'untrusted', 'failed', 'restarting'])
+const MCP_TOLD = new Set(['misconfigured', 'untrusted', 'failed', 'restarting', 'needs-sign-in'])
 
 const EXIT_CODES: Record<RunOutcome['status'], number> = { finished: 0, paused: 3, failed: 1, stopped: 1 }
 
