@@ -9,6 +9,7 @@ import {
 import { isSecretLike } from '../secrets/secret-values'
 import { own, setOwn } from '../../shared/own'
 import { maskKey, type KeyStore } from './key-store'
+import { usesOwnAuthorization, type McpOAuthStore } from '../mcp/oauth'
 
 /**
  * The user's own MCP servers (Settings), in `.mcp.json`'s shape: their entries are kept in settings.json under
@@ -29,7 +30,17 @@ type Part = 'env' | 'headers'
 type Secrets = Record<string, Partial<Record<Part, Record<string, string>>>>
 
 export class UserMcpServers {
-  constructor(private readonly store: KeyStore) {}
+  constructor(
+    private readonly store: KeyStore,
+    /** Where remote servers' sign-ins are kept (mcp/oauth.ts): Settings shows each one's. */
+    private readonly oauth?: McpOAuthStore,
+  ) {}
+
+  /** One server as it would start (its secrets in place), or why it cannot. */
+  async config(stored: StoredMcpEntries, name: string): Promise<McpServerConfig | null> {
+    const { servers } = await this.configs(stored)
+    return servers.find((s) => s.name === name) ?? null
+  }
 
   /** The servers as sessions start them: entries with their secrets put back, each checked like `.mcp.json`. */
   async configs(
@@ -55,7 +66,7 @@ export class UserMcpServers {
   /** What Settings shows: secret values masked. */
   async views(stored: StoredMcpEntries): Promise<McpUserServerView[]> {
     const secrets = await this.readSecrets()
-    return Object.entries(stored).map(([name, entry]) => {
+    const views = Object.entries(stored).map(([name, entry]): Omit<McpUserServerView, 'auth'> => {
       const mine = own(secrets, name) ?? {}
       const made = parseServerEntry(name, withSecrets(entry, mine), SETTINGS_SOURCE, 'user')
       const raw = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
@@ -91,6 +102,14 @@ export class UserMcpServers {
         problem: null,
       }
     })
+    return Promise.all(
+      views.map(async (view) => {
+        const signs = view.kind === 'http' && view.url && !usesOwnAuthorization(view.headers ?? {})
+        const auth =
+          signs && this.oauth ? await this.oauth.status({ name: view.name, url: view.url as string }) : null
+        return { ...view, auth }
+      }),
+    )
   }
 
   /**

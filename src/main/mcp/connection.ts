@@ -5,7 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { CallToolResult, Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js'
 import type { McpServerConfig } from './config'
 import { serverLaunch, type ServerLaunch } from './launch'
-import { LanesOAuthProvider, type McpOAuthStore } from './oauth'
+import { LanesOAuthProvider, usesOwnAuthorization, type McpOAuthStore } from './oauth'
 
 /**
  * One MCP server, through the SDK's client: started in the background, restarted after a crash, stopped with

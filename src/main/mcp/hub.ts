@@ -178,6 +178,13 @@ export class McpHub implements ToolSource {
     await Promise.all(this.connections.map((c) => c.close()))
   }
 
+  /** The remote servers started (their OAuth tokens are secrets of the session). */
+  remoteServers(): McpOAuthServer[] {
+    return this.connections.flatMap((c) =>
+      c.config.kind === 'http' ? [{ name: c.config.name, url: c.config.url }] : [],
+    )
+  }
+
   /** The user signed in to this server: if it was waiting for that, it connects now. */
   signedIn(server: McpOAuthServer): void {
     for (const c of this.connections) {

@@ -1,6 +1,4 @@
-import { readFile, stat } from 'node:fs/promises'
 import { afterEach, describe, expect, it } from 'vitest'
-import { mcpOAuthFileOf, mcpOAuthStoreOf } from '../app/key-store'
 import { useTempDir } from '../test-fixtures/temp-dir'
 import { defaultPermissions, type McpServerConfig } from './config'
 import { McpConnection, ServerUnavailable, type ServerStatus } from './connection'
@@ -8,6 +6,20 @@ import { McpOAuthStore, signIn, type McpOAuthStore as Store } from './oauth'
 import { startOAuthTestServer, type OAuthTestServer } from './test-fixtures/oauth-server'
 
 const temp = useTempDir('lanes-oauth-')
+
+/**
+ * Secret slots kept in a map standing for the key store (app/key-store.ts, whose files and keychain entries
+ * app/mcp-oauth-store.test.ts checks): a store made on the same map is what another session would read.
+ */
+let slots = new Map<string, string>()
+afterEach(() => void (slots = new Map()))
+function mcpOAuthStoreOf(): Store {
+  return new McpOAuthStore((id) => ({
+    get: async () => slots.get(id) ?? null,
+    set: async (value: string) => void slots.set(id, value),
+    clear: async () => void slots.delete(id),
+  }))
+}
 let server: OAuthTestServer | null = null
 const connections: McpConnection[] = []
 
@@ -64,10 +76,9 @@ const call = (c: McpConnection) =>
   c.callTool('whoami', {}, { signal: new AbortController().signal, onProgress: () => undefined })
 
 describe('OAuth for remote MCP servers', () => {
-  it('signs in through the browser and a loopback redirect, keeps the tokens like the API key, and the tool works', async () => {
+  it('signs in through the browser and a loopback redirect, keeps its client and tokens in its own slot, and the tool works', async () => {
     server = await startOAuthTestServer()
-    const dataDir = temp()
-    const store = mcpOAuthStoreOf(dataDir, { keychain: false })
+    const store = mcpOAuthStoreOf()
     const remote = { name: 'remote', url: server.url }
     const browser = testBrowser()
 
@@ -83,20 +94,15 @@ describe('OAuth for remote MCP servers', () => {
     expect(await page.text()).toContain('Signed in to &#34;remote&#34;')
     expect(server.counts).toMatchObject({ registrations: 1, codes: 1 })
 
-    // Stored as the API key is where there is no keychain: a file of its own, readable by the user only.
-    const file = mcpOAuthFileOf(dataDir, McpOAuthStore.idOf(remote))
-    expect((await stat(file)).mode & 0o777).toBe(0o600)
-    const kept = JSON.parse(await readFile(file, 'utf8')) as { plain: string }
-    const record = JSON.parse(kept.plain) as {
-      tokens: { access_token: string }
-      client: { client_id: string }
-    }
+    // One slot for the server, keyed to its name and URL: the client registered and the tokens, not the verifier.
+    const kept = slots.get(McpOAuthStore.idOf(remote)) as string
+    const record = JSON.parse(kept) as { tokens: { access_token: string }; client: { client_id: string } }
     expect(record.tokens.access_token).toMatch(/^at-/)
     expect(record.client.client_id).toBeTruthy()
-    expect(kept.plain).not.toContain('code_verifier')
+    expect(kept).not.toContain('verifier')
 
     // A fresh store (another session, or `lanes run`) reads them back and the server's tool answers.
-    const later = mcpOAuthStoreOf(dataDir, { keychain: false })
+    const later = mcpOAuthStoreOf()
     expect(await later.status(remote)).toEqual({
       signedIn: true,
       account: 'ada@example.com',
@@ -110,7 +116,7 @@ describe('OAuth for remote MCP servers', () => {
 
   it('refreshes the access token when it expires, without a new sign-in', async () => {
     server = await startOAuthTestServer({ accessTtlSec: 1 })
-    const store = mcpOAuthStoreOf(temp(), { keychain: false })
+    const store = mcpOAuthStoreOf()
     const remote = { name: 'remote', url: server.url }
     await signIn({ store, server: remote, open: testBrowser().open })
     const first = (await store.get(remote))?.tokens?.access_token
@@ -125,14 +131,12 @@ describe('OAuth for remote MCP servers', () => {
     expect(second).toMatch(/^at-/)
     expect(second).not.toBe(first)
     // Written through to the slot: a new store sees the refreshed token.
-    expect((await mcpOAuthStoreOf(temp(), { keychain: false }).get(remote))?.tokens?.access_token).toBe(
-      second,
-    )
+    expect((await mcpOAuthStoreOf().get(remote))?.tokens?.access_token).toBe(second)
   })
 
   it('refuses a redirect with the wrong state and keeps waiting for the real one', async () => {
     server = await startOAuthTestServer()
-    const store = mcpOAuthStoreOf(temp(), { keychain: false })
+    const store = mcpOAuthStoreOf()
     const remote = { name: 'remote', url: server.url }
     let authorizationUrl!: URL
     const opened = new Promise<void>((resolve) => {
@@ -173,7 +177,7 @@ describe('OAuth for remote MCP servers', () => {
 
   it('reports a server that needs sign-in without tokens, registers nothing, opens nothing, and the call fails cleanly', async () => {
     server = await startOAuthTestServer()
-    const store = mcpOAuthStoreOf(temp(), { keychain: false })
+    const store = mcpOAuthStoreOf()
     const { connection, statuses } = await connect(httpConfig(server.url), store)
     expect(statuses.map((s) => s.status)).toEqual(['starting', 'needs-sign-in'])
     expect(statuses[1]?.message).toMatch(/needs you to sign in/)
@@ -190,7 +194,7 @@ describe('OAuth for remote MCP servers', () => {
 
   it('asks for a new sign-in when the refresh token stops working, and the session goes on', async () => {
     server = await startOAuthTestServer({ accessTtlSec: 1 })
-    const store = mcpOAuthStoreOf(temp(), { keychain: false })
+    const store = mcpOAuthStoreOf()
     const remote = { name: 'remote', url: server.url }
     await signIn({ store, server: remote, open: testBrowser().open })
     const { connection, statuses } = await connect(httpConfig(server.url), store)
@@ -203,7 +207,7 @@ describe('OAuth for remote MCP servers', () => {
 
   it('keeps tokens to the URL they were obtained for, and leaves a server with its own Authorization header alone', async () => {
     server = await startOAuthTestServer()
-    const store = mcpOAuthStoreOf(temp(), { keychain: false })
+    const store = mcpOAuthStoreOf()
     await signIn({ store, server: { name: 'remote', url: server.url }, open: testBrowser().open })
     expect((await store.status({ name: 'remote', url: `${server.url}/other` })).signedIn).toBe(false)
     expect((await store.status({ name: 'other', url: server.url })).signedIn).toBe(false)

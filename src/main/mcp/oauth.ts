@@ -48,6 +48,7 @@ export interface McpOAuthServer {
 /** Where each server's record lives (cached in memory: the SDK reads the tokens before every request). */
 export class McpOAuthStore {
   private readonly cache = new Map<string, OAuthRecord | null>()
+  private readonly watchers = new Set<(value: string) => void>()
 
   constructor(private readonly slot: (id: string) => SecretSlot) {}
 
@@ -81,8 +82,20 @@ export class McpOAuthStore {
     const next = change({ ...((await this.get(server)) ?? {}) })
     const empty = next === null || (next.client === undefined && next.tokens === undefined)
     this.cache.set(id, empty ? null : next)
+    for (const value of tokenValues(next)) for (const watch of this.watchers) watch(value)
     if (empty) await this.slot(id).clear()
     else await this.slot(id).set(JSON.stringify(next))
+  }
+
+  /** The token values stored for a server: a running session's redactor hides them from every tool result. */
+  async secretValues(server: McpOAuthServer): Promise<string[]> {
+    return tokenValues(await this.get(server))
+  }
+
+  /** Calls `watch` with each token value stored from now on (a refresh's); returns the function that stops it. */
+  watch(watch: (value: string) => void): () => void {
+    this.watchers.add(watch)
+    return () => void this.watchers.delete(watch)
   }
 
   /** Signs out: the tokens and the client registration are forgotten. */
@@ -104,12 +117,25 @@ export class McpOAuthStore {
   }
 }
 
+function tokenValues(record: OAuthRecord | null): string[] {
+  const t = record?.tokens
+  const c = record?.client as { client_secret?: unknown } | undefined
+  return [t?.access_token, t?.refresh_token, t?.id_token, c?.client_secret].filter(
+    (v): v is string => typeof v === 'string' && v !== '',
+  )
+}
+
 function hostOf(url: string): string {
   try {
     return new URL(url).host
   } catch {
     return url
   }
+}
+
+/** An entry that sets its own Authorization header (a token the user pasted) is left to it: no OAuth. */
+export function usesOwnAuthorization(headers: Record<string, unknown>): boolean {
+  return Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')
 }
 
 /** A server needs an interactive sign-in, which a session's connection never starts by itself. */
@@ -194,6 +220,13 @@ export class LanesOAuthProvider implements OAuthClientProvider {
 
   async redirectToAuthorization(url: URL): Promise<void> {
     if (!this.interactive) throw this.signInNeeded()
+    // The address comes from the server's metadata: only a web page is opened (never file:, nor an app's scheme).
+    const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+      throw new Error(
+        `the server's sign-in address is not an https: page (${url.protocol}), so Lanes does not open it`,
+      )
+    }
     await this.interactive.open(url)
   }
 
