@@ -143,12 +143,9 @@ export class McpConnection {
 
   private transport(): Transport {
     if (this.config.kind === 'http') {
-      const ownAuthorization = Object.keys(this.config.headers).some(
-        (h) => h.toLowerCase() === 'authorization',
-      )
       const server = { name: this.config.name, url: this.config.url }
-      this.oauthProvider =
-        this.oauth && !ownAuthorization ? new LanesOAuthProvider(this.oauth, server, null) : null
+      const own = usesOwnAuthorization(this.config.headers)
+      this.oauthProvider = this.oauth && !own ? new LanesOAuthProvider(this.oauth, server, null) : null
       return new StreamableHTTPClientTransport(new URL(this.config.url), {
         requestInit: { headers: this.config.headers },
         ...(this.oauthProvider ? { authProvider: this.oauthProvider } : {}),
