@@ -6,8 +6,7 @@ import { listFolder, openWorkspace, recentFolders, resolveWorkspace } from './fo
 import {
   createKeyStore,
   keyFileOf,
-  mcpOAuthStoreOf,
-  mcpSecretsFileOf,
+  userMcpStores,
   osKeychainEntry,
   type KeychainAccount,
   type KeychainEntry,
@@ -108,14 +107,8 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
         opts.keychain !== undefined ? opts.keychain : defaultKeychain(opts.sessionsDir, 'anthropic-api-key'),
       ...(opts.secrets ? { sealer: opts.secrets } : {}),
     }),
-    // The MCP servers' secrets are kept the way the key is, in an entry (or a file) of their own.
-    mcpSecrets: createKeyStore({
-      file: mcpSecretsFileOf(opts.sessionsDir),
-      keychain: opts.keychain === null ? null : defaultKeychain(opts.sessionsDir, 'mcp-secrets'),
-      ...(opts.secrets ? { sealer: opts.secrets } : {}),
-    }),
-    // Remote MCP servers' sign-ins, each kept like the key in an entry (or a file) of its own.
-    mcpOAuth: mcpOAuthStoreOf(opts.sessionsDir, {
+    // The MCP servers' secrets and sign-ins are kept the way the key is, in entries (or files) of their own.
+    ...userMcpStores(opts.sessionsDir, {
       keychain: opts.keychain !== null && !process.env.LANES_NO_KEYCHAIN,
       ...(opts.secrets ? { sealer: opts.secrets } : {}),
     }),

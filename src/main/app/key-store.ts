@@ -70,6 +70,24 @@ export function mcpOAuthFileOf(dataDir: string, id: string): string {
 }
 
 /**
+ * Where the user's MCP servers' secrets are, for the app and `lanes run` alike: their keys and tokens typed in
+ * Settings (one entry) and each remote server's sign-in (an entry each), kept like the API key.
+ */
+export function userMcpStores(
+  dataDir: string,
+  opts: { keychain: boolean; sealer?: SecretBox },
+): { mcpSecrets: KeyStore; mcpOAuth: McpOAuthStore } {
+  return {
+    mcpSecrets: createKeyStore({
+      file: mcpSecretsFileOf(dataDir),
+      keychain: opts.keychain ? osKeychainEntry(dataDir, 'mcp-secrets') : null,
+      ...(opts.sealer ? { sealer: opts.sealer } : {}),
+    }),
+    mcpOAuth: mcpOAuthStoreOf(dataDir, opts),
+  }
+}
+
+/**
  * The OAuth records of remote MCP servers, each kept like the API key: its own keychain entry, else a sealed
  * file, else a 0600 file (`keychain: false`: never the keychain, as for tests).
  */

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import type { McpUserServerInput, McpUserServerView, McpValueView } from '../../shared/ipc'
 import {
   defaultPermissions,
@@ -9,7 +10,7 @@ import {
 import { isSecretLike } from '../secrets/secret-values'
 import { own, setOwn } from '../../shared/own'
 import { maskKey, type KeyStore } from './key-store'
-import { usesOwnAuthorization, type McpOAuthStore } from '../mcp/oauth'
+import { usesOwnAuthorization, type McpOAuthServer, type McpOAuthStore } from '../mcp/oauth'
 
 /**
  * The user's own MCP servers (Settings), in `.mcp.json`'s shape: their entries are kept in settings.json under
@@ -28,6 +29,41 @@ export type StoredMcpEntries = Record<string, unknown>
 type Part = 'env' | 'headers'
 /** The secret values per server and part: what the secret store holds. */
 type Secrets = Record<string, Partial<Record<Part, Record<string, string>>>>
+
+/** Where the redactor says a hidden OAuth token came from. */
+export const SIGN_IN_SECRET = "an MCP server's sign-in"
+
+/**
+ * What a session's redactor must know from MCP: the keys typed in Settings (null: not used, `--no-user-mcp`)
+ * and the tokens stored for the session's remote servers; each later refresh's comes through `oauth.watch`.
+ */
+export async function mcpSessionSecrets(
+  user: UserMcpServers | null,
+  oauth: McpOAuthStore,
+  remote: readonly McpOAuthServer[],
+): Promise<{ value: string; source: string }[]> {
+  const out = ((await user?.secretValues()) ?? []).map((value) => ({
+    value,
+    source: "an MCP server's key in Settings",
+  }))
+  for (const server of remote) {
+    for (const value of await oauth.secretValues(server)) out.push({ value, source: SIGN_IN_SECRET })
+  }
+  return out
+}
+
+/** The user's servers as settings.json holds them (`lanes run` reads them without the app); none if unreadable. */
+export async function storedMcpEntries(settingsFile: string): Promise<StoredMcpEntries> {
+  try {
+    const parsed = JSON.parse(await readFile(settingsFile, 'utf8')) as { mcpServers?: unknown } | null
+    const entries = parsed?.mcpServers
+    return typeof entries === 'object' && entries !== null && !Array.isArray(entries)
+      ? (entries as StoredMcpEntries)
+      : {}
+  } catch {
+    return {}
+  }
+}
 
 export class UserMcpServers {
   constructor(

@@ -31,8 +31,9 @@ import { appendRevocation } from '../session/session-rules'
 import { recordedWorkspace } from './folders'
 import { applyRewindFromApp, finishCutShortRewind, planRewindView } from './rewind-view'
 import { maskKey, type KeyStore } from './key-store'
-import { UserMcpServers, type StoredMcpEntries } from './mcp-user-servers'
+import { mcpSessionSecrets, SIGN_IN_SECRET, UserMcpServers, type StoredMcpEntries } from './mcp-user-servers'
 import { listSessions } from '../session/store'
+import { settingsFileOf } from './paths'
 import type { DemoHost } from '../agent/demo-model'
 
 /**
@@ -99,9 +100,6 @@ export interface SessionHostOptions {
   onListChanged(): void
 }
 
-/** Where the redactor says a hidden OAuth token came from. */
-const SIGN_IN_SECRET = "an MCP server's sign-in"
-
 /** How long events gather before one message goes to the UI: about one frame. */
 const BATCH_MS = 16
 
@@ -118,7 +116,7 @@ export class SessionHost {
   private readonly userMcp: UserMcpServers
 
   constructor(private readonly opts: SessionHostOptions) {
-    this.settingsFile = join(opts.sessionsDir, 'settings.json')
+    this.settingsFile = settingsFileOf(opts.sessionsDir)
     this.mcpTrust = new McpTrustStore(join(opts.sessionsDir, 'mcp-trust.json'))
     this.userMcp = new UserMcpServers(opts.mcpSecrets, opts.mcpOAuth)
   }
@@ -424,11 +422,11 @@ export class SessionHost {
       contextWindowTokens: modelContext(stored.model || DEFAULT_MODEL).window,
       oauth: this.opts.mcpOAuth,
     })
-    const mcpSecrets = await this.userMcp.secretValues()
-    // The remote servers' tokens are secrets of the session too: those stored now, and each refresh's (below).
-    const signIns: string[] = []
-    for (const server of mcp?.hub.remoteServers() ?? [])
-      signIns.push(...(await this.opts.mcpOAuth.secretValues(server)))
+    const mcpSecrets = await mcpSessionSecrets(
+      this.userMcp,
+      this.opts.mcpOAuth,
+      mcp?.hub.remoteServers() ?? [],
+    )
     const launched = await launchSession({
       workspace,
       registry: mcp?.registry ?? registry,
@@ -450,10 +448,7 @@ export class SessionHost {
         ...(typeof stored.compactAtTokens === 'number' ? { compactAtTokens: stored.compactAtTokens } : {}),
       },
       approvals: 'interactive',
-      secrets: [
-        ...mcpSecrets.map((value) => ({ value, source: "an MCP server's key in Settings" })),
-        ...signIns.map((value) => ({ value, source: SIGN_IN_SECRET })),
-      ],
+      secrets: mcpSecrets,
       // The session names itself: its first event (session.created) comes before `launchSession` returns.
       onEvent: (event, sessionId) => this.enqueue(sessionId, event),
       from: resume ? { resume: resume.start } : (target as { task: string }),
