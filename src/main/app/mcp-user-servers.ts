@@ -82,6 +82,8 @@ export class UserMcpServers {
   async configs(
     stored: StoredMcpEntries,
   ): Promise<{ servers: McpServerConfig[]; problems: McpConfigProblem[] }> {
+    // No servers, no look at the keychain (`lanes run` would otherwise ask it on every run).
+    if (Object.keys(stored).length === 0) return { servers: [], problems: [] }
     const secrets = await this.readSecrets()
     const servers: McpServerConfig[] = []
     const problems: McpConfigProblem[] = []
