@@ -279,7 +279,7 @@ async function run(argv: string[]): Promise<number> {
   })
   const registry = mcp?.registry ?? shared
   const secrets = await mcpSessionSecrets(
-    values['no-user-mcp'] === true ? null : userMcp,
+    user.servers.length > 0 ? userMcp : null,
     stores.mcpOAuth,
     mcp?.hub.remoteServers() ?? [],
   )
