@@ -147,6 +147,7 @@ export class SessionHost {
     const done = signIn({
       store: this.opts.mcpOAuth,
       server,
+      headers: config.headers,
       signal: controller.signal,
       open: async (url) => {
         const open = this.opts.openExternal

@@ -1,8 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -282,43 +283,61 @@ export const SIGN_IN_TIMEOUT_MS = 5 * 60_000
 export interface SignInOptions {
   store: McpOAuthStore
   server: McpOAuthServer
+  /** The server's own headers of its entry (not Authorization: such an entry does not sign in). */
+  headers?: Record<string, string>
   /** Opens the authorization URL: the system browser, or a message with the URL where there is none. */
   open(url: URL): void | Promise<void>
   signal?: AbortSignal
   timeoutMs?: number
-  fetchFn?: FetchLike
 }
 
 /**
- * Signs in to one server: resolves when its tokens are stored (a refresh token that still works is enough),
- * rejects with the reason (the server refused, the browser never came back, the user cancelled).
+ * Signs in to one server: resolves when its tokens are stored (tokens that still work, or a refresh, are
+ * enough), rejects with the reason (the server refused, the browser never came back, the user cancelled).
+ * It connects as a session would, so the SDK learns from the server's 401 where its metadata is and which
+ * scope it wants; the redirect's code then goes to the transport's `finishAuth`.
  */
 export async function signIn(opts: SignInOptions): Promise<void> {
   const state = randomBytes(32).toString('base64url')
   const listener = await listen()
   const redirectUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}${CALLBACK_PATH}`
-  const provider = new LanesOAuthProvider(opts.store, opts.server, { redirectUrl, state, open: opts.open })
-  const serverUrl = opts.server.url
+  let redirected = false
+  const provider = new LanesOAuthProvider(opts.store, opts.server, {
+    redirectUrl,
+    state,
+    open: (url) => {
+      redirected = true
+      return opts.open(url)
+    },
+  })
+  const transport = new StreamableHTTPClientTransport(new URL(opts.server.url), {
+    authProvider: provider,
+    requestInit: { headers: opts.headers ?? {} },
+  })
+  const client = new Client({ name: 'lanes', version: '0.1.0' }, { capabilities: {} })
   try {
     const code = waitForCode(listener, state, opts.signal, opts.timeoutMs ?? SIGN_IN_TIMEOUT_MS)
     // Settled either way, so a flow that ends early leaves no unhandled rejection behind.
     code.promise.catch(() => undefined)
-    const first = await auth(provider, { serverUrl, ...(opts.fetchFn ? { fetchFn: opts.fetchFn } : {}) })
-    if (first === 'AUTHORIZED') return
+    try {
+      await client.connect(transport)
+      // Its stored tokens work (or were refreshed): signed in already.
+      return
+    } catch (e) {
+      if (!(e instanceof UnauthorizedError) || !redirected) {
+        throw new Error(`${(e as Error).message || 'the server refused the connection'}`)
+      }
+    }
     const { value, respond } = await code.promise
     try {
-      const result = await auth(provider, {
-        serverUrl,
-        authorizationCode: value,
-        ...(opts.fetchFn ? { fetchFn: opts.fetchFn } : {}),
-      })
-      if (result !== 'AUTHORIZED') throw new Error('the server did not accept the sign-in')
+      await transport.finishAuth(value)
       respond(200, `Signed in to "${opts.server.name}". You can close this tab and go back to Lanes.`)
     } catch (e) {
       respond(400, `Signing in to "${opts.server.name}" failed: ${(e as Error).message}`)
       throw e
     }
   } finally {
+    await client.close().catch(() => undefined)
     listener.close()
     listener.closeAllConnections()
   }
