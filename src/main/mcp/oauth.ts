@@ -325,7 +325,7 @@ export async function signIn(opts: SignInOptions): Promise<void> {
       return
     } catch (e) {
       if (!(e instanceof UnauthorizedError) || !redirected) {
-        throw new Error(`${(e as Error).message || 'the server refused the connection'}`)
+        throw new Error((e as Error).message || 'the server refused the connection', { cause: e })
       }
     }
     const { value, respond } = await code.promise
