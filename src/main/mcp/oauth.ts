@@ -1,7 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import {
+  auth,
+  UnauthorizedError,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+} from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type {
@@ -50,6 +55,11 @@ export interface McpOAuthServer {
 export class McpOAuthStore {
   private readonly cache = new Map<string, OAuthRecord | null>()
   private readonly watchers = new Set<(value: string) => void>()
+  /**
+   * What a session's connection learned and a sign-in needs, in memory only: where the server's metadata is
+   * (the SDK's discovery state) and the scope it last asked for (a step-up).
+   */
+  readonly learned = new Map<string, { discovery?: OAuthDiscoveryState; scope?: string }>()
 
   constructor(private readonly slot: (id: string) => SecretSlot) {}
 
@@ -219,8 +229,23 @@ export class LanesOAuthProvider implements OAuthClientProvider {
     }))
   }
 
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.store.learned.get(McpOAuthStore.idOf(this.server))?.discovery
+  }
+
+  saveDiscoveryState(discovery: OAuthDiscoveryState): void {
+    const id = McpOAuthStore.idOf(this.server)
+    this.store.learned.set(id, { ...this.store.learned.get(id), discovery })
+  }
+
   async redirectToAuthorization(url: URL): Promise<void> {
-    if (!this.interactive) throw this.signInNeeded()
+    if (!this.interactive) {
+      // The scope it wants (more than the tokens have, for a step-up) is what the next sign-in asks for.
+      const id = McpOAuthStore.idOf(this.server)
+      const scope = url.searchParams.get('scope') ?? undefined
+      this.store.learned.set(id, { ...this.store.learned.get(id), ...(scope ? { scope } : {}) })
+      throw this.signInNeeded()
+    }
     // The address comes from the server's metadata: only a web page is opened (never file:, nor an app's scheme).
     const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
@@ -243,6 +268,7 @@ export class LanesOAuthProvider implements OAuthClientProvider {
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     if (scope === 'verifier') this.verifier = null
+    if (scope === 'discovery' || scope === 'all') this.store.learned.delete(McpOAuthStore.idOf(this.server))
     if (scope === 'discovery' || scope === 'verifier') return
     await this.store.update(this.server, (r) => {
       if (scope === 'all') return null
@@ -319,18 +345,36 @@ export async function signIn(opts: SignInOptions): Promise<void> {
     const code = waitForCode(listener, state, opts.signal, opts.timeoutMs ?? SIGN_IN_TIMEOUT_MS)
     // Settled either way, so a flow that ends early leaves no unhandled rejection behind.
     code.promise.catch(() => undefined)
+    let finish: (code: string) => Promise<unknown> = (code) => transport.finishAuth(code)
     try {
+      // A server may ask for its sign-in at `initialize`, or only for its tools.
       await client.connect(transport)
-      // Its stored tokens work (or were refreshed): signed in already.
-      return
+      await client.listTools()
     } catch (e) {
       if (!(e instanceof UnauthorizedError) || !redirected) {
         throw new Error((e as Error).message || 'the server refused the connection', { cause: e })
       }
     }
+    if (!redirected) {
+      // Nothing asked yet, or a session was asked for more scope than its tokens have: sign in for it.
+      const learned = opts.store.learned.get(McpOAuthStore.idOf(opts.server))
+      const haveTokens = (await opts.store.get(opts.server))?.tokens !== undefined
+      if (haveTokens && !learned?.scope) return
+      const scope = learned?.scope
+      const serverUrl = opts.server.url
+      const first = await auth(provider, { serverUrl, ...(scope ? { scope } : {}) })
+      if (first === 'AUTHORIZED' && !scope) return
+      if (!redirected) throw new Error('the server did not ask for a sign-in')
+      finish = (authorizationCode) =>
+        auth(provider, { serverUrl, authorizationCode, ...(scope ? { scope } : {}) })
+    }
     const { value, respond } = await code.promise
     try {
-      await transport.finishAuth(value)
+      await finish(value)
+      const id = McpOAuthStore.idOf(opts.server)
+      const learned = opts.store.learned.get(id)
+      if (learned)
+        opts.store.learned.set(id, { ...(learned.discovery ? { discovery: learned.discovery } : {}) })
       respond(200, `Signed in to "${opts.server.name}". You can close this tab and go back to Lanes.`)
     } catch (e) {
       respond(400, `Signing in to "${opts.server.name}" failed: ${(e as Error).message}`)
