@@ -148,7 +148,9 @@ export class McpConnection {
       this.oauthProvider = this.oauth && !own ? new LanesOAuthProvider(this.oauth, server, null) : null
       return new StreamableHTTPClientTransport(new URL(this.config.url), {
         requestInit: { headers: this.config.headers },
-        ...(this.oauthProvider ? { authProvider: this.oauthProvider } : {}),
+        ...(this.oauthProvider && this.oauth
+          ? { authProvider: this.oauthProvider, fetch: this.oauth.fetch }
+          : {}),
       })
     }
     const launch = this.launch as ServerLaunch

@@ -79,7 +79,8 @@ export class McpHub implements ToolSource {
             if (connection.status === 'ready') this.onStatus(connection, 'ready')
           },
         },
-        this.opts.oauth,
+        // Sign-ins are the user's: a folder's own server never gets them, whatever name and URL it gives.
+        server.origin === 'user' ? this.opts.oauth : undefined,
       )
       this.connections.push(connection)
       this.starts.push(connection.start())

@@ -126,12 +126,37 @@ describe('OAuth for remote MCP servers', () => {
 
     const result = await call(connection)
     expect(result.isError).toBeFalsy()
-    expect(server.counts).toMatchObject({ refreshes: 1, codes: 1, registrations: 1, toolCalls: 2 })
+    // No new sign-in: the same client, one code; refreshed (once more if connecting outlived the token).
+    expect(server.counts).toMatchObject({ codes: 1, registrations: 1, toolCalls: 2 })
+    expect(server.counts.refreshes).toBeGreaterThanOrEqual(1)
     const second = (await store.get(remote))?.tokens?.access_token
     expect(second).toMatch(/^at-/)
     expect(second).not.toBe(first)
     // Written through to the slot: a new store sees the refreshed token.
     expect((await mcpOAuthStoreOf().get(remote))?.tokens?.access_token).toBe(second)
+  })
+
+  it('sends one refresh when two requests find the token expired at once (refresh tokens rotate)', async () => {
+    server = await startOAuthTestServer()
+    const store = mcpOAuthStoreOf()
+    const remote = { name: 'remote', url: server.url }
+    await signIn({ store, server: remote, open: testBrowser().open })
+    const record = await store.get(remote)
+    const body = () =>
+      new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: record?.tokens?.refresh_token as string,
+        client_id: (record?.client as { client_id: string }).client_id,
+      })
+    const tokenUrl = new URL('/token', server.url)
+    const [a, b] = await Promise.all([
+      store.fetch(tokenUrl, { method: 'POST', body: body() }),
+      store.fetch(tokenUrl, { method: 'POST', body: body() }),
+    ])
+    expect([a.status, b.status]).toEqual([200, 200])
+    const [ta, tb] = (await Promise.all([a.json(), b.json()])) as { access_token: string }[]
+    expect(ta?.access_token).toBe(tb?.access_token)
+    expect(server.counts.refreshes).toBe(1)
   })
 
   it('refuses a redirect with the wrong state and keeps waiting for the real one', async () => {

@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -55,6 +56,29 @@ export interface McpOAuthServer {
 export class McpOAuthStore {
   private readonly cache = new Map<string, OAuthRecord | null>()
   private readonly watchers = new Set<(value: string) => void>()
+  private readonly refreshing = new Map<string, Promise<Response>>()
+
+  /**
+   * The fetch a server's transport uses. Two requests that find the access token expired refresh it side by
+   * side; with rotating refresh tokens the second would fail on the refresh token the first used up (and the SDK
+   * would then forget the new tokens too). The same refresh, asked twice, is sent once and both get its answer.
+   */
+  readonly fetch: FetchLike = async (url, init) => {
+    const body = init?.body
+    const token =
+      init?.method === 'POST' && body instanceof URLSearchParams && body.get('grant_type') === 'refresh_token'
+        ? body.get('refresh_token')
+        : null
+    if (!token) return fetch(url, init)
+    let answer = this.refreshing.get(token)
+    if (!answer) {
+      answer = fetch(url, init)
+      this.refreshing.set(token, answer)
+      // A used-up refresh token never comes again; the entry goes after a while, failed or not.
+      setTimeout(() => this.refreshing.delete(token), 60_000).unref()
+    }
+    return (await answer).clone()
+  }
   /**
    * What a session's connection learned and a sign-in needs, in memory only: where the server's metadata is
    * (the SDK's discovery state) and the scope it last asked for (a step-up).
