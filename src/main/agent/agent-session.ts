@@ -31,6 +31,7 @@ import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensit
 import { nameInWorkspace } from '../tools/workspace'
 import { SnapshotStore } from '../tools/snapshots'
 import type { HeldVerdict } from '../tools/bash/capture/held-review'
+import type { CaptureHost } from '../tools/bash/capture/land'
 import type { ToolContext } from '../tools/tool'
 import { fullDiffLines, type ChangePlan } from '../tools/file-change'
 import type { AgentOptions, RunOutcome } from './agent-options'
@@ -583,6 +584,33 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     return next
   }
 
+  private sharedCaptureHost: CaptureHost | undefined
+  private readonly openPreimageStore = (): Promise<PreimageStore> => this.preimageStore()
+  private readonly logEvent = (draft: SessionEventDraft): Promise<SessionEvent> => this.emit(draft)
+
+  /**
+   * What a command's change capture needs of the session (its store, its log), made once: every call gets a
+   * context, and a context's functions were most of what making one cost. A call's own `review` is added to it.
+   */
+  private captureHost(): CaptureHost {
+    this.sharedCaptureHost ??= Object.freeze({
+      keep: async (path: string, content: Buffer) => (await this.preimageStore()).put(path, content),
+      content: async (hash: string) => (await this.preimageStore()).get(hash),
+      log: this.logEvent,
+      sync: async () => {
+        await (await this.preimageStore()).flush()
+        await this.writer.sync()
+      },
+      landProtected: this.opts.landProtected === true,
+      ...(this.opts.approvals === 'interactive'
+        ? {
+            learnSecrets: (relPath: string, text: string) => this.secrets.learnHeldSecretFile(relPath, text),
+          }
+        : {}),
+    })
+    return this.sharedCaptureHost
+  }
+
   /** The context one call runs with; `flush` sends its last live output before its result. */
   toolContext(callId: string, signal: AbortSignal): { ctx: ToolContext; flush: () => void } {
     let buffer = ''
@@ -610,29 +638,12 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
       outputDir: this.writer.outputDir,
       callId,
       bashTimeoutSec: this.opts.bashTimeoutSec,
-      changes: changeKeeper(
-        () => this.preimageStore(),
-        callId,
-        (draft) => this.emit(draft),
-      ),
-      capture: {
-        keep: async (path, content) => (await this.preimageStore()).put(path, content),
-        content: async (hash) => (await this.preimageStore()).get(hash),
-        log: (draft) => this.emit(draft),
-        sync: async () => {
-          await (await this.preimageStore()).flush()
-          await this.writer.sync()
-        },
-        landProtected: this.opts.landProtected === true,
-        // Only a person can review: headless runs discard held changes (or land them with --land-protected).
-        ...(this.opts.approvals === 'interactive'
-          ? {
-              review: () => this.waitForHeldReview(callId, signal),
-              learnSecrets: (relPath: string, text: string) =>
-                this.secrets.learnHeldSecretFile(relPath, text),
-            }
-          : {}),
-      },
+      changes: changeKeeper(this.openPreimageStore, callId, this.logEvent),
+      // Only a person can review: headless runs discard held changes (or land them with --land-protected).
+      capture:
+        this.opts.approvals === 'interactive'
+          ? { ...this.captureHost(), review: () => this.waitForHeldReview(callId, signal) }
+          : this.captureHost(),
       onProgress: (chunk) => {
         // At most one output event per call every 100 ms, however chatty the command; the full output is in
         // the session folder, so what the live view drops in a flood is only the middle of a burst.

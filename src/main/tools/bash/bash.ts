@@ -8,7 +8,7 @@ import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffe
 import { describeChanges, startCapture } from './capture/capture'
 import { prepareSandbox, sandboxStartFailure } from './sandbox/launch'
 import { rulesAllowCommand } from '../../../shared/events'
-import { commandWords, isReadOnlyCommand, loadBashGrammar, validateBashCommand } from './validate'
+import { checkBashCommand, loadBashGrammar, type BashCommandCheck } from './validate'
 
 /** A bash call's timeout when neither the call nor the user's settings give one. */
 export const DEFAULT_BASH_TIMEOUT_SEC = 180
@@ -51,6 +51,22 @@ const LIVE_BURST_BYTES = 1024 * 1024
 /** An argument that names a subcommand (`test`, `run:unit`), not a flag, a path or a value. */
 const SUBCOMMAND = /^[a-z][a-z0-9:_-]*$/
 
+/**
+ * A call's command read once (validate.ts `checkBashCommand`): its policy, its session rule and its run ask
+ * the same questions of the same parsed input (the engine parses a call's arguments once and hands every hook
+ * that object). Keyed by that object, so it goes with the call; the command is compared too, and an answer
+ * given before the grammar loaded is never kept.
+ */
+const checks = new WeakMap<BashInput, BashCommandCheck>()
+
+function checkOf(input: BashInput): BashCommandCheck {
+  const known = checks.get(input)
+  if (known !== undefined && known.command === input.command) return known
+  const check = checkBashCommand(input.command)
+  if (check.final) checks.set(input, check)
+  return check
+}
+
 function bashTitle(input: BashInput): string {
   return input.description?.trim() || input.command
 }
@@ -82,22 +98,23 @@ export const bashTool = defineTool({
   // What the validator refuses never runs; the read-only allowlist and the user's "always allow" rules run at
   // once; anything else is the user's decision.
   policy(input, opts) {
-    const verdict = validateBashCommand(input.command)
+    const check = checkOf(input)
+    const verdict = check.verdict
     if (!verdict.ok) return { kind: 'deny', reason: verdict.reason }
     // Nothing runs without asking where there is no sandbox (DESIGN 2.3): neither the read-only allowlist nor
     // an "always allow" rule, which the user gave for a command that would run in one.
     if (!opts.sandbox) return { kind: 'ask', protected: false }
-    if (isReadOnlyCommand(input.command, opts.pathRules)) return { kind: 'allow' }
+    if (check.readOnly(opts.pathRules)) return { kind: 'allow' }
     if (opts.alwaysAllow.some((rule) => rule.tool === 'bash' && rule.command === input.command))
       return { kind: 'allow', byRule: true }
-    const words = commandWords(input.command)
+    const words = check.words()
     if (words && rulesAllowCommand(opts.sessionRules ?? [], words)) return { kind: 'allow', byRule: true }
     return { kind: 'ask', protected: false }
   },
   // The command's program and its first argument when that reads as a subcommand (`npm test`, `git commit`,
   // `make`): the user sees the prefix before granting it. Not offered where the policy would ask anyway.
   sessionRule(input, opts) {
-    const words = opts.sandbox ? commandWords(input.command) : null
+    const words = opts.sandbox ? checkOf(input).words() : null
     if (!words) return undefined
     const [program, next] = words as [string, ...string[]]
     return { kind: 'command', words: next && SUBCOMMAND.test(next) ? [program, next] : [program] }
@@ -114,7 +131,8 @@ export const bashTool = defineTool({
       const why = err instanceof Error ? err.message : String(err)
       return fail(`Command not run: the command checker could not start (${why}).`, { title })
     }
-    const verdict = validateBashCommand(input.command)
+    const check = checkOf(input)
+    const verdict = check.verdict
     if (!verdict.ok) {
       return fail(`Command not run: ${verdict.reason}`, {
         title,
@@ -146,8 +164,8 @@ export const bashTool = defineTool({
     if (
       !approval &&
       ctx.pathRules.gitTracksSecrets &&
-      !isReadOnlyCommand(input.command, ctx.pathRules) &&
-      isReadOnlyCommand(input.command, { ...ctx.pathRules, gitTracksSecrets: false })
+      !check.readOnly(ctx.pathRules) &&
+      check.readOnly({ ...ctx.pathRules, gitTracksSecrets: false })
     )
       return fail(
         'Command not run: git holds a version of a secret file in this workspace, so commands that print or search file contents from git need the user’s approval. Issue the call again to ask for it.',

@@ -14,7 +14,7 @@ const Changes = z.object({
   reason: z.string().optional(),
 })
 
-const SHOWN = 12
+export const PATHS_SHOWN = 12
 
 /** "changed 3, added 1" and the paths, under a command's card; held protected changes with a warning. */
 export function CommandChanges({ call }: { call: ToolCallState }) {
@@ -44,7 +44,7 @@ export function CommandChanges({ call }: { call: ToolCallState }) {
       )}
       {changes && changes.paths.length > 0 && (
         <ul className="command-changes-paths small">
-          {changes.paths.slice(0, SHOWN).map((p) => (
+          {changes.paths.slice(0, PATHS_SHOWN).map((p) => (
             <li key={`${p.change}:${p.relPath}`} data-testid="command-changed-path">
               <span className={`change-${p.change}`}>{p.change}</span> <code>{p.relPath}</code>
               {p.content && (
@@ -57,7 +57,7 @@ export function CommandChanges({ call }: { call: ToolCallState }) {
               )}
             </li>
           ))}
-          {(changes.paths.length > SHOWN || changes.truncated) && <li className="muted">and more</li>}
+          {(changes.paths.length > PATHS_SHOWN || changes.truncated) && <li className="muted">and more</li>}
         </ul>
       )}
       {held && held.pending === true && (
@@ -73,7 +73,7 @@ export function CommandChanges({ call }: { call: ToolCallState }) {
           </p>
           {(held.rejected ?? []).length > 0 && (
             <ul className="command-changes-paths small" data-testid="command-held-rejected">
-              {(held.rejected ?? []).slice(0, SHOWN).map((p) => (
+              {(held.rejected ?? []).slice(0, PATHS_SHOWN).map((p) => (
                 <li key={p.relPath}>
                   <code>{p.relPath}</code> <span className="muted">{p.reason}</span>
                 </li>
@@ -88,10 +88,10 @@ export function CommandChanges({ call }: { call: ToolCallState }) {
             ? `Protected changes landed as allowed (${held.count}): `
             : `Protected changes were held back and not applied (${held.count}): `}
           {held.paths
-            .slice(0, SHOWN)
+            .slice(0, PATHS_SHOWN)
             .map((p) => p.relPath)
             .join(', ')}
-          {held.count > SHOWN ? ', …' : ''}
+          {held.count > PATHS_SHOWN ? ', …' : ''}
         </p>
       )}
     </div>
