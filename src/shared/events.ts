@@ -680,14 +680,24 @@ export type McpToolInfo = z.infer<typeof McpToolInfo>
 
 /**
  * An MCP server of the session changed state: `untrusted` (a workspace's server nobody trusted: never started),
- * `starting`, `ready` (with the tools it offers), `restarting` (after a crash), `failed`, `stopped`; or its
+ * `starting`, `ready` (with the tools it offers), `restarting` (after a crash), `failed`, `stopped`,
+ * `needs-sign-in` (a remote server that wants OAuth and has no usable tokens: the session goes on without it); or its
  * configuration could not be used (`misconfigured`). `problems`: tools left out or renamed, and why.
  */
 export const McpServerEvent = z.object({
   type: z.literal('mcp.server'),
   ...base,
   server: z.string(),
-  status: z.enum(['misconfigured', 'untrusted', 'starting', 'ready', 'restarting', 'failed', 'stopped']),
+  status: z.enum([
+    'misconfigured',
+    'untrusted',
+    'starting',
+    'ready',
+    'restarting',
+    'failed',
+    'stopped',
+    'needs-sign-in',
+  ]),
   message: z.string().optional(),
   origin: z.enum(['workspace', 'user']).optional(),
   /** Runs in the OS sandbox (absent: not a process of this machine, or not started). */

@@ -234,6 +234,14 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
     valid: [{ name: 'x' }],
     invalid: [undefined, {}, { name: '' }, { name: 'x', y: 1 }],
   },
+  'mcp:sign-in': {
+    valid: [{ name: 'x' }],
+    invalid: [undefined, {}, { name: '' }, { name: 'x', url: 'https://evil' }],
+  },
+  'mcp:sign-out': {
+    valid: [{ name: 'x' }],
+    invalid: [undefined, {}, { name: 'a'.repeat(65) }],
+  },
 }
 
 const eventSamples: Record<EventChannel, { valid: unknown[]; invalid: unknown[] }> = {
@@ -249,6 +257,13 @@ const eventSamples: Record<EventChannel, { valid: unknown[]; invalid: unknown[] 
     ],
   },
   'session:list-changed': { valid: [{}], invalid: [null, 'x'] },
+  'mcp:auth-changed': {
+    valid: [
+      { server: 'x', error: null },
+      { server: 'x', error: 'the browser did not come back' },
+    ],
+    invalid: [null, {}, { server: 'x' }, { server: 1, error: null }],
+  },
   'workspace:changed': {
     valid: [{ path: '/tmp/x', name: 'x' }],
     invalid: [null, undefined, {}, { path: '/tmp/x' }, { path: 1, name: 'x' }, 'x'],

@@ -94,6 +94,13 @@ export const McpUserServerView = z.object({
   lanes: McpLanes,
   /** Why the stored entry cannot be used (edited by hand, say); null when it can. */
   problem: z.string().nullable(),
+  /**
+   * OAuth sign-in, for a remote server whose entry sets no Authorization header of its own (null otherwise):
+   * signed in or not, as whom (when the server says), at which authorization server.
+   */
+  auth: z
+    .object({ signedIn: z.boolean(), account: z.string().nullable(), issuer: z.string().nullable() })
+    .nullable(),
 })
 export type McpUserServerView = z.infer<typeof McpUserServerView>
 
@@ -447,6 +454,17 @@ export const requestChannels = {
   /** Adds or changes one of the user's own servers (Settings); refused with the reason when it is not valid. */
   'mcp:save-server': { input: McpUserServerInput, output: SettingsView },
   'mcp:remove-server': { input: z.object({ name: McpServerName }).strict(), output: SettingsView },
+  /**
+   * Starts signing in to one of the user's remote servers: answers once the sign-in page's address is known
+   * (`opened`: the system browser shows it; otherwise the UI shows the address), or with `url: null` when the
+   * stored sign-in could be renewed without a page. The outcome comes as `mcp:auth-changed`.
+   */
+  'mcp:sign-in': {
+    input: z.object({ name: McpServerName }).strict(),
+    output: z.object({ url: z.string().nullable(), opened: z.boolean() }),
+  },
+  /** Forgets the server's tokens and client registration. */
+  'mcp:sign-out': { input: z.object({ name: McpServerName }).strict(), output: SettingsView },
 } as const
 
 export const eventChannels = {
@@ -455,6 +473,8 @@ export const eventChannels = {
   'session:events': z.object({ sessionId: SessionId, events: z.array(SessionEvent) }),
   /** The session list changed (a session was created or changed status). */
   'session:list-changed': z.object({}),
+  /** A sign-in to an MCP server ended: signed in (`error` null) or not, and why. */
+  'mcp:auth-changed': z.object({ server: z.string(), error: z.string().nullable() }),
 } as const
 
 export type RequestChannel = keyof typeof requestChannels

@@ -6,7 +6,7 @@ import { listFolder, openWorkspace, recentFolders, resolveWorkspace } from './fo
 import {
   createKeyStore,
   keyFileOf,
-  mcpSecretsFileOf,
+  userMcpStores,
   osKeychainEntry,
   type KeychainAccount,
   type KeychainEntry,
@@ -50,6 +50,8 @@ export interface AppApiOptions {
   transport: 'electron' | 'web'
   /** The folder open at start, if any. */
   workspace?: string
+  /** Opens a web page in the system browser (Electron's shell); absent in browser mode, where the UI shows it. */
+  openExternal?: (url: string) => Promise<void>
   /** Electron's native folder dialog; absent in browser mode. Resolves null when the user cancels. */
   pickFolder?: () => Promise<string | null>
   /** Told when the user opens another folder (Electron remembers it for the next start). */
@@ -105,12 +107,13 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
         opts.keychain !== undefined ? opts.keychain : defaultKeychain(opts.sessionsDir, 'anthropic-api-key'),
       ...(opts.secrets ? { sealer: opts.secrets } : {}),
     }),
-    // The MCP servers' secrets are kept the way the key is, in an entry (or a file) of their own.
-    mcpSecrets: createKeyStore({
-      file: mcpSecretsFileOf(opts.sessionsDir),
-      keychain: opts.keychain === null ? null : defaultKeychain(opts.sessionsDir, 'mcp-secrets'),
+    // The MCP servers' secrets and sign-ins are kept the way the key is, in entries (or files) of their own.
+    ...userMcpStores(opts.sessionsDir, {
+      keychain: opts.keychain !== null && !process.env.LANES_NO_KEYCHAIN,
       ...(opts.secrets ? { sealer: opts.secrets } : {}),
     }),
+    ...(opts.openExternal ? { openExternal: opts.openExternal } : {}),
+    onMcpAuthChanged: (change) => emit('mcp:auth-changed', change),
     ...(opts.confirmBaseUrl ? { confirmBaseUrl: opts.confirmBaseUrl } : {}),
     onEvents: (sessionId, events) => emit('session:events', { sessionId, events }),
     onListChanged: () => emit('session:list-changed', {}),
@@ -217,6 +220,8 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
     'mcp:save-server': async (input) => sessions.saveMcpServer(input).then(ok, failed),
 
     'mcp:remove-server': async ({ name }) => sessions.removeMcpServer(name).then(ok, failed),
+    'mcp:sign-in': async ({ name }) => sessions.signInMcpServer(name).then(ok, failed),
+    'mcp:sign-out': async ({ name }) => sessions.signOutMcpServer(name).then(ok, failed),
 
     'mcp:trust': async ({ trustKey, lanes }) => {
       if (!current) return err('invalid-input', 'Open a project folder first.')

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module'
 import { mkdir, readFile, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { writeJsonAtomic } from '../fs/atomic-write'
+import { McpOAuthStore } from '../mcp/oauth'
 
 /**
  * Where the Claude API key the user enters in Settings is kept, in every host (the app, `lanes web`, `lanes
@@ -52,12 +53,55 @@ export function keyFileOf(dataDir: string): string {
   return join(dataDir, 'anthropic-api.key')
 }
 
-/** What a keychain entry holds: the Claude API key, or the secret values of the user's MCP servers (one JSON). */
-export type KeychainAccount = 'anthropic-api-key' | 'mcp-secrets'
+/**
+ * What a keychain entry holds: the Claude API key, the secret values of the user's MCP servers (one JSON), or
+ * one remote MCP server's OAuth client and tokens (`mcp-oauth:<id>`, mcp/oauth.ts).
+ */
+export type KeychainAccount = 'anthropic-api-key' | 'mcp-secrets' | `mcp-oauth:${string}`
 
 /** The file of the user's MCP servers' secret values, where no keychain works (a secret by name too). */
 export function mcpSecretsFileOf(dataDir: string): string {
   return join(dataDir, 'mcp-secrets.key')
+}
+
+/** One remote MCP server's OAuth record, where no keychain works (`<id>.key`: a secret by name as well). */
+export function mcpOAuthFileOf(dataDir: string, id: string): string {
+  return join(dataDir, 'mcp-oauth', `${id}.key`)
+}
+
+/**
+ * Where the user's MCP servers' secrets are, for the app and `lanes run` alike: their keys and tokens typed in
+ * Settings (one entry) and each remote server's sign-in (an entry each), kept like the API key.
+ */
+export function userMcpStores(
+  dataDir: string,
+  opts: { keychain: boolean; sealer?: SecretBox },
+): { mcpSecrets: KeyStore; mcpOAuth: McpOAuthStore } {
+  return {
+    mcpSecrets: createKeyStore({
+      file: mcpSecretsFileOf(dataDir),
+      keychain: opts.keychain ? osKeychainEntry(dataDir, 'mcp-secrets') : null,
+      ...(opts.sealer ? { sealer: opts.sealer } : {}),
+    }),
+    mcpOAuth: mcpOAuthStoreOf(dataDir, opts),
+  }
+}
+
+/**
+ * The OAuth records of remote MCP servers, each kept like the API key: its own keychain entry, else a sealed
+ * file, else a 0600 file (`keychain: false`: never the keychain, as for tests).
+ */
+export function mcpOAuthStoreOf(
+  dataDir: string,
+  opts: { keychain: boolean; sealer?: SecretBox },
+): McpOAuthStore {
+  return new McpOAuthStore((id) =>
+    createKeyStore({
+      file: mcpOAuthFileOf(dataDir, id),
+      keychain: opts.keychain ? osKeychainEntry(dataDir, `mcp-oauth:${id}`) : null,
+      ...(opts.sealer ? { sealer: opts.sealer } : {}),
+    }),
+  )
 }
 
 /**

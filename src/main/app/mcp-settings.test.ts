@@ -86,6 +86,8 @@ describe('MCP servers in Settings', () => {
         env: { MODE: { value: 'fast' }, PORT: { value: '3000' }, GIVEN: { masked: 'mcp-tok…3210' } },
         lanes: { workspace: 'read-only', network: false, timeoutSec: 5 },
         problem: null,
+        // A command has nothing to sign in to.
+        auth: null,
       },
       {
         name: 'remote',
@@ -94,6 +96,8 @@ describe('MCP servers in Settings', () => {
         headers: { Accept: { value: 'json' }, Authorization: { masked: 'Bearer …3456' } },
         lanes: LANES,
         problem: null,
+        // Its own Authorization header: no OAuth sign-in.
+        auth: null,
       },
     ])
     const settingsFile = await readFile(join(sessionsDir, 'settings.json'), 'utf8')

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import type { McpUserServerInput, McpUserServerView, McpValueView } from '../../shared/ipc'
 import {
   defaultPermissions,
@@ -9,6 +10,7 @@ import {
 import { isSecretLike } from '../secrets/secret-values'
 import { own, setOwn } from '../../shared/own'
 import { maskKey, type KeyStore } from './key-store'
+import { usesOwnAuthorization, type McpOAuthServer, type McpOAuthStore } from '../mcp/oauth'
 
 /**
  * The user's own MCP servers (Settings), in `.mcp.json`'s shape: their entries are kept in settings.json under
@@ -28,13 +30,60 @@ type Part = 'env' | 'headers'
 /** The secret values per server and part: what the secret store holds. */
 type Secrets = Record<string, Partial<Record<Part, Record<string, string>>>>
 
+/** Where the redactor says a hidden OAuth token came from. */
+export const SIGN_IN_SECRET = "an MCP server's sign-in"
+
+/**
+ * What a session's redactor must know from MCP: the keys typed in Settings (null: not used, `--no-user-mcp`)
+ * and the tokens stored for the session's remote servers; each later refresh's comes through `oauth.watch`.
+ */
+export async function mcpSessionSecrets(
+  user: UserMcpServers | null,
+  oauth: McpOAuthStore,
+  remote: readonly McpOAuthServer[],
+): Promise<{ value: string; source: string }[]> {
+  const out = ((await user?.secretValues()) ?? []).map((value) => ({
+    value,
+    source: "an MCP server's key in Settings",
+  }))
+  for (const server of remote) {
+    for (const value of await oauth.secretValues(server)) out.push({ value, source: SIGN_IN_SECRET })
+  }
+  return out
+}
+
+/** The user's servers as settings.json holds them (`lanes run` reads them without the app); none if unreadable. */
+export async function storedMcpEntries(settingsFile: string): Promise<StoredMcpEntries> {
+  try {
+    const parsed = JSON.parse(await readFile(settingsFile, 'utf8')) as { mcpServers?: unknown } | null
+    const entries = parsed?.mcpServers
+    return typeof entries === 'object' && entries !== null && !Array.isArray(entries)
+      ? (entries as StoredMcpEntries)
+      : {}
+  } catch {
+    return {}
+  }
+}
+
 export class UserMcpServers {
-  constructor(private readonly store: KeyStore) {}
+  constructor(
+    private readonly store: KeyStore,
+    /** Where remote servers' sign-ins are kept (mcp/oauth.ts): Settings shows each one's. */
+    private readonly oauth?: McpOAuthStore,
+  ) {}
+
+  /** One server as it would start (its secrets in place), or why it cannot. */
+  async config(stored: StoredMcpEntries, name: string): Promise<McpServerConfig | null> {
+    const { servers } = await this.configs(stored)
+    return servers.find((s) => s.name === name) ?? null
+  }
 
   /** The servers as sessions start them: entries with their secrets put back, each checked like `.mcp.json`. */
   async configs(
     stored: StoredMcpEntries,
   ): Promise<{ servers: McpServerConfig[]; problems: McpConfigProblem[] }> {
+    // No servers, no look at the keychain (`lanes run` would otherwise ask it on every run).
+    if (Object.keys(stored).length === 0) return { servers: [], problems: [] }
     const secrets = await this.readSecrets()
     const servers: McpServerConfig[] = []
     const problems: McpConfigProblem[] = []
@@ -55,7 +104,7 @@ export class UserMcpServers {
   /** What Settings shows: secret values masked. */
   async views(stored: StoredMcpEntries): Promise<McpUserServerView[]> {
     const secrets = await this.readSecrets()
-    return Object.entries(stored).map(([name, entry]) => {
+    const views = Object.entries(stored).map(([name, entry]): Omit<McpUserServerView, 'auth'> => {
       const mine = own(secrets, name) ?? {}
       const made = parseServerEntry(name, withSecrets(entry, mine), SETTINGS_SOURCE, 'user')
       const raw = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
@@ -91,6 +140,14 @@ export class UserMcpServers {
         problem: null,
       }
     })
+    return Promise.all(
+      views.map(async (view) => {
+        const signs = view.kind === 'http' && view.url && !usesOwnAuthorization(view.headers ?? {})
+        const auth =
+          signs && this.oauth ? await this.oauth.status({ name: view.name, url: view.url as string }) : null
+        return { ...view, auth }
+      }),
+    )
   }
 
   /**

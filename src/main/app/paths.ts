@@ -21,3 +21,8 @@ export function defaultDataDir(): string {
 export function defaultSessionsDir(): string {
   return join(defaultDataDir(), 'sessions')
 }
+
+/** The app's settings (model, base URL, the user's MCP servers): one file per data folder, shared by every host. */
+export function settingsFileOf(sessionsDir: string): string {
+  return join(sessionsDir, 'settings.json')
+}

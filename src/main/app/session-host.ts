@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import type { ThinkingSetting } from '../../shared/models'
 import { join } from 'node:path'
-import { McpTrustStore, openMcp } from '../mcp/index'
+import { McpTrustStore, openMcp, signIn, type McpHub, type McpOAuthStore } from '../mcp/index'
 import type { HeldFile, SessionEvent, SessionSummary } from '../../shared/events'
 import type {
   ApprovalReply,
@@ -31,8 +31,9 @@ import { appendRevocation } from '../session/session-rules'
 import { recordedWorkspace } from './folders'
 import { applyRewindFromApp, finishCutShortRewind, planRewindView } from './rewind-view'
 import { maskKey, type KeyStore } from './key-store'
-import { UserMcpServers, type StoredMcpEntries } from './mcp-user-servers'
+import { mcpSessionSecrets, SIGN_IN_SECRET, UserMcpServers, type StoredMcpEntries } from './mcp-user-servers'
 import { listSessions } from '../session/store'
+import { settingsFileOf } from './paths'
 import type { DemoHost } from '../agent/demo-model'
 
 /**
@@ -73,6 +74,8 @@ interface Live {
   session: AgentSession
   model: ConnectedModel
   done: Promise<RunOutcome>
+  /** Its MCP servers: one waiting for a sign-in connects when the user signs in. */
+  mcp: McpHub | null
 }
 
 export interface SessionHostOptions {
@@ -83,6 +86,12 @@ export interface SessionHostOptions {
   keys: KeyStore
   /** Where the secret values of the user's MCP servers are kept: the same kind of store as the key. */
   mcpSecrets: KeyStore
+  /** Where remote MCP servers' OAuth clients and tokens are kept, each like the key (key-store.ts). */
+  mcpOAuth: McpOAuthStore
+  /** Opens a web page in the system browser (Electron's shell); absent in browser mode: the UI shows the URL. */
+  openExternal?: (url: string) => Promise<void>
+  /** A sign-in to an MCP server ended (`error` null: signed in). */
+  onMcpAuthChanged?(change: { server: string; error: string | null }): void
   /**
    * Asks the user, outside the renderer, before a stored key goes to a new base URL. Without it (browser
    * mode), such a change must carry the key itself: a page that can change settings never sees the key, so
@@ -110,9 +119,79 @@ export class SessionHost {
   private readonly userMcp: UserMcpServers
 
   constructor(private readonly opts: SessionHostOptions) {
-    this.settingsFile = join(opts.sessionsDir, 'settings.json')
+    this.settingsFile = settingsFileOf(opts.sessionsDir)
     this.mcpTrust = new McpTrustStore(join(opts.sessionsDir, 'mcp-trust.json'))
-    this.userMcp = new UserMcpServers(opts.mcpSecrets)
+    this.userMcp = new UserMcpServers(opts.mcpSecrets, opts.mcpOAuth)
+  }
+
+  /** The sign-in going on per server, so a second "Sign in" replaces the first (its listener closed). */
+  private readonly signIns = new Map<string, AbortController>()
+
+  /**
+   * Starts signing in to one of the user's remote servers (Settings): resolves with the sign-in page's address
+   * once it is known (opened in the system browser where there is one), or with null when the stored sign-in
+   * was renewed without one. The outcome goes to `onMcpAuthChanged`; live sessions waiting for it connect.
+   */
+  async signInMcpServer(name: string): Promise<{ url: string | null; opened: boolean }> {
+    const stored = await this.readSettings()
+    const config = await this.userMcp.config(stored.mcpServers ?? {}, name)
+    if (!config) throw new RefusedError('not-found', `There is no usable server named "${name}".`)
+    if (config.kind !== 'http')
+      throw new RefusedError(
+        'invalid-input',
+        `"${name}" runs on this computer: there is nothing to sign in to.`,
+      )
+    const server = { name: config.name, url: config.url }
+    this.signIns.get(name)?.abort()
+    const controller = new AbortController()
+    this.signIns.set(name, controller)
+    let shown!: (page: { url: string | null; opened: boolean }) => void
+    const page = new Promise<{ url: string | null; opened: boolean }>((resolve) => (shown = resolve))
+    const done = signIn({
+      store: this.opts.mcpOAuth,
+      server,
+      headers: config.headers,
+      signal: controller.signal,
+      open: async (url) => {
+        const open = this.opts.openExternal
+        const opened = open
+          ? await open(url.href).then(
+              () => true,
+              () => false,
+            )
+          : false
+        shown({ url: url.href, opened })
+      },
+    })
+    done
+      .then(
+        () => {
+          for (const live of this.live.values()) live.mcp?.signedIn(server)
+          this.opts.onMcpAuthChanged?.({ server: name, error: null })
+          shown({ url: null, opened: false })
+        },
+        (e: unknown) => {
+          this.opts.onMcpAuthChanged?.({ server: name, error: (e as Error).message })
+        },
+      )
+      .finally(() => {
+        if (this.signIns.get(name) === controller) this.signIns.delete(name)
+      })
+    // A sign-in that fails before any page (the server has no OAuth, say) is refused with its reason.
+    return Promise.race([page, done.then(() => ({ url: null, opened: false }))]).catch((e: unknown) => {
+      throw new RefusedError('failed', `Signing in to "${name}" failed: ${(e as Error).message}`)
+    })
+  }
+
+  /** Forgets the server's tokens and registration (its running sessions keep what they hold until they end). */
+  async signOutMcpServer(name: string): Promise<SettingsView> {
+    const stored = await this.readSettings()
+    const config = await this.userMcp.config(stored.mcpServers ?? {}, name)
+    if (!config || config.kind !== 'http')
+      throw new RefusedError('not-found', `There is no remote server named "${name}".`)
+    this.signIns.get(name)?.abort()
+    await this.opts.mcpOAuth.forget({ name: config.name, url: config.url })
+    return this.settings()
   }
 
   list(workspace: string): Promise<SessionSummary[]> {
@@ -382,8 +461,13 @@ export class SessionHost {
       trust: trusted,
       // The model's window decides when the tools' definitions go behind the search tool.
       contextWindowTokens: modelContext(stored.model || DEFAULT_MODEL).window,
+      oauth: this.opts.mcpOAuth,
     })
-    const mcpSecrets = await this.userMcp.secretValues()
+    const mcpSecrets = await mcpSessionSecrets(
+      this.userMcp,
+      this.opts.mcpOAuth,
+      mcp?.hub.remoteServers() ?? [],
+    )
     const launched = await launchSession({
       workspace,
       registry: mcp?.registry ?? registry,
@@ -405,7 +489,7 @@ export class SessionHost {
         ...(typeof stored.compactAtTokens === 'number' ? { compactAtTokens: stored.compactAtTokens } : {}),
       },
       approvals: 'interactive',
-      secrets: mcpSecrets.map((value) => ({ value, source: "an MCP server's key in Settings" })),
+      secrets: mcpSecrets,
       // The session names itself: its first event (session.created) comes before `launchSession` returns.
       onEvent: (event, sessionId) => this.enqueue(sessionId, event),
       from: resume ? { resume: resume.start } : (target as { task: string }),
@@ -415,7 +499,9 @@ export class SessionHost {
     })
     const { session, model } = launched
     mcp?.hub.attach((draft) => void session.emit(draft).catch(() => undefined))
+    const unwatch = this.opts.mcpOAuth.watch((value) => session.secrets.addAppSecret(value, SIGN_IN_SECRET))
     const done = go(session).finally(async () => {
+      unwatch()
       // Every server's process ends with the run, its stop in the log.
       await mcp?.hub.close().catch(() => undefined)
       this.live.delete(session.sessionId)
@@ -423,7 +509,7 @@ export class SessionHost {
       await model.close().catch(() => undefined)
       this.opts.onListChanged()
     })
-    this.live.set(session.sessionId, { session, model, done })
+    this.live.set(session.sessionId, { session, model, done, mcp: mcp?.hub ?? null })
     this.opts.onListChanged()
     return session.sessionId
   }
@@ -469,6 +555,8 @@ export class SessionHost {
 
   /** Stops every live run (the app is quitting) and waits for their logs to be consistent. */
   async shutdown(): Promise<void> {
+    // A sign-in waiting for the browser closes its listener.
+    for (const controller of this.signIns.values()) controller.abort()
     // A session that only waits for the review of a command's held changes is left as it stands (its log and the
     // command's layer are durable): the review is asked again when it is continued. Stopping it would discard them.
     const waiting = [...this.live.values()].filter((l) => l.session.waitsOnlyForHeldReviews())

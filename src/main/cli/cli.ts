@@ -14,7 +14,9 @@ import {
   type LaunchedSession,
   type SessionStart,
 } from '../app/engine'
-import { defaultSessionsDir } from '../app/paths'
+import { defaultSessionsDir, settingsFileOf } from '../app/paths'
+import { userMcpStores } from '../app/key-store'
+import { mcpSessionSecrets, SIGN_IN_SECRET, storedMcpEntries, UserMcpServers } from '../app/mcp-user-servers'
 import { openMcp } from '../mcp/index'
 import { DEFAULT_MODEL } from '../agent/model'
 import { modelContext } from '../../shared/models'
@@ -32,19 +34,22 @@ const HELP = `lanes — watch a coding agent work, review every change, replay a
 Usage:
   lanes run --workspace DIR --task TEXT [--base-url URL] [--model M] [--scheduler streaming|batch]
             [--approve all|none] [--sessions-dir DIR] [--max-turns N] [--land-protected]
-            [--mcp-config FILE]... [--trust-project-mcp]
+            [--mcp-config FILE]... [--trust-project-mcp] [--no-user-mcp]
       Runs one task without a window and prints every event as one JSON line on stdout.
       --approve all approves every call that would ask, none rejects them; without --approve the run
       pauses at the first approval, saves the pause and exits with code 3.
       An approved command's changes to protected paths (git's configuration and hooks, .env files, ...)
       are discarded and reported (a command.held line) unless --land-protected is given.
       Exit code: 0 finished, 3 paused, 1 failed or stopped, 2 usage error.
-      --mcp-config FILE (repeatable) starts the MCP servers of FILE ({"mcpServers": {...}}, .mcp.json's
-      shape), trusted because you named them. The workspace's own .mcp.json servers start only with
-      --trust-project-mcp. Their tools are offered as mcp__<server>__<tool>.
+      MCP servers: those you added in the app's Settings start too (yours, so trusted; a remote one you
+      signed in to uses its stored sign-in, one that needs a sign-in is reported and left out);
+      --no-user-mcp leaves them out. --mcp-config FILE (repeatable) starts the MCP servers of FILE
+      ({"mcpServers": {...}}, .mcp.json's shape), trusted because you named them. The workspace's own
+      .mcp.json servers start only with --trust-project-mcp. Their tools are offered as
+      mcp__<server>__<tool>.
 
   lanes run --continue SESSION_ID [--approve all|none] [--sessions-dir DIR] [--base-url URL] [--model M]
-            [--land-protected]
+            [--land-protected] [--mcp-config FILE]... [--trust-project-mcp] [--no-user-mcp]
       Continues a paused or interrupted session from its log.
 
   lanes fake-model --scenario FILE [--port N] [--record FILE]
@@ -197,7 +202,7 @@ function oneOf<T extends string>(
 }
 
 /** MCP states a person running `lanes run` is told about on stderr too. */
-const MCP_TOLD = new Set(['misconfigured', 'untrusted', 'failed', 'restarting'])
+const MCP_TOLD = new Set(['misconfigured', 'untrusted', 'failed', 'restarting', 'needs-sign-in'])
 
 const EXIT_CODES: Record<RunOutcome['status'], number> = { finished: 0, paused: 3, failed: 1, stopped: 1 }
 
@@ -215,6 +220,7 @@ async function run(argv: string[]): Promise<number> {
     'land-protected': { type: 'boolean' },
     'mcp-config': { type: 'string', multiple: true },
     'trust-project-mcp': { type: 'boolean' },
+    'no-user-mcp': { type: 'boolean' },
   })
   const approve = oneOf('--approve', values.approve, ['all', 'none'] as const)
   const scheduler = oneOf('--scheduler', values.scheduler, ['streaming', 'batch'] as const)
@@ -252,9 +258,19 @@ async function run(argv: string[]): Promise<number> {
   const { registry: shared } = await prepareEngine()
   // MCP servers start now, in the background: the session and its first model request do not wait for them.
   const trustProject = values['trust-project-mcp'] === true
+  // The user's own servers of Settings are theirs, as in the app (their keys and sign-ins from the same stores).
+  const stores = userMcpStores(sessionsDir, { keychain: !process.env.LANES_NO_KEYCHAIN })
+  const userMcp = new UserMcpServers(stores.mcpSecrets)
+  const user =
+    values['no-user-mcp'] === true
+      ? { servers: [], problems: [] }
+      : await userMcp.configs(await storedMcpEntries(settingsFileOf(sessionsDir)))
   const mcp = await openMcp({
     workspace: opened.value.path,
     registry: shared,
+    userServers: user.servers,
+    userProblems: user.problems,
+    oauth: stores.mcpOAuth,
     userFiles: (values['mcp-config'] ?? []).map((file) => resolve(file)),
     trust: (server) => (trustProject ? server.permissions : null),
     contextWindowTokens: modelContext(
@@ -262,6 +278,11 @@ async function run(argv: string[]): Promise<number> {
     ).window,
   })
   const registry = mcp?.registry ?? shared
+  const secrets = await mcpSessionSecrets(
+    user.servers.length > 0 ? userMcp : null,
+    stores.mcpOAuth,
+    mcp?.hub.remoteServers() ?? [],
+  )
   let launched: LaunchedSession
   try {
     launched = await launchSession({
@@ -280,6 +301,7 @@ async function run(argv: string[]): Promise<number> {
         siblingSkip: saved?.siblingSkip ?? DEFAULT_ENGINE_SETTINGS.siblingSkip,
       },
       approvals: approve ?? 'pause',
+      secrets,
       ...(values['land-protected'] ? { landProtected: true } : {}),
       onEvent: (event) => {
         process.stdout.write(JSON.stringify(event) + '\n')
@@ -296,6 +318,7 @@ async function run(argv: string[]): Promise<number> {
   }
   const { session, model } = launched
   mcp?.hub.attach((draft) => void session.emit(draft).catch(() => undefined))
+  stores.mcpOAuth.watch((value) => session.secrets.addAppSecret(value, SIGN_IN_SECRET))
   if (model.demo) {
     process.stderr.write(
       'lanes: no ANTHROPIC_API_KEY or base URL set, so the built-in demo model is answering (offline, scripted).\n',

@@ -91,6 +91,8 @@ async function main(): Promise<void> {
     workspace: requested,
     sessionsDir: defaultSessionsDir(),
     secrets: secretBox(),
+    // A remote MCP server's sign-in page (only https:, or http: on this computer; mcp/oauth.ts checks).
+    openExternal: (url) => shell.openExternal(url),
     confirmBaseUrl: async (change) => {
       const options = baseUrlConsentDialog(change)
       const answer = win ? await dialog.showMessageBox(win, options) : await dialog.showMessageBox(options)

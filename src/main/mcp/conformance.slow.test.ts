@@ -10,9 +10,30 @@ import { useTempDir } from '../test-fixtures/temp-dir'
 /**
  * The MCP conformance suite's client scenarios against Lanes' client wiring (McpConnection over streamable
  * HTTP, through test-fixtures/conformance-client.ts): the suite starts each scenario's server on localhost,
- * runs our client against it and judges what went over the wire. Not run: the elicitation scenario (Lanes
- * declares no elicitation capability) and the auth suite (OAuth for remote servers is not built).
+ * runs our client against it and judges what went over the wire. The auth scenarios sign in as the app does
+ * (mcp/oauth.ts: the SDK's client auth, a loopback redirect) with a "browser" that follows the authorization URL.
+ * Not run: the elicitation scenario (Lanes declares no elicitation capability), `auth/basic-cimd` (Lanes has no
+ * https client-metadata URL to offer), `auth/pre-registration` (no place to enter pre-registered credentials) and
+ * the `client_credentials` scenarios (machine-to-machine, no user to sign in).
  */
+
+const AUTH_SCENARIOS = [
+  'metadata-default',
+  'metadata-var1',
+  'metadata-var2',
+  'metadata-var3',
+  'scope-from-www-authenticate',
+  'scope-from-scopes-supported',
+  'scope-omitted-when-undefined',
+  'scope-step-up',
+  'scope-retry-limit',
+  'token-endpoint-auth-basic',
+  'token-endpoint-auth-post',
+  'token-endpoint-auth-none',
+  'resource-mismatch',
+  '2025-03-26-oauth-metadata-backcompat',
+  '2025-03-26-oauth-endpoint-fallback',
+].map((name) => `auth/${name}`)
 
 const require = createRequire(import.meta.url)
 const SUITE = join(
@@ -35,7 +56,7 @@ async function findChecks(dir: string): Promise<string> {
 describe('MCP conformance, client scenarios', () => {
   const dir = useTempDir('lanes-mcp-conformance-')
 
-  it.each(['initialize', 'tools_call', 'sse-retry'])('passes %s', async (scenario) => {
+  it.each(['initialize', 'tools_call', 'sse-retry', ...AUTH_SCENARIOS])('passes %s', async (scenario) => {
     const command = [process.execPath, TSX, CLIENT].map((p) => JSON.stringify(p)).join(' ')
     const { stdout, stderr } = await promisify(execFile)(
       process.execPath,

@@ -5,6 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { CallToolResult, Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js'
 import type { McpServerConfig } from './config'
 import { serverLaunch, type ServerLaunch } from './launch'
+import { LanesOAuthProvider, usesOwnAuthorization, type McpOAuthStore } from './oauth'
 
 /**
  * One MCP server, through the SDK's client: started in the background, restarted after a crash, stopped with
@@ -13,7 +14,7 @@ import { serverLaunch, type ServerLaunch } from './launch'
  * stderr or notifications stays within fixed bounds.
  */
 
-export type ServerStatus = 'starting' | 'ready' | 'failed' | 'restarting' | 'stopped'
+export type ServerStatus = 'starting' | 'ready' | 'failed' | 'restarting' | 'stopped' | 'needs-sign-in'
 
 export interface ConnectionEvents {
   status(status: ServerStatus, message?: string): void
@@ -38,11 +39,14 @@ export class McpConnection {
   private closing = false
   private lastError: string | undefined
   private readonly launch: ServerLaunch | null
+  /** An HTTP server's OAuth (stored tokens, refreshed by the SDK); none where its entry sets Authorization. */
+  private oauthProvider: LanesOAuthProvider | null = null
 
   constructor(
     readonly config: McpServerConfig,
     private readonly workspace: string,
     private readonly events: ConnectionEvents,
+    private readonly oauth?: McpOAuthStore,
   ) {
     const launch = config.kind === 'stdio' ? serverLaunch(config, workspace) : null
     this.launch = launch && !('error' in launch) ? launch : null
@@ -69,6 +73,11 @@ export class McpConnection {
   /** Resolves once the current start (or restart) is over, ready or failed. */
   whenSettled(): Promise<void> {
     return this.ready
+  }
+
+  /** After the user signed in: a server that was waiting for it connects again. */
+  signedIn(): void {
+    if (this.state === 'needs-sign-in' && !this.closing) void this.start()
   }
 
   /** Starts the server; resolves when it is ready or has failed (never rejects). */
@@ -118,6 +127,11 @@ export class McpConnection {
     } catch (e) {
       if (client !== this.client || this.closing) return
       this.client = null
+      if (this.oauthProvider?.needsSignIn) {
+        this.setStatus('needs-sign-in', (e as Error).message)
+        this.retire(client)
+        return
+      }
       const timedOut = /timed out|timeout/i.test((e as Error).message)
       const why = timedOut
         ? `it did not answer within ${this.config.permissions.timeoutSec} s`
@@ -129,8 +143,14 @@ export class McpConnection {
 
   private transport(): Transport {
     if (this.config.kind === 'http') {
+      const server = { name: this.config.name, url: this.config.url }
+      const own = usesOwnAuthorization(this.config.headers)
+      this.oauthProvider = this.oauth && !own ? new LanesOAuthProvider(this.oauth, server, null) : null
       return new StreamableHTTPClientTransport(new URL(this.config.url), {
         requestInit: { headers: this.config.headers },
+        ...(this.oauthProvider && this.oauth
+          ? { authProvider: this.oauthProvider, fetch: this.oauth.fetch }
+          : {}),
       })
     }
     const launch = this.launch as ServerLaunch
@@ -163,9 +183,9 @@ export class McpConnection {
 
   private onClosed(client: Client): void {
     if (client !== this.client || this.closing) return
+    // A start that fails is settled where it fails (the SDK closes an HTTP client before `connect` rejects).
+    if (this.state !== 'ready') return
     this.client = null
-    const wasReady = this.state === 'ready'
-    if (!wasReady) return
     const now = Date.now()
     this.restarts = this.restarts.filter((t) => now - t < RESTART_WINDOW_MS)
     if (this.restarts.length >= MAX_RESTARTS) {
@@ -217,6 +237,13 @@ export class McpConnection {
       })) as CallToolResult
     } catch (e) {
       if (opts.signal.aborted) throw e
+      if (this.oauthProvider?.needsSignIn && client === this.client) {
+        // Its tokens ran out and could not be refreshed: the user signs in again, the run goes on.
+        this.client = null
+        this.setStatus('needs-sign-in', (e as Error).message)
+        this.retire(client)
+        throw new ServerUnavailable((e as Error).message)
+      }
       const message = (e as Error).message
       if (/Connection closed/i.test(message) || client !== this.client) {
         throw new ServerUnavailable(

@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { defineTool, fail, type Tool } from '../tools/tool'
 import { describeProblem, type McpConfigProblem, type McpPermissions, type McpServerConfig } from './config'
 import { McpConnection, type ServerStatus } from './connection'
+import type { McpOAuthServer, McpOAuthStore } from './oauth'
 import { assignToolNames, sanitizePart, toolKey } from './names'
 import { toolSearch } from './tool-search'
 import { mcpTool } from './tools'
@@ -30,6 +31,8 @@ export interface McpHubOptions {
   reserved: ReadonlySet<string>
   /** The model's context window: definitions over a tenth of it are found through a search tool instead. */
   contextWindowTokens: number
+  /** Where remote servers' OAuth tokens are kept (none: no OAuth, a server that needs it fails). */
+  oauth?: McpOAuthStore
 }
 
 type Emit = (draft: SessionEventDraft<'mcp.server'>) => void
@@ -65,14 +68,20 @@ export class McpHub implements ToolSource {
         continue
       }
       const server = { ...listed, permissions }
-      const connection = new McpConnection(server, this.opts.workspace, {
-        status: (status, message) => this.onStatus(connection, status, message),
-        tools: (tools) => {
-          this.listed.set(server.name, tools)
-          this.rebuild()
-          if (connection.status === 'ready') this.onStatus(connection, 'ready')
+      const connection = new McpConnection(
+        server,
+        this.opts.workspace,
+        {
+          status: (status, message) => this.onStatus(connection, status, message),
+          tools: (tools) => {
+            this.listed.set(server.name, tools)
+            this.rebuild()
+            if (connection.status === 'ready') this.onStatus(connection, 'ready')
+          },
         },
-      })
+        // Sign-ins are the user's: a folder's own server never gets them, whatever name and URL it gives.
+        server.origin === 'user' ? this.opts.oauth : undefined,
+      )
       this.connections.push(connection)
       this.starts.push(connection.start())
     }
@@ -170,9 +179,24 @@ export class McpHub implements ToolSource {
     await Promise.all(this.connections.map((c) => c.close()))
   }
 
+  /** The remote servers started (their OAuth tokens are secrets of the session). */
+  remoteServers(): McpOAuthServer[] {
+    return this.connections.flatMap((c) =>
+      c.config.kind === 'http' ? [{ name: c.config.name, url: c.config.url }] : [],
+    )
+  }
+
+  /** The user signed in to this server: if it was waiting for that, it connects now. */
+  signedIn(server: McpOAuthServer): void {
+    for (const c of this.connections) {
+      if (c.config.kind === 'http' && c.config.name === server.name && c.config.url === server.url)
+        c.signedIn()
+    }
+  }
+
   private onStatus(connection: McpConnection, status: ServerStatus, message?: string): void {
     const name = connection.config.name
-    if (status === 'failed' || status === 'stopped') {
+    if (status === 'failed' || status === 'stopped' || status === 'needs-sign-in') {
       if (this.listed.delete(name)) this.rebuild()
     }
     const offered = status === 'ready' ? this.offered.get(name) : undefined

@@ -10,10 +10,12 @@ import {
   type McpServerConfig,
 } from './config'
 import { McpHub } from './hub'
+import type { McpOAuthStore } from './oauth'
 import { trustKey, type McpTrustStore } from './trust'
 
 export { McpHub } from './hub'
 export { McpTrustStore, trustKey } from './trust'
+export { McpOAuthStore, signIn, type SecretSlot } from './oauth'
 export { loadMcpConfigs, parseMcpConfig, WORKSPACE_MCP_FILE, type McpServerConfig } from './config'
 
 /**
@@ -37,6 +39,8 @@ export async function openMcp(opts: {
   trust(server: McpServerConfig): Required<McpPermissions> | null
   /** Tool definitions over a tenth of it are found through a search tool (default: Claude's window). */
   contextWindowTokens?: number
+  /** Where remote servers' OAuth tokens are kept. */
+  oauth?: McpOAuthStore
 }): Promise<{ hub: McpHub; registry: ToolRegistry } | null> {
   const loaded = await loadMcpConfigs(opts)
   const { servers } = loaded
@@ -49,6 +53,7 @@ export async function openMcp(opts: {
     trust: opts.trust,
     reserved: new Set(opts.registry.names()),
     contextWindowTokens: opts.contextWindowTokens ?? DEFAULT_CONTEXT_WINDOW,
+    ...(opts.oauth ? { oauth: opts.oauth } : {}),
   })
   hub.start()
   return { hub, registry: opts.registry.withSource(hub) }

@@ -4,6 +4,7 @@ import { useAppStore } from '../../store/app-store'
 import { Checkbox } from '../../components/Checkbox'
 import { RadioField } from '../../components/RadioField'
 import { DefinitionCost } from './DefinitionCost'
+import { SignIn } from './SignIn'
 import { own } from '../../../../shared/own'
 import type { McpServerState } from '../../../../shared/reducer'
 
@@ -48,7 +49,14 @@ export function UserServers({ servers }: { servers: readonly McpUserServerView[]
                   </span>
                 )}
               </div>
-              <DefinitionCost tools={sessionTools(offered, s.name)} />
+              {s.auth && (
+                <SignIn
+                  name={s.name}
+                  auth={s.auth}
+                  waiting={sessionServer(offered, s.name)?.status === 'needs-sign-in'}
+                />
+              )}
+              <DefinitionCost tools={sessionServer(offered, s.name)?.tools} />
               <div className="row">
                 <button
                   type="button"
@@ -99,13 +107,13 @@ export function UserServers({ servers }: { servers: readonly McpUserServerView[]
 }
 
 /** A server's permissions in a few words (an HTTP server runs elsewhere: only its calls' time applies). */
-/** The tools the open session's server of this name offered, if it is the user's server (not a folder's). */
-function sessionTools(
+/** The open session's server of this name (its tools, its state), if it is the user's server (not a folder's). */
+function sessionServer(
   offered: Readonly<Record<string, McpServerState>> | undefined,
   name: string,
-): McpServerState['tools'] {
+): McpServerState | undefined {
   const server = offered ? own(offered, name) : undefined
-  return server?.origin === 'user' ? server.tools : undefined
+  return server?.origin === 'user' ? server : undefined
 }
 
 export function describeLanes(kind: McpUserServerView['kind'], lanes: McpLanes): string {
