@@ -17,6 +17,7 @@ import { HeldReviews } from './HeldReview'
 import { SANDBOX_DEFAULT, SandboxSwitches } from './SandboxSwitches'
 import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-drafts'
 import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
+import { Button } from '../../components/Button'
 
 /**
  * The review screen for a turn: every call waiting for approval, with its diff or command. Each decision is
@@ -185,10 +186,8 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
           </p>
         </div>
         <div className="approval-actions">
-          <button
-            type="button"
-            className="button"
-            data-testid="approval-reject-all"
+          <Button
+            testId="approval-reject-all"
             disabled={busy}
             onClick={() =>
               decide(
@@ -198,11 +197,10 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
             }
           >
             Reject all <kbd>⇧R</kbd>
-          </button>
-          <button
-            type="button"
-            className="button primary"
-            data-testid="approval-approve-all"
+          </Button>
+          <Button
+            look="primary"
+            testId="approval-approve-all"
             disabled={busy}
             onClick={() =>
               decide(
@@ -212,7 +210,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
             }
           >
             Approve all <kbd>⇧A</kbd>
-          </button>
+          </Button>
         </div>
       </header>
       {confirming && (
@@ -307,14 +305,9 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
                     {remaining > 0
                       ? ` once the other ${remaining === 1 ? 'call is' : `${remaining} calls are`} decided`
                       : '…'}
-                    <button
-                      type="button"
-                      className="link-button"
-                      onClick={() => undo(call.callId)}
-                      disabled={busy}
-                    >
+                    <Button look="link" onClick={() => undo(call.callId)} disabled={busy}>
                       Undo
-                    </button>
+                    </Button>
                   </div>
                 ) : (
                   <div className="approval-controls">
@@ -372,24 +365,22 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
                       />
                     )}
                     <div className="row">
-                      <button
-                        type="button"
-                        className="button danger-outline"
-                        data-testid="approval-reject"
+                      <Button
+                        look="danger"
+                        testId="approval-reject"
                         disabled={busy}
                         onClick={() => decide([call.callId], 'rejected')}
                       >
                         {actionWords(preview).reject} <kbd>R</kbd>
-                      </button>
-                      <button
-                        type="button"
-                        className="button primary"
-                        data-testid="approval-approve"
+                      </Button>
+                      <Button
+                        look="primary"
+                        testId="approval-approve"
                         disabled={busy}
                         onClick={() => decide([call.callId], 'approved')}
                       >
                         {actionWords(preview).approve} <kbd>A</kbd>
-                      </button>
+                      </Button>
                     </div>
                   </div>
                 )}
@@ -541,23 +532,12 @@ function ConfirmApproval({
         </ul>
       </div>
       <div className="row">
-        <button
-          type="button"
-          className="button"
-          data-testid="approval-confirm-back"
-          onClick={() => onBack(first)}
-        >
+        <Button testId="approval-confirm-back" onClick={() => onBack(first)}>
           Back to the note <kbd>Esc</kbd>
-        </button>
-        <button
-          type="button"
-          className="button primary"
-          data-testid="approval-confirm-approve"
-          ref={confirmRef}
-          onClick={onConfirm}
-        >
+        </Button>
+        <Button look="primary" testId="approval-confirm-approve" ref={confirmRef} onClick={onConfirm}>
           Approve with the note <kbd>Enter</kbd>
-        </button>
+        </Button>
       </div>
     </div>
   )

@@ -5,6 +5,7 @@ import type { SessionState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { DiffView } from './DiffView'
+import { Button } from '../../components/Button'
 
 /**
  * The review of a command's held changes (issue 20): the command has run, nothing it changed has landed, and the
@@ -90,15 +91,9 @@ function HeldReview({
           </p>
         </div>
         <div className="approval-actions">
-          <button
-            type="button"
-            className="button"
-            data-testid="held-reject-all"
-            disabled={busy || sending}
-            onClick={() => send('rejected')}
-          >
+          <Button testId="held-reject-all" disabled={busy || sending} onClick={() => send('rejected')}>
             Reject all
-          </button>
+          </Button>
         </div>
       </header>
       <div className="approval-body">
@@ -124,15 +119,14 @@ function HeldReview({
               ? `${undecided} of ${files.length} still to decide.`
               : `${files.filter((f) => choices[f.relPath] === 'accepted').length} accepted, ${files.filter((f) => choices[f.relPath] === 'rejected').length} rejected.`}
           </span>
-          <button
-            type="button"
-            className="button primary"
-            data-testid="held-apply"
+          <Button
+            look="primary"
+            testId="held-apply"
             disabled={busy || sending || undecided > 0}
             onClick={() => send()}
           >
             Apply what I accepted
-          </button>
+          </Button>
         </footer>
       </div>
     </section>
@@ -191,26 +185,24 @@ function HeldFileItem({
         </p>
       )}
       <div className="row">
-        <button
-          type="button"
-          className="button danger-outline"
-          data-testid="held-reject"
+        <Button
+          look="danger"
+          testId="held-reject"
           aria-pressed={choice === 'rejected'}
           disabled={disabled}
           onClick={() => onChoose('rejected')}
         >
           Reject
-        </button>
-        <button
-          type="button"
-          className="button primary"
-          data-testid="held-accept"
+        </Button>
+        <Button
+          look="primary"
+          testId="held-accept"
           aria-pressed={choice === 'accepted'}
           disabled={disabled}
           onClick={() => onChoose('accepted')}
         >
           Accept
-        </button>
+        </Button>
       </div>
     </li>
   )

@@ -4,6 +4,7 @@ import type { CompactionState } from '../../../../shared/reducer'
 import { Modal } from '../../components/Modal'
 import { formatClock } from '../../lib/format'
 import { formatTokens } from '../../lib/usage'
+import { Button } from '../../components/Button'
 import './context.css'
 
 /** What a compaction did, in a few words. */
@@ -50,14 +51,9 @@ export function CompactionRow({ compaction }: { compaction: CompactionState }) {
         {after !== undefined ? ` → about ${formatTokens(after)}` : ''}
       </span>
       {compaction.summary !== undefined && (
-        <button
-          type="button"
-          className="link-button"
-          data-testid="compaction-open-summary"
-          onClick={() => setOpen(true)}
-        >
+        <Button look="link" testId="compaction-open-summary" onClick={() => setOpen(true)}>
           Show summary
-        </button>
+        </Button>
       )}
       {open &&
         // Rendered at the document's root: a transcript row is positioned and clipped by the virtual list.

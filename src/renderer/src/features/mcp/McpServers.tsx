@@ -4,6 +4,7 @@ import { Modal } from '../../components/Modal'
 import { trapTab } from '../../lib/focus-trap'
 import { useAppStore } from '../../store/app-store'
 import { DefinitionCost } from './DefinitionCost'
+import { Button } from '../../components/Button'
 
 /**
  * The open folder's MCP servers (its `.mcp.json`): none starts until the user has seen exactly what would run
@@ -67,9 +68,9 @@ export function McpServers() {
           none runs until you trust it.
         </p>
       )}
-      <button type="button" className="button" data-testid="mcp-review" onClick={() => setReviewing(true)}>
+      <Button testId="mcp-review" onClick={() => setReviewing(true)}>
         {untrusted.length > 0 ? 'Review and trust…' : 'Show servers…'}
-      </button>
+      </Button>
       {reviewing && (
         <TrustDialog view={view} error={error} onTrust={trust} onClose={() => setReviewing(false)} />
       )}
@@ -232,14 +233,9 @@ function ServerDetails({
       {server.trusted && !changed ? (
         <p className="decision-note approved">Trusted: it starts with each task in this folder.</p>
       ) : (
-        <button
-          type="button"
-          className="button primary"
-          data-testid="mcp-trust"
-          onClick={() => void onTrust(choice)}
-        >
+        <Button look="primary" testId="mcp-trust" onClick={() => void onTrust(choice)}>
           {server.trusted ? `Give ${server.name} these permissions` : `Trust ${server.name}`}
-        </button>
+        </Button>
       )}
     </article>
   )

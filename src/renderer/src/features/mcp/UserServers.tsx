@@ -6,6 +6,7 @@ import { RadioField } from '../../components/RadioField'
 import { DefinitionCost } from './DefinitionCost'
 import { own } from '../../../../shared/own'
 import type { McpServerState } from '../../../../shared/reducer'
+import { Button } from '../../components/Button'
 
 /**
  * Settings' MCP servers of the user's own, in `.mcp.json`'s shape (a command, or a URL): trusted because the
@@ -50,22 +51,12 @@ export function UserServers({ servers }: { servers: readonly McpUserServerView[]
               </div>
               <DefinitionCost tools={sessionTools(offered, s.name)} />
               <div className="row">
-                <button
-                  type="button"
-                  className="link-button"
-                  data-testid="settings-mcp-edit"
-                  onClick={() => setEditing(s)}
-                >
+                <Button look="link" testId="settings-mcp-edit" onClick={() => setEditing(s)}>
                   Edit
-                </button>
-                <button
-                  type="button"
-                  className="link-button"
-                  data-testid="settings-mcp-remove"
-                  onClick={() => void remove(s.name)}
-                >
+                </Button>
+                <Button look="link" testId="settings-mcp-remove" onClick={() => void remove(s.name)}>
                   Remove
-                </button>
+                </Button>
               </div>
             </li>
           ))}
@@ -78,14 +69,9 @@ export function UserServers({ servers }: { servers: readonly McpUserServerView[]
       )}
       {editing === null ? (
         <div className="row">
-          <button
-            type="button"
-            className="button"
-            data-testid="settings-mcp-add"
-            onClick={() => setEditing('new')}
-          >
+          <Button testId="settings-mcp-add" onClick={() => setEditing('new')}>
             Add a server…
-          </button>
+          </Button>
         </div>
       ) : (
         <ServerEditor
@@ -280,25 +266,23 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
               value={p.value}
               onChange={(e) => change(p.id, { value: e.target.value })}
             />
-            <button
-              type="button"
-              className="link-button"
+            <Button
+              look="link"
               aria-label={`Remove ${p.name || 'this entry'}`}
               onClick={() => setPairs((ps) => ps.filter((x) => x.id !== p.id))}
             >
               Remove
-            </button>
+            </Button>
           </div>
         ))}
         <div className="row">
-          <button
-            type="button"
-            className="link-button"
-            data-testid="mcp-editor-add-pair"
+          <Button
+            look="link"
+            testId="mcp-editor-add-pair"
             onClick={() => setPairs((ps) => [...ps, { id: nextPair++, name: '', value: '', kept: null }])}
           >
             Add {kind === 'stdio' ? 'a variable' : 'a header'}
-          </button>
+          </Button>
         </div>
         <span className="muted small">
           Values that look like keys or tokens are kept the way the API key is, and shown masked.
@@ -342,18 +326,10 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
         </p>
       )}
       <div className="row">
-        <button
-          type="button"
-          className="button primary"
-          data-testid="mcp-editor-save"
-          disabled={busy}
-          onClick={() => void save()}
-        >
+        <Button look="primary" testId="mcp-editor-save" disabled={busy} onClick={() => void save()}>
           {initial ? 'Save server' : 'Add server'}
-        </button>
-        <button type="button" className="button" onClick={onDone}>
-          Cancel
-        </button>
+        </Button>
+        <Button onClick={onDone}>Cancel</Button>
       </div>
     </div>
   )

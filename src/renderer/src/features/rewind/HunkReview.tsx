@@ -6,6 +6,7 @@ import { DiffView, type PartProps, type PartReview } from '../approval/DiffView'
 import type { HunkChoices, HunkState } from './hunk-choices'
 
 export type { HunkChoices, HunkState } from './hunk-choices'
+import { Button } from '../../components/Button'
 
 /**
  * Per-hunk review of a write or edit, drawn in its diff (each part's header holds its checkbox and "Edit this
@@ -187,14 +188,13 @@ function PartHead({ hunk, index, s = APPLIED, update, hidden = 0 }: PartProps) {
         </span>
       </label>
       {s.apply && (
-        <button
-          type="button"
-          className="link-button"
-          data-testid="hunk-edit"
+        <Button
+          look="link"
+          testId="hunk-edit"
           onClick={() => update(index, { text: s.text === undefined ? newSideOf(hunk) : undefined })}
         >
           {s.text === undefined ? 'Edit this part' : 'Drop my edit'}
-        </button>
+        </Button>
       )}
       {hidden > 0 && (
         <span className="muted small">

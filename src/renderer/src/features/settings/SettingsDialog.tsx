@@ -10,6 +10,7 @@ import { RadioField } from '../../components/RadioField'
 import { Modal } from '../../components/Modal'
 import { UserServers } from '../mcp/UserServers'
 import { SessionToolCosts } from '../mcp/DefinitionCost'
+import { Button } from '../../components/Button'
 
 /** The scheduling choices, in the order shown. */
 const SCHEDULERS: readonly { value: SettingsView['scheduler']; label: string }[] = [
@@ -243,16 +244,15 @@ function SettingsForm({
         {field === 'baseUrl' && settings.apiKey.source !== 'none' && (
           <>
             {' '}
-            <button
-              type="button"
-              className="link-button"
-              data-testid="settings-type-key"
+            <Button
+              look="link"
+              testId="settings-type-key"
               onClick={() =>
                 formRef.current?.querySelector<HTMLElement>('[data-testid=settings-api-key]')?.focus()
               }
             >
               Type the key
-            </button>
+            </Button>
           </>
         )}
       </p>
@@ -292,14 +292,9 @@ function SettingsForm({
             onChange={(e) => setApiKey(e.target.value)}
           />
           {key.source === 'stored' && (
-            <button
-              type="button"
-              className="button"
-              data-testid="settings-forget-key"
-              onClick={() => void save({ apiKey: null })}
-            >
+            <Button testId="settings-forget-key" onClick={() => void save({ apiKey: null })}>
               Forget
-            </button>
+            </Button>
           )}
         </div>
         {fieldProblem('apiKey')}
@@ -399,9 +394,9 @@ function SettingsForm({
             Saved
           </span>
         )}
-        <button type="submit" className="button primary" data-testid="settings-save">
+        <Button look="primary" type="submit" testId="settings-save">
           Save
-        </button>
+        </Button>
       </div>
     </form>
   )
@@ -467,18 +462,12 @@ function LeaveUnsaved({ fields, onStay, onLeave }: { fields: string[]; onStay():
         {fields.length === 1 ? 'it' : 'them'}?
       </p>
       <div className="row">
-        <button
-          type="button"
-          className="button primary"
-          ref={stayRef}
-          onClick={onStay}
-          data-testid="settings-stay"
-        >
+        <Button look="primary" ref={stayRef} onClick={onStay} testId="settings-stay">
           Keep editing
-        </button>
-        <button type="button" className="button" onClick={onLeave} data-testid="settings-discard">
+        </Button>
+        <Button onClick={onLeave} testId="settings-discard">
           Close without saving
-        </button>
+        </Button>
       </div>
     </div>
   )

@@ -24,6 +24,7 @@ import { CompactionMarks } from './CompactionMarks'
 import { REWIND_MARK_PX, RewindMarks, rewindMarkX } from './RewindMarks'
 import { TurnRow } from './TurnRow'
 import { useLiveGrowth } from './use-live-growth'
+import { Button } from '../../components/Button'
 
 /**
  * The timeline of lanes: per turn with tool calls, the parallel lane (calls that ran together, one row each
@@ -260,31 +261,22 @@ export function Timeline() {
         </span>
         <Legend inline={width >= 1080} />
         <div className="toolbar" role="group" aria-label="Zoom">
-          <button
-            className="icon-button"
-            onClick={() => zoomBy(0.8)}
-            aria-label="Zoom out"
-            title="Zoom out (Ctrl+wheel)"
-          >
+          <Button look="icon" onClick={() => zoomBy(0.8)} aria-label="Zoom out" title="Zoom out (Ctrl+wheel)">
             −
-          </button>
-          <button
-            className="icon-button"
-            onClick={() => zoomBy(1.25)}
-            aria-label="Zoom in"
-            title="Zoom in (Ctrl+wheel)"
-          >
+          </Button>
+          <Button look="icon" onClick={() => zoomBy(1.25)} aria-label="Zoom in" title="Zoom in (Ctrl+wheel)">
             +
-          </button>
-          <button
-            className={`button small ${zoom === null ? 'active' : ''}`}
-            data-testid="timeline-fit"
+          </Button>
+          <Button
+            look="small"
+            className={zoom === null ? 'active' : ''}
+            testId="timeline-fit"
             onClick={() => setZoom(null)}
             aria-pressed={zoom === null}
             title="Fit the whole session in view"
           >
             Fit
-          </button>
+          </Button>
         </div>
       </header>
       <div className="timeline-scroll" ref={scrollRef} data-testid="timeline" tabIndex={-1}>

@@ -17,6 +17,7 @@ import { Narration, RetryNotice, RunEndExplanation, ThinkingSection, WaitNotice 
 import { liveTailOf, ToolCard } from './ToolCard'
 import { useTailList } from './use-tail-list'
 import { own } from '../../../../shared/own'
+import { Button } from '../../components/Button'
 
 /**
  * The conversation: tasks, the model's text, one card per tool call, how each run ended. Virtualized (only the
@@ -380,14 +381,9 @@ function RunEnd({ run, failedCalls, usage }: { run: RunState; failedCalls: numbe
 function OpenSettingsButton() {
   const setSettingsOpen = useAppStore((s) => s.setSettingsOpen)
   return (
-    <button
-      type="button"
-      className="button small"
-      data-testid="run-end-settings"
-      onClick={() => setSettingsOpen(true)}
-    >
+    <Button look="small" testId="run-end-settings" onClick={() => setSettingsOpen(true)}>
       Open Settings
-    </button>
+    </Button>
   )
 }
 
