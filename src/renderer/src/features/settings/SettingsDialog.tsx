@@ -4,7 +4,7 @@ import { useShallow } from 'zustand/react/shallow'
 import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
 import { MIN_COMPACT_AT_TOKENS } from '../../../../shared/models'
 import { useAppStore } from '../../store/app-store'
-import { trapTab } from '../../lib/focus-trap'
+import { useDialogKeys } from '../../lib/focus-trap'
 import { Checkbox } from '../../components/Checkbox'
 import { RadioField } from '../../components/RadioField'
 import { Modal } from '../../components/Modal'
@@ -44,22 +44,14 @@ export function SettingsDialog() {
     if (fields.length === 0) setLeaving(null)
   }, [])
 
+  useDialogKeys(dialogRef, close, 'input, button', open)
   useEffect(() => {
     if (!open) return
-    const previous = document.activeElement as HTMLElement | null
-    dialogRef.current?.querySelector<HTMLElement>('input, button')?.focus()
-    const onKey = (event: KeyboardEvent): void => {
-      if (event.key === 'Escape') close()
-      else if (dialogRef.current) trapTab(event, dialogRef.current)
-    }
-    window.addEventListener('keydown', onKey)
     return () => {
-      window.removeEventListener('keydown', onKey)
       unsaved.current = []
       setLeaving(null)
-      previous?.focus()
     }
-  }, [open, close])
+  }, [open])
 
   if (!open) return null
   return (
