@@ -7,6 +7,7 @@ import { DefinitionCost } from './DefinitionCost'
 import { own } from '../../../../shared/own'
 import type { McpServerState } from '../../../../shared/reducer'
 import { Button } from '../../components/Button'
+import { TextField } from '../../components/TextField'
 
 /**
  * Settings' MCP servers of the user's own, in `.mcp.json`'s shape (a command, or a URL): trusted because the
@@ -97,13 +98,13 @@ function sessionTools(
 export function describeLanes(kind: McpUserServerView['kind'], lanes: McpLanes): string {
   const time = `calls up to ${lanes.timeoutSec} s`
   if (kind === 'http') return time
-  const folder =
-    lanes.workspace === 'none'
-      ? 'no access to the folder'
-      : lanes.workspace === 'read-only'
-        ? 'reads the folder'
-        : 'reads and writes the folder'
-  return `${folder} · ${lanes.network ? 'network' : 'no network'} · ${time}`
+  return `${FOLDER_WORDS[lanes.workspace]} · ${lanes.network ? 'network' : 'no network'} · ${time}`
+}
+
+const FOLDER_WORDS: Record<McpLanes['workspace'], string> = {
+  none: 'no access to the folder',
+  'read-only': 'reads the folder',
+  'read-write': 'reads and writes the folder',
 }
 
 const KINDS = [
@@ -193,15 +194,12 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
   const part = kind === 'stdio' ? 'Environment' : 'Headers'
   return (
     <div className="mcp-server-editor" data-testid="mcp-editor" aria-label="MCP server">
-      <label className="field">
-        <span>Name (its tools are offered as mcp__name__tool)</span>
-        <input
-          className="text-input"
-          data-testid="mcp-editor-name"
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-        />
-      </label>
+      <TextField
+        label="Name (its tools are offered as mcp__name__tool)"
+        testId="mcp-editor-name"
+        value={name}
+        onChange={setName}
+      />
       <RadioField
         label="Kind"
         name="mcp-kind"
@@ -212,16 +210,14 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
       />
       {kind === 'stdio' ? (
         <>
-          <label className="field">
-            <span>Command</span>
-            <input
-              className="text-input mono"
-              data-testid="mcp-editor-command"
-              placeholder="npx"
-              value={command}
-              onChange={(e) => setCommand(e.target.value)}
-            />
-          </label>
+          <TextField
+            label="Command"
+            testId="mcp-editor-command"
+            mono
+            placeholder="npx"
+            value={command}
+            onChange={setCommand}
+          />
           <label className="field">
             <span>Arguments, one per line</span>
             <textarea
@@ -234,16 +230,14 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
           </label>
         </>
       ) : (
-        <label className="field">
-          <span>URL</span>
-          <input
-            className="text-input mono"
-            data-testid="mcp-editor-url"
-            placeholder="https://example.com/mcp"
-            value={url}
-            onChange={(e) => setUrl(e.target.value)}
-          />
-        </label>
+        <TextField
+          label="URL"
+          testId="mcp-editor-url"
+          mono
+          placeholder="https://example.com/mcp"
+          value={url}
+          onChange={setUrl}
+        />
       )}
       <div className="field">
         <span>{part}</span>
