@@ -16,13 +16,13 @@ export function compactionHeadline(c: CompactionState): string {
       : c.keptFromTurn !== undefined
         ? `summarized up to turn ${c.keptFromTurn - 1}, later turns kept`
         : 'summarized'
-  const why =
-    c.reason === 'window_full'
-      ? ' (the window was full)'
-      : c.reason === 'continue'
-        ? ' (harder, on Continue)'
-        : ''
-  return `${who}: ${how}${why}`
+  return `${who}: ${how}${WHY[c.reason]}`
+}
+
+const WHY: Record<CompactionState['reason'], string> = {
+  threshold: '',
+  window_full: ' (the window was full)',
+  continue: ' (harder, on Continue)',
 }
 
 /**
