@@ -17,6 +17,7 @@ import { HeldReviews } from './HeldReview'
 import { SANDBOX_DEFAULT, SandboxSwitches } from './SandboxSwitches'
 import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-drafts'
 import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
+import { Checkbox } from '../../components/Checkbox'
 import { Button } from '../../components/Button'
 
 /**
@@ -130,6 +131,12 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
     [drafts, update, submit, pending, focus],
   )
 
+  const decideAll = (decision: 'approved' | 'rejected'): void =>
+    decide(
+      pending.map((c) => c.callId),
+      decision,
+    )
+
   const undo = (callId: string): void =>
     update([callId], (d) => ({
       note: d.note,
@@ -186,28 +193,14 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
           </p>
         </div>
         <div className="approval-actions">
-          <Button
-            testId="approval-reject-all"
-            disabled={busy}
-            onClick={() =>
-              decide(
-                pending.map((c) => c.callId),
-                'rejected',
-              )
-            }
-          >
+          <Button testId="approval-reject-all" disabled={busy} onClick={() => decideAll('rejected')}>
             Reject all <kbd>⇧R</kbd>
           </Button>
           <Button
             look="primary"
             testId="approval-approve-all"
             disabled={busy}
-            onClick={() =>
-              decide(
-                pending.map((c) => c.callId),
-                'approved',
-              )
-            }
+            onClick={() => decideAll('approved')}
           >
             Approve all <kbd>⇧A</kbd>
           </Button>
@@ -327,34 +320,24 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
                       }}
                     />
                     {(preview.kind === 'bash' || (preview.kind === 'other' && preview.alwaysAllow)) && (
-                      <label className="checkbox">
-                        <input
-                          type="checkbox"
-                          data-testid="approval-always"
-                          checked={draft.always}
-                          onChange={(e) => {
-                            const checked = e.target.checked
-                            update([call.callId], (d) => ({ ...d, always: checked }))
-                          }}
-                        />
+                      <Checkbox
+                        testId="approval-always"
+                        checked={draft.always}
+                        onChange={(checked) => update([call.callId], (d) => ({ ...d, always: checked }))}
+                      >
                         {preview.kind === 'bash'
                           ? 'Always allow this command in this folder'
                           : `Always allow ${preview.alwaysAllow}`}
-                      </label>
+                      </Checkbox>
                     )}
                     {call.approval?.sessionRule && (
-                      <label className="checkbox">
-                        <input
-                          type="checkbox"
-                          data-testid="approval-for-session"
-                          checked={draft.forSession === true}
-                          onChange={(e) => {
-                            const checked = e.target.checked
-                            update([call.callId], (d) => ({ ...d, forSession: checked }))
-                          }}
-                        />
+                      <Checkbox
+                        testId="approval-for-session"
+                        checked={draft.forSession === true}
+                        onChange={(checked) => update([call.callId], (d) => ({ ...d, forSession: checked }))}
+                      >
                         Allow for the rest of this session: {describeSessionRule(call.approval.sessionRule)}
-                      </label>
+                      </Checkbox>
                     )}
                     {preview.kind === 'bash' && (
                       <SandboxSwitches

@@ -5,7 +5,7 @@ import type { SessionState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { DiffView } from './DiffView'
-import { Button } from '../../components/Button'
+import { Button, type ButtonLook } from '../../components/Button'
 
 /**
  * The review of a command's held changes (issue 20): the command has run, nothing it changed has landed, and the
@@ -133,6 +133,11 @@ function HeldReview({
   )
 }
 
+const CHOICE_BUTTONS: readonly { choice: Choice; look: ButtonLook; testId: string; label: string }[] = [
+  { choice: 'rejected', look: 'danger', testId: 'held-reject', label: 'Reject' },
+  { choice: 'accepted', look: 'primary', testId: 'held-accept', label: 'Accept' },
+]
+
 const CHANGE_WORDS: Record<HeldFile['change'], string> = {
   added: 'added',
   changed: 'changed',
@@ -185,24 +190,18 @@ function HeldFileItem({
         </p>
       )}
       <div className="row">
-        <Button
-          look="danger"
-          testId="held-reject"
-          aria-pressed={choice === 'rejected'}
-          disabled={disabled}
-          onClick={() => onChoose('rejected')}
-        >
-          Reject
-        </Button>
-        <Button
-          look="primary"
-          testId="held-accept"
-          aria-pressed={choice === 'accepted'}
-          disabled={disabled}
-          onClick={() => onChoose('accepted')}
-        >
-          Accept
-        </Button>
+        {CHOICE_BUTTONS.map((b) => (
+          <Button
+            key={b.choice}
+            look={b.look}
+            testId={b.testId}
+            aria-pressed={choice === b.choice}
+            disabled={disabled}
+            onClick={() => onChoose(b.choice)}
+          >
+            {b.label}
+          </Button>
+        ))}
       </div>
     </li>
   )

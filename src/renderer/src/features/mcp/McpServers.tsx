@@ -1,9 +1,10 @@
 import { useEffect, useRef, useState } from 'react'
 import type { McpLanes, McpServerView, McpServersView } from '../../../../shared/ipc'
 import { Modal } from '../../components/Modal'
-import { trapTab } from '../../lib/focus-trap'
+import { useDialogKeys } from '../../lib/focus-trap'
 import { useAppStore } from '../../store/app-store'
 import { DefinitionCost } from './DefinitionCost'
+import { Checkbox } from '../../components/Checkbox'
 import { Button } from '../../components/Button'
 
 /**
@@ -90,19 +91,7 @@ function TrustDialog({
   onClose(): void
 }) {
   const dialogRef = useRef<HTMLDivElement>(null)
-  useEffect(() => {
-    const previous = document.activeElement as HTMLElement | null
-    dialogRef.current?.querySelector<HTMLElement>('button')?.focus()
-    const onKey = (event: KeyboardEvent): void => {
-      if (event.key === 'Escape') onClose()
-      else if (dialogRef.current) trapTab(event, dialogRef.current)
-    }
-    window.addEventListener('keydown', onKey)
-    return () => {
-      window.removeEventListener('keydown', onKey)
-      previous?.focus()
-    }
-  }, [onClose])
+  useDialogKeys(dialogRef, onClose, 'button')
   return (
     <Modal
       title="This folder's MCP servers"
@@ -205,15 +194,13 @@ function ServerDetails({
                 </label>
               ))}
             </div>
-            <label className="checkbox">
-              <input
-                type="checkbox"
-                data-testid="mcp-network"
-                checked={choice.network}
-                onChange={(e) => setChoice({ ...choice, network: e.target.checked })}
-              />
+            <Checkbox
+              testId="mcp-network"
+              checked={choice.network}
+              onChange={(checked) => setChoice({ ...choice, network: checked })}
+            >
               Network
-            </label>
+            </Checkbox>
           </>
         )}
         <div>A call may take {server.permissions.timeoutSec} s</div>
