@@ -720,6 +720,16 @@ export const SessionEvent = z.discriminatedUnion('type', [
 ])
 export type SessionEvent = z.infer<typeof SessionEvent>
 
+/** The events of a run's life, from its start to its end (a session's state is in the latest of them). */
+export const RUN_EVENT_TYPES = [
+  'run.started',
+  'run.resumed',
+  'run.paused',
+  'run.finished',
+  'run.failed',
+  'run.stopped',
+] as const satisfies readonly SessionEvent['type'][]
+
 export type SessionEventType = SessionEvent['type']
 
 /** `EventOf<'tool.started'>` is the tool.started member of the union. */
