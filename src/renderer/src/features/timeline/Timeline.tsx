@@ -2,7 +2,7 @@ import { useVirtualizer } from '@tanstack/react-virtual'
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import type { CompactionState, RewindState, SessionState } from '../../../../shared/reducer'
-import { useAppStore } from '../../store/app-store'
+import { useAppStore, useSelection } from '../../store/app-store'
 import { BarTooltip, findCall } from './BarTooltip'
 import { placeTurn, type TurnGeometry } from './geometry'
 import { callCount as turnCallCount, layoutTurn, type BarLayout, type TurnLayout } from './layout'
@@ -38,29 +38,11 @@ const NO_REWINDS: readonly RewindState[] = []
 const NO_COMPACTIONS: readonly CompactionState[] = []
 
 export function Timeline() {
-  const {
-    view,
-    head,
-    replay,
-    selectedCallId,
-    selectedRewindId,
-    selectedFrom,
-    selectionCount,
-    selectCall,
-    selectRewind,
-  } = useAppStore(
-    useShallow((s) => ({
-      view: s.view,
-      head: s.timeline?.head,
-      replay: s.replay,
-      selectedCallId: s.selectedCallId,
-      selectedRewindId: s.selectedRewindId,
-      selectedFrom: s.selectedFrom,
-      selectionCount: s.selectionCount,
-      selectCall: s.selectCall,
-      selectRewind: s.selectRewind,
-    })),
+  const { view, head, replay } = useAppStore(
+    useShallow((s) => ({ view: s.view, head: s.timeline?.head, replay: s.replay })),
   )
+  const { selectedCallId, selectedRewindId, selectedFrom, selectionCount, selectCall, selectRewind } =
+    useSelection()
   const scrollRef = useRef<HTMLDivElement>(null)
   const [width, setWidth] = useState(800)
   // The pane's height: a smaller window follows the run again (its latest turn kept in view).

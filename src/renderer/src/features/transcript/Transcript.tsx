@@ -6,7 +6,7 @@ import { MarkdownText } from '../../components/MarkdownText'
 import { canRetry, plainRunError } from '../../lib/failure'
 import { callTitle, formatDuration } from '../../lib/format'
 import { usageDetail, usageSummary } from '../../lib/usage'
-import { useAppStore } from '../../store/app-store'
+import { useAppStore, useSelection } from '../../store/app-store'
 import { FILES_SHOWN, RewindRow, TurnHeader } from '../rewind/RewindRow'
 import { canUndo } from '../rewind/UndoButton'
 import { rewindRowKey } from '../rewind/rewind-summary'
@@ -25,27 +25,14 @@ import { Button } from '../../components/Button'
  * scrolled up to read.
  */
 export function Transcript() {
-  const {
-    view,
-    selectedCallId,
-    selectedRewindId,
-    selectedFrom,
-    selectionCount,
-    selectCall,
-    replayActive,
-    replayPlaying,
-  } = useAppStore(
+  const { view, replayActive, replayPlaying } = useAppStore(
     useShallow((s) => ({
       view: s.transcriptView,
-      selectedCallId: s.selectedCallId,
-      selectedRewindId: s.selectedRewindId,
-      selectedFrom: s.selectedFrom,
-      selectionCount: s.selectionCount,
-      selectCall: s.selectCall,
       replayActive: s.replay.active,
       replayPlaying: s.replay.playing,
     })),
   )
+  const { selectedCallId, selectedRewindId, selectedFrom, selectionCount, selectCall } = useSelection()
   const rows = useMemo(() => (view ? transcriptRows(view) : []), [view])
   const keys = useMemo(() => rows.map((r) => r.key), [rows])
   const estimateAt = useCallback((i: number) => estimate(rows[i]), [rows])
