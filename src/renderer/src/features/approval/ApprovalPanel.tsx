@@ -19,6 +19,7 @@ import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-draf
 import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
 import { Checkbox } from '../../components/Checkbox'
 import { Button } from '../../components/Button'
+import { DecisionButtons } from './DecisionButtons'
 
 /**
  * The review screen for a turn: every call waiting for approval, with its diff or command. Each decision is
@@ -230,6 +231,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
             const draft = draftOf(drafts, call.callId)
             const decision = draft.decision ? draft : undefined
             const preview = call.approval?.preview as ApprovalPreview
+            const words = actionWords(preview)
             const skipped = skips.get(call.callId) ?? []
             return (
               <li
@@ -347,24 +349,17 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
                         onChange={(next) => update([call.callId], (d) => ({ ...d, sandbox: next }))}
                       />
                     )}
-                    <div className="row">
-                      <Button
-                        look="danger"
-                        testId="approval-reject"
-                        disabled={busy}
-                        onClick={() => decide([call.callId], 'rejected')}
-                      >
-                        {actionWords(preview).reject} <kbd>R</kbd>
-                      </Button>
-                      <Button
-                        look="primary"
-                        testId="approval-approve"
-                        disabled={busy}
-                        onClick={() => decide([call.callId], 'approved')}
-                      >
-                        {actionWords(preview).approve} <kbd>A</kbd>
-                      </Button>
-                    </div>
+                    <DecisionButtons
+                      reject={{ value: 'rejected', testId: 'approval-reject', label: words.reject, kbd: 'R' }}
+                      approve={{
+                        value: 'approved',
+                        testId: 'approval-approve',
+                        label: words.approve,
+                        kbd: 'A',
+                      }}
+                      disabled={busy}
+                      onChoose={(decision) => decide([call.callId], decision)}
+                    />
                   </div>
                 )}
               </li>

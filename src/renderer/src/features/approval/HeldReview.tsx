@@ -5,7 +5,8 @@ import type { SessionState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { DiffView } from './DiffView'
-import { Button, type ButtonLook } from '../../components/Button'
+import { Button } from '../../components/Button'
+import { DecisionButtons } from './DecisionButtons'
 
 /**
  * The review of a command's held changes (issue 20): the command has run, nothing it changed has landed, and the
@@ -133,11 +134,6 @@ function HeldReview({
   )
 }
 
-const CHOICE_BUTTONS: readonly { choice: Choice; look: ButtonLook; testId: string; label: string }[] = [
-  { choice: 'rejected', look: 'danger', testId: 'held-reject', label: 'Reject' },
-  { choice: 'accepted', look: 'primary', testId: 'held-accept', label: 'Accept' },
-]
-
 const CHANGE_WORDS: Record<HeldFile['change'], string> = {
   added: 'added',
   changed: 'changed',
@@ -189,20 +185,13 @@ function HeldFileItem({
           {file.note ?? 'No content to show.'}
         </p>
       )}
-      <div className="row">
-        {CHOICE_BUTTONS.map((b) => (
-          <Button
-            key={b.choice}
-            look={b.look}
-            testId={b.testId}
-            aria-pressed={choice === b.choice}
-            disabled={disabled}
-            onClick={() => onChoose(b.choice)}
-          >
-            {b.label}
-          </Button>
-        ))}
-      </div>
+      <DecisionButtons
+        reject={{ value: 'rejected', testId: 'held-reject', label: 'Reject' }}
+        approve={{ value: 'accepted', testId: 'held-accept', label: 'Accept' }}
+        disabled={disabled}
+        chosen={choice ?? null}
+        onChoose={onChoose}
+      />
     </li>
   )
 }
