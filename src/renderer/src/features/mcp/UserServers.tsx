@@ -202,7 +202,6 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
       />
       <RadioField
         label="Kind"
-        name="mcp-kind"
         testIdPrefix="mcp-editor-kind"
         options={KINDS}
         value={kind}
@@ -286,7 +285,6 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
         <>
           <RadioField
             label="This folder (the one a session works in)"
-            name="mcp-workspace"
             testIdPrefix="mcp-editor-workspace"
             options={WORKSPACE_ACCESS}
             value={lanes.workspace}

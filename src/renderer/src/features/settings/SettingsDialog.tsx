@@ -323,7 +323,6 @@ function SettingsForm({
         <legend>How the agent works</legend>
         <RadioField
           label="Scheduling"
-          name="scheduler"
           testIdPrefix="settings-scheduler"
           options={SCHEDULERS}
           value={scheduler}
