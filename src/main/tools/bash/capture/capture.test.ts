@@ -9,6 +9,7 @@ import {
   realpath,
   rm,
   stat,
+  utimes,
   writeFile,
 } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -167,6 +168,55 @@ describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { time
     const { changes } = await t.run('cat a.txt')
     expect(changes?.counts).toEqual({ added: 0, changed: 0, removed: 0, modeChanged: 0 })
     expect(t.events).toEqual([])
+  })
+
+  it('lands nothing from git status, and lands git’s own index refresh as git wrote it', async () => {
+    const t = await setup({ 'a.txt': 'a\n', 'src/b.ts': 'export const b = 1\n', 'src/c.ts': 'c\n' })
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', t.workspace, '-c', 'user.email=t@t', '-c', 'user.name=t', ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+      })
+    // Files older than the index: no entry is racily clean, so git has no reason of its own to rewrite the index.
+    const past = new Date('2021-01-01T00:00:00Z')
+    for (const rel of ['a.txt', 'src/b.ts', 'src/c.ts']) await utimes(join(t.workspace, rel), past, past)
+    git('init', '-q')
+    git('add', '.')
+    git('commit', '-qm', 'one')
+    const index = join(t.workspace, '.git', 'index')
+    const settled = await readFile(index)
+
+    // The overlay gives every file another device number (and the same inode and times): git does not take
+    // that for a change, rehashes nothing and keeps its index; taking and dropping the index's lock copies
+    // `.git` into the layer, which is no change and must not be held as `.git` made again.
+    const clean = await t.run('git status --porcelain')
+    expect(clean.result.isError).toBe(false)
+    expect(clean.changes?.mode).toBe('overlay')
+    expect(clean.changes?.counts).toEqual({ added: 0, changed: 0, removed: 0, modeChanged: 0 })
+    expect(clean.changes?.held).toBeUndefined()
+    expect(t.events).toEqual([])
+    expect(await readFile(index)).toEqual(settled)
+
+    // A file whose times changed and content did not: git refreshes its entry and writes the index, as it would
+    // without capture. That is a change the command made, and it lands (undoable, not held: the index is data
+    // git writes as it works).
+    const later = new Date('2022-01-01T00:00:00Z')
+    await utimes(join(t.workspace, 'src/b.ts'), later, later)
+    const refreshed = await t.run('git status --porcelain')
+    expect(refreshed.changes?.counts).toEqual({ added: 0, changed: 1, removed: 0, modeChanged: 0 })
+    expect(refreshed.changes?.paths.map((p) => p.relPath)).toEqual(['.git/index'])
+    expect(refreshed.changes?.held).toBeUndefined()
+    expect(refreshed.changes?.undoable).toBe(true)
+    // The landed index is one git trusts outside the layer: clean, and nothing for it to refresh.
+    expect(git('status', '--porcelain')).toBe('')
+    const landed = await readFile(index)
+    git('update-index', '--refresh')
+    expect(await readFile(index)).toEqual(landed)
+    // And the next captured git status has nothing to write again.
+    const events = t.events.length
+    const again = await t.run('git status --porcelain')
+    expect(again.changes?.counts).toEqual({ added: 0, changed: 0, removed: 0, modeChanged: 0 })
+    expect(t.events.length).toBe(events)
   })
 
   it('reads a folder emptied and made again deep in the tree, and a large new tree, exactly', async () => {
