@@ -423,6 +423,27 @@ export const HeldFile = z.object({
 export type HeldFile = z.infer<typeof HeldFile>
 
 /**
+ * The held changes of one folder, as the review lists them (issue 20): a large change set is shown folder by
+ * folder, its files paged in and their diffs loaded only when the user opens them (`held:files`, `held:diff`).
+ * `folder` is workspace-relative ('' for the top level); when a change set spans more folders than the review
+ * lists, folders are grouped at a shallower depth (a group then holds everything under it).
+ */
+/** The review lists at most this many folder groups; a change set over more folders is grouped shallower. */
+export const HELD_GROUPS_MAX = 500
+
+export const HeldGroup = z.object({
+  folder: z.string(),
+  added: Count,
+  changed: Count,
+  removed: Count,
+  /** Only the mode (permissions) changed. */
+  mode: Count,
+  /** How many of them are protected (held whatever the review asked). */
+  protected: Count,
+})
+export type HeldGroup = z.infer<typeof HeldGroup>
+
+/**
  * Protected changes a command made (git's configuration, hooks, `.env*`, ...) that were not landed silently:
  * `landed` false when they were discarded (`lanes run` without --land-protected), true when the user let them
  * land. One JSON line in `lanes run`'s output.
@@ -438,6 +459,8 @@ export const CommandHeldEvent = defineEvent('command.held', {
    * (a command.reviewed follows). What each change does (capped: `count` says how many there are).
    */
   review: z.array(HeldFile).optional(),
+  /** With `review`: every held change, counted by folder (at most HELD_GROUPS_MAX groups). */
+  groups: z.array(HeldGroup).max(HELD_GROUPS_MAX).optional(),
 })
 
 /** The user's decision on one held change (an `approval:reply` for a call whose changes are held). */
@@ -448,13 +471,25 @@ export const HeldDecision = z.object({
 export type HeldDecision = z.infer<typeof HeldDecision>
 
 /**
+ * The user's decision on every held change under a folder (a review group's row). A file's own decision wins
+ * over its folder's, and a deeper folder's over a shallower one's; a change no decision covers is rejected.
+ */
+export const HeldFolderDecision = z.object({
+  folder: z.string().max(4096),
+  decision: z.enum(['accepted', 'rejected']),
+})
+export type HeldFolderDecision = z.infer<typeof HeldFolderDecision>
+
+/**
  * The review of a command's held changes is over: only `accepted` land (their file.preimage lines and the
  * command.landing/landed pair follow). `rejected` never touch the workspace, each with why (the user's choice,
  * or a change it depends on was rejected). `by`: the user, or the run was stopped while it waited (all rejected).
  */
 export const CommandReviewedEvent = defineEvent('command.reviewed', {
   callId: z.string().min(1),
-  by: z.enum(['user', 'stopped']),
+  /** `cli`: a review left waiting by the app was finished by `lanes run --continue` (held changes discarded,
+   * or landed with --land-protected). */
+  by: z.enum(['user', 'stopped', 'cli']),
   accepted: z.array(z.string()),
   rejected: z.array(HeldPath),
   /** How many of each (the lists are capped). */

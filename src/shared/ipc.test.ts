@@ -74,6 +74,26 @@ const requestSamples: Record<RequestChannel, { valid: unknown[]; invalid: unknow
       { sessionId: SID, callId: '', from: 0, count: 1 },
     ],
   },
+  'held:files': {
+    valid: [
+      { sessionId: SID, callId: 'toolu_1', folder: '', offset: 0, limit: 200 },
+      { sessionId: SID, callId: 'toolu_1', folder: 'src/a', offset: 400, limit: 500 },
+    ],
+    invalid: [
+      { sessionId: SID, callId: 'toolu_1', folder: '', offset: 0, limit: 501 },
+      { sessionId: SID, callId: 'toolu_1', folder: '', offset: -1, limit: 1 },
+      { sessionId: SID, callId: 'toolu_1', offset: 0, limit: 1 },
+      { sessionId: SID, callId: 'toolu_1', folder: 'x'.repeat(5000), offset: 0, limit: 1 },
+    ],
+  },
+  'held:diff': {
+    valid: [{ sessionId: SID, callId: 'toolu_1', relPath: '.env' }],
+    invalid: [
+      { sessionId: SID, callId: 'toolu_1', relPath: '' },
+      { sessionId: SID, callId: 'toolu_1' },
+      { sessionId: SID, callId: 'toolu_1', relPath: '.env', extra: 1 },
+    ],
+  },
   'session:revoke-rule': {
     valid: [{ sessionId: SID, ruleId: 'rule-1' }],
     invalid: [

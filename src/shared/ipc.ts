@@ -1,5 +1,14 @@
 import { z } from 'zod'
-import { HeldDecision, HunkDecision, SessionEvent, SessionId, SessionSummary, WritePreview } from './events'
+import {
+  HeldDecision,
+  HeldFile,
+  HeldFolderDecision,
+  HunkDecision,
+  SessionEvent,
+  SessionId,
+  SessionSummary,
+  WritePreview,
+} from './events'
 import { MIN_COMPACT_AT_TOKENS, ThinkingSetting } from './models'
 
 /**
@@ -204,6 +213,8 @@ export const ApprovalReply = z
      * listed is rejected; `decision` approved with no file accepted lands nothing.
      */
     files: z.array(HeldDecision).max(10_000).optional(),
+    /** The decision on every held change under a folder (a group of the review); a file's own decision wins. */
+    folders: z.array(HeldFolderDecision).max(10_000).optional(),
   })
   .strict()
 export type ApprovalReply = z.infer<typeof ApprovalReply>
@@ -298,6 +309,8 @@ export type McpServersView = z.infer<typeof McpServersView>
 
 /** The most lines one `approval:diff` answers. */
 export const FULL_DIFF_PAGE_MAX = 2000
+/** The most held changes one `held:files` page carries. */
+export const HELD_PAGE_MAX = 500
 
 export const requestChannels = {
   'app:info': { input: NoInput, output: AppInfo },
@@ -366,6 +379,33 @@ export const requestChannels = {
       })
       .strict(),
     output: z.object({ total: z.number().int().nonnegative(), lines: z.array(z.string()) }),
+  },
+  /**
+   * A page of the held changes of one folder group of a command's review (issue 20), in the change set's order,
+   * without their diffs, and how many the group holds. Refused for a command whose review is not waiting.
+   */
+  'held:files': {
+    input: z
+      .object({
+        sessionId: SessionId,
+        callId: z.string().min(1).max(200),
+        folder: z.string().max(4096),
+        offset: z.number().int().nonnegative(),
+        limit: z.number().int().min(1).max(HELD_PAGE_MAX),
+      })
+      .strict(),
+    output: z.object({ total: z.number().int().nonnegative(), files: z.array(HeldFile) }),
+  },
+  /** One held change with its diff (or a note saying what it becomes), loaded when the user opens it. */
+  'held:diff': {
+    input: z
+      .object({
+        sessionId: SessionId,
+        callId: z.string().min(1).max(200),
+        relPath: z.string().min(1).max(4096),
+      })
+      .strict(),
+    output: HeldFile,
   },
   /**
    * Revokes one of the session's "allow for the rest of this session" rules (its settings): logged as

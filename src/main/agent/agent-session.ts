@@ -1,6 +1,8 @@
 import { stat } from 'node:fs/promises'
 import type {
   HeldDecision,
+  HeldFile,
+  HeldFolderDecision,
   RunFailureKind,
   SessionEvent,
   SessionEventDraft,
@@ -24,13 +26,16 @@ import {
 } from '../session/rewind'
 import { unfinishedRewind } from '../session/rewind-history'
 import { newSessionId } from '../session/store'
-import { redactPreviewEvent } from '../secrets/redact-deep'
+import { redactDeep, redactPreviewEvent } from '../secrets/redact-deep'
 import { RedactTextStream } from '../secrets/redactor'
 import { workspaceSecrets, type WorkspaceSecrets } from '../secrets/workspace-secrets'
 import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
 import { nameInWorkspace } from '../tools/workspace'
 import { SnapshotStore } from '../tools/snapshots'
 import type { HeldVerdict } from '../tools/bash/capture/held-review'
+import type { CaptureHost } from '../tools/bash/capture/land'
+import { heldDiff, heldPage } from '../tools/bash/capture/held-pages'
+import { layerDir } from '../tools/bash/capture/overlay'
 import type { ToolContext } from '../tools/tool'
 import { fullDiffLines, type ChangePlan } from '../tools/file-change'
 import type { AgentOptions, RunOutcome } from './agent-options'
@@ -48,6 +53,11 @@ export type { AgentOptions, ApprovalMode, RunOutcome } from './agent-options'
  * that a new process can continue from. One turn is turn.ts; its calls, turn-calls.ts; their approval,
  * approval-gate.ts. The session is what they see through `TurnLoopHost`.
  */
+
+/** What a reply for a command's held review carries: decisions per file and per folder group. */
+type HeldReply = { files?: readonly HeldDecision[]; folders?: readonly HeldFolderDecision[] }
+
+const NO_HELD_REVIEW = 'That command has no changes waiting for a review.'
 
 /** The most live output one event carries. */
 const OUTPUT_EVENT_MAX_CHARS = 64 * 1024
@@ -68,7 +78,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
   private stopController = new AbortController()
   private readonly pending = new Map<string, { call: PendingCall; gate: ApprovalGate }>()
   /** Commands whose held changes wait for the user's per-file review: how to hand them the decisions. */
-  private readonly heldReviews = new Map<string, (files: readonly HeldDecision[]) => void>()
+  private readonly heldReviews = new Map<string, (decision: HeldReply & { decision: string }) => void>()
   private state: SessionState
   private emitChain: Promise<void> = Promise.resolve()
   /** A run is being driven in this process (it may be paused, waiting for a review). */
@@ -76,7 +86,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
   /** The session's store of file contents (undo, rewind), opened at the first change. */
   private preimages: Promise<PreimageStore> | undefined
   /** Decisions given with a continue (the review screen answered after a restart), used as the calls resume. */
-  private readonly preDecisions = new Map<string, UserDecision>()
+  private readonly preDecisions = new Map<string, UserDecision & HeldReply>()
   /** The workspace's secrets, whose first scan starts with the session (in the background). */
   readonly secrets: WorkspaceSecrets
   /** The workspace's sensitive-path rules (DESIGN 2.3). */
@@ -207,7 +217,9 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
    * decided and run (a call that was running when the process died is reported as interrupted, never re-run),
    * then the loop goes on.
    */
-  async continue(decisions: readonly (UserDecision & { callId: string })[] = []): Promise<RunOutcome> {
+  async continue(
+    decisions: readonly (UserDecision & HeldReply & { callId: string })[] = [],
+  ): Promise<RunOutcome> {
     for (const d of decisions) this.preDecisions.set(d.callId, d)
     const run = this.state.runs.at(-1)
     if (!run) return { status: 'failed', error: 'This session has no run to continue.', kind: 'internal' }
@@ -249,16 +261,15 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
    */
   async decide(
     callId: string,
-    decision: UserDecision & { files?: readonly HeldDecision[] },
+    decision: UserDecision & HeldReply,
   ): Promise<{ ok: true } | { ok: false; error: string }> {
     const held = this.heldReviews.get(callId)
     if (held) {
-      // The review of a command's held changes: a rejection rejects every one of them.
-      held(decision.decision === 'approved' ? (decision.files ?? []) : [])
+      held(decision)
       await this.resumeIfDecided()
       return { ok: true }
     }
-    if (decision.files !== undefined)
+    if (decision.files !== undefined || decision.folders !== undefined)
       return { ok: false, error: 'That command has no changes waiting for a review.' }
     const waiting = this.pending.get(callId)
     if (!waiting) return { ok: false, error: 'That call is not waiting for a decision.' }
@@ -322,12 +333,70 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
         resolve(verdict)
       }
       const stopped = (): void => done({ by: 'stopped', files: [] })
+      // A rejection rejects every held change; an approval lands what its files and folders accept.
+      const decided = (reply: HeldReply & { decision: string }): void =>
+        done(
+          reply.decision === 'approved'
+            ? { by: 'user', files: reply.files ?? [], folders: reply.folders ?? [] }
+            : { by: 'user', files: [] },
+        )
       if (signal.aborted) return stopped()
+      // Decided before this process asked (the review was answered after a restart, with the continue).
+      const given = this.takePreDecision(callId)
+      if (given) return decided(given)
       signal.addEventListener('abort', stopped, { once: true })
-      this.heldReviews.set(callId, (files) => done({ by: 'user', files }))
+      this.heldReviews.set(callId, decided)
       const runId = this.state.currentRunId
       if (runId) void this.emit({ type: 'run.paused', runId, reason: 'approval', callIds: [callId] })
     })
+  }
+
+  /**
+   * Nothing runs in this session but reviews of held changes waiting for the user: the app may quit without
+   * stopping it, and the reviews are asked again when the session is continued (the layers keep them).
+   */
+  waitsOnlyForHeldReviews(): boolean {
+    return this.heldReviews.size > 0 && this.state.pendingApprovals.length === 0
+  }
+
+  /** This command's held changes wait for the user's review in this process. */
+  waitsForHeldReview(callId: string): boolean {
+    return this.heldReviews.has(callId)
+  }
+
+  /** Makes what is logged durable, leaving every run where it stands (the app is quitting; see above). */
+  async suspend(): Promise<void> {
+    await this.emitChain
+    await this.writer.sync()
+  }
+
+  /** A page of the held changes of one folder group of a command's waiting review (issue 20). */
+  async heldFiles(
+    callId: string,
+    folder: string,
+    offset: number,
+    limit: number,
+  ): Promise<{ ok: true; total: number; files: HeldFile[] } | { ok: false; error: string }> {
+    if (!this.heldReviews.has(callId)) return { ok: false, error: NO_HELD_REVIEW }
+    const page = await heldPage(layerDir(this.writer.outputDir, callId), folder, offset, limit)
+    if (!page) return { ok: false, error: NO_HELD_REVIEW }
+    return { ok: true, ...page }
+  }
+
+  /** One held change of a waiting review with its diff, the secret values in it hidden as in the log. */
+  async heldDiff(
+    callId: string,
+    relPath: string,
+  ): Promise<{ ok: true; file: HeldFile } | { ok: false; error: string }> {
+    if (!this.heldReviews.has(callId)) return { ok: false, error: NO_HELD_REVIEW }
+    const file = await heldDiff(
+      layerDir(this.writer.outputDir, callId),
+      this.opts.workspace,
+      relPath,
+      (rel, text) => this.secrets.learnHeldSecretFile(rel, text),
+    )
+    if (!file) return { ok: false, error: `${relPath} is not among the command’s held changes.` }
+    return { ok: true, file: redactDeep(this.secrets.redactor(), file) }
   }
 
   /** The session's "allow for the rest of this session" rules in force, as its log has them. */
@@ -583,6 +652,33 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     return next
   }
 
+  private sharedCaptureHost: CaptureHost | undefined
+  private readonly openPreimageStore = (): Promise<PreimageStore> => this.preimageStore()
+  private readonly logEvent = (draft: SessionEventDraft): Promise<SessionEvent> => this.emit(draft)
+
+  /**
+   * What a command's change capture needs of the session (its store, its log), made once: every call gets a
+   * context, and a context's functions were most of what making one cost. A call's own `review` is added to it.
+   */
+  private captureHost(): CaptureHost {
+    this.sharedCaptureHost ??= Object.freeze({
+      keep: async (path: string, content: Buffer) => (await this.preimageStore()).put(path, content),
+      content: async (hash: string) => (await this.preimageStore()).get(hash),
+      log: this.logEvent,
+      sync: async () => {
+        await (await this.preimageStore()).flush()
+        await this.writer.sync()
+      },
+      landProtected: this.opts.landProtected === true,
+      ...(this.opts.approvals === 'interactive'
+        ? {
+            learnSecrets: (relPath: string, text: string) => this.secrets.learnHeldSecretFile(relPath, text),
+          }
+        : {}),
+    })
+    return this.sharedCaptureHost
+  }
+
   /** The context one call runs with; `flush` sends its last live output before its result. */
   toolContext(callId: string, signal: AbortSignal): { ctx: ToolContext; flush: () => void } {
     let buffer = ''
@@ -610,29 +706,12 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
       outputDir: this.writer.outputDir,
       callId,
       bashTimeoutSec: this.opts.bashTimeoutSec,
-      changes: changeKeeper(
-        () => this.preimageStore(),
-        callId,
-        (draft) => this.emit(draft),
-      ),
-      capture: {
-        keep: async (path, content) => (await this.preimageStore()).put(path, content),
-        content: async (hash) => (await this.preimageStore()).get(hash),
-        log: (draft) => this.emit(draft),
-        sync: async () => {
-          await (await this.preimageStore()).flush()
-          await this.writer.sync()
-        },
-        landProtected: this.opts.landProtected === true,
-        // Only a person can review: headless runs discard held changes (or land them with --land-protected).
-        ...(this.opts.approvals === 'interactive'
-          ? {
-              review: () => this.waitForHeldReview(callId, signal),
-              learnSecrets: (relPath: string, text: string) =>
-                this.secrets.learnHeldSecretFile(relPath, text),
-            }
-          : {}),
-      },
+      changes: changeKeeper(this.openPreimageStore, callId, this.logEvent),
+      // Only a person can review: headless runs discard held changes (or land them with --land-protected).
+      capture:
+        this.opts.approvals === 'interactive'
+          ? { ...this.captureHost(), review: () => this.waitForHeldReview(callId, signal) }
+          : this.captureHost(),
       onProgress: (chunk) => {
         // At most one output event per call every 100 ms, however chatty the command; the full output is in
         // the session folder, so what the live view drops in a flood is only the middle of a burst.
@@ -659,7 +738,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
   }
 
   /** A decision the user gave before this process knew the call (a continue). */
-  takePreDecision(callId: string): UserDecision | undefined {
+  takePreDecision(callId: string): (UserDecision & HeldReply) | undefined {
     const d = this.preDecisions.get(callId)
     this.preDecisions.delete(callId)
     return d

@@ -57,6 +57,8 @@ export type GateState =
   /** Asked: waits for a decision (`waiter`, once the scheduler reached it). */
   | { kind: 'asking'; review: Approved<unknown>; waiter?: (decision: Decision) => void }
   | { kind: 'decided'; review: Approved<unknown>; decision: Decision }
+  /** Was running when the app stopped, with something left waiting for the user (Tool.resume finishes it). */
+  | { kind: 'resuming' }
 
 /** A tool call as the loop knows it between its block closing and its result. */
 export interface PendingCall {
@@ -130,7 +132,12 @@ export class ApprovalGate {
   resume(call: PendingCall, logged: ToolCallState): void {
     call.resumed = true
     const approval = logged.approval
-    if (logged.status === 'running') return this.fail(call, INTERRUPTED_TEXT)
+    if (logged.status === 'running') {
+      // A command whose held changes waited for the review: its tool asks it again (bash.resume).
+      if (logged.held?.pending === true && this.host.options.registry.get(call.name)?.resume)
+        return move(call, { kind: 'resuming' })
+      return this.fail(call, INTERRUPTED_TEXT)
+    }
     if (logged.input === null) return this.fail(call, 'Not executed: its arguments could not be parsed.')
     if (!approval?.preview) return
     const review = { preview: approval.preview }
@@ -351,6 +358,8 @@ export class ApprovalGate {
    */
   async execute(call: PendingCall, tool: Tool, ctx: ToolContext): Promise<ToolResult> {
     const state = call.state
+    if (state.kind === 'resuming')
+      return (await tool.resume?.(call.input, ctx)) ?? { output: INTERRUPTED_TEXT, isError: true }
     const approved = state.kind === 'decided' && state.decision.decision === 'approved' ? state : null
     const hunks = approved?.decision.hunks
     const reviewed = approved?.review.preview

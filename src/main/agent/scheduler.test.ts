@@ -264,6 +264,21 @@ describe('TurnScheduler in streaming mode', () => {
     expect(edit).toMatchObject({ kind: 'finished', ran: true })
   })
 
+  it('ends the wait of calls at their gate when the run is stopped', async () => {
+    const h = harness('streaming')
+    const never = () => new Promise<GateVerdict>(() => undefined)
+    h.scheduler.add(h.call('waiting', true, 10, {}, { gate: never }))
+    h.scheduler.add(h.call('broken', true, 10, {}, { gate: never }))
+    await sleep(10)
+    h.controller.abort()
+    h.scheduler.close()
+    const outcomes = await h.scheduler.done()
+    expect(outcomes.map((o) => [o.callId, o.kind])).toEqual([
+      ['waiting', 'cancelled'],
+      ['broken', 'cancelled'],
+    ])
+  })
+
   it('on stop: kills running calls, cancels queued and gated ones, and still gives every call one outcome', async () => {
     const h = harness('streaming')
     h.scheduler.add(h.call('long', false, 10_000))

@@ -233,7 +233,10 @@ export class TurnCalls {
   }
 
   started(callId: string): void {
-    this.calls.get(callId)?.logged.push(this.host.emit({ type: 'tool.started', callId }))
+    const call = this.calls.get(callId)
+    // A call resumed where it was running started in the process that ran it.
+    if (call?.state.kind === 'resuming') return
+    call?.logged.push(this.host.emit({ type: 'tool.started', callId }))
   }
 
   /** The scheduler can go no further without a person (it calls this once the response is complete). */

@@ -192,6 +192,12 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
     'approval:diff': async ({ sessionId, callId, from, count }) =>
       sessions.fullDiff(sessionId, callId, from, count).then(ok, failed),
 
+    'held:files': async ({ sessionId, callId, folder, offset, limit }) =>
+      sessions.heldFiles(sessionId, callId, folder, offset, limit).then(ok, failed),
+
+    'held:diff': async ({ sessionId, callId, relPath }) =>
+      sessions.heldDiff(sessionId, callId, relPath).then(ok, failed),
+
     'session:revoke-rule': async ({ sessionId, ruleId }) =>
       sessions.revokeRule(sessionId, ruleId).then(ok, failed),
 

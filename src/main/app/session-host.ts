@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import type { ThinkingSetting } from '../../shared/models'
 import { join } from 'node:path'
 import { McpTrustStore, openMcp } from '../mcp/index'
-import type { SessionEvent, SessionSummary } from '../../shared/events'
+import type { HeldFile, SessionEvent, SessionSummary } from '../../shared/events'
 import type {
   ApprovalReply,
   ErrorCode,
@@ -65,6 +65,9 @@ interface StoredSettings {
   /** The user's own MCP servers, `.mcp.json` entries minus their secret values (mcp-user-servers.ts). */
   mcpServers?: StoredMcpEntries
 }
+
+/** How long a continued session may take to ask again for a held review it left waiting. */
+const HELD_RESUME_WAIT_MS = 10_000
 
 interface Live {
   session: AgentSession
@@ -216,6 +219,43 @@ export class SessionHost {
     const page = live.session.fullDiff(callId, from, count)
     if (!page.ok) throw new RefusedError('not-found', page.error)
     return { total: page.total, lines: page.lines }
+  }
+
+  /**
+   * The session's command waiting for the review of its held changes, live in this app: after a restart the
+   * session is continued first (the review is asked again, from what the command's layer kept).
+   */
+  private async heldReviewSession(sessionId: string, callId: string): Promise<AgentSession> {
+    if (!this.live.has(sessionId)) await this.continue(sessionId)
+    const live = this.live.get(sessionId)
+    // The continued run reaches the review in a moment (its log is read, the call resumed).
+    for (let waited = 0; live && waited < HELD_RESUME_WAIT_MS; waited += 25) {
+      if (live.session.waitsForHeldReview(callId)) return live.session
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    throw new RefusedError('not-found', 'That command has no changes waiting for a review.')
+  }
+
+  /** A page of one folder group of a command's held changes (`held:files`). */
+  async heldFiles(
+    sessionId: string,
+    callId: string,
+    folder: string,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; files: HeldFile[] }> {
+    const session = await this.heldReviewSession(sessionId, callId)
+    const page = await session.heldFiles(callId, folder, offset, limit)
+    if (!page.ok) throw new RefusedError('not-found', page.error)
+    return { total: page.total, files: page.files }
+  }
+
+  /** One held change with its diff (`held:diff`). */
+  async heldDiff(sessionId: string, callId: string, relPath: string): Promise<HeldFile> {
+    const session = await this.heldReviewSession(sessionId, callId)
+    const found = await session.heldDiff(callId, relPath)
+    if (!found.ok) throw new RefusedError('not-found', found.error)
+    return found.file
   }
 
   /**
@@ -429,8 +469,12 @@ export class SessionHost {
 
   /** Stops every live run (the app is quitting) and waits for their logs to be consistent. */
   async shutdown(): Promise<void> {
-    for (const live of this.live.values()) live.session.stop()
-    await Promise.allSettled([...this.live.values()].map((l) => l.done))
+    // A session that only waits for the review of a command's held changes is left as it stands (its log and the
+    // command's layer are durable): the review is asked again when it is continued. Stopping it would discard them.
+    const waiting = [...this.live.values()].filter((l) => l.session.waitsOnlyForHeldReviews())
+    const running = [...this.live.values()].filter((l) => !waiting.includes(l))
+    for (const live of running) live.session.stop()
+    await Promise.allSettled([...running.map((l) => l.done), ...waiting.map((l) => l.session.suspend())])
     this.flush()
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { seededInts } from '../test-fixtures/seeded'
-import { markerFor, Redactor } from './redactor'
+import { markerFor, RedactTextStream, Redactor } from './redactor'
 import { extractSecretValues, isSecretLike, configUrlCredentials } from './secret-values'
 
 const ENV = markerFor('.env')
@@ -183,5 +183,22 @@ describe('extractSecretValues', () => {
       '[remote "origin"]\n\turl = https://x-access-token:ghs_RemoteTok3nValue@github.com/o/r.git\n'
     expect(configUrlCredentials(config)).toEqual(['ghs_RemoteTok3nValue'])
     expect(configUrlCredentials('[remote "o"]\n\turl = git@github.com:o/r.git\n')).toEqual([])
+  })
+})
+
+describe('RedactTextStream', () => {
+  const redactor = new Redactor([{ value: 'sk-live-0123456789abcdef', source: '.env' }])
+
+  it('decodes characters split between chunks and hides a value split between chunks', () => {
+    const stream = new RedactTextStream(redactor)
+    let out = ''
+    for (const part of ['é€ token sk-li', 've-0123456789ab', 'cdef done 😀']) out += stream.push(part)
+    out += stream.end()
+    expect(out).toBe(`é€ token ${ENV} done 😀`)
+  })
+
+  it('gives nothing for a stream that never had output', () => {
+    expect(new RedactTextStream(redactor).end()).toBe('')
+    expect(new RedactTextStream(Redactor.EMPTY).end()).toBe('')
   })
 })

@@ -221,17 +221,29 @@ export class RedactStream {
 /** The same over text chunks (the live output events), decoding UTF-8 across chunk boundaries. */
 export class RedactTextStream {
   private readonly bytes: RedactStream
-  private readonly decoder = new TextDecoder('utf-8')
+  /**
+   * Made when there are first bytes to decode. Every tool call gets a stream (agent-session.ts `toolContext`)
+   * and most never print (a read, a search): constructing a TextDecoder cost more than the rest of starting
+   * such a call.
+   */
+  private decoder: TextDecoder | undefined
 
   constructor(redactor: Redactor) {
     this.bytes = redactor.byteStream()
   }
 
   push(chunk: string): string {
-    return this.decoder.decode(this.bytes.push(Buffer.from(chunk, 'utf8')), { stream: true })
+    const bytes = this.bytes.push(Buffer.from(chunk, 'utf8'))
+    if (bytes.length === 0 && this.decoder === undefined) return ''
+    this.decoder ??= new TextDecoder('utf-8')
+    return this.decoder.decode(bytes, { stream: true })
   }
 
   end(): string {
-    return this.decoder.decode(this.bytes.end())
+    const rest = this.bytes.end()
+    // No decoder yet: nothing was decoded, so nothing is held in one either.
+    if (rest.length === 0 && this.decoder === undefined) return ''
+    this.decoder ??= new TextDecoder('utf-8')
+    return this.decoder.decode(rest)
   }
 }

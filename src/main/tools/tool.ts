@@ -196,6 +196,12 @@ export interface Tool<S extends z.ZodType = z.ZodType, P = unknown> {
   sessionRule?(input: z.infer<S>, opts: PolicyOptions): SessionRule | undefined
   /** Its results tell the model how long the call ran (`[Execution time: N ms]`, DESIGN 3.3). */
   reportsExecutionTime?: boolean
+  /**
+   * A call the log shows running when the app stopped (a restart's continue): finishes what the tool had left
+   * waiting for the user (bash: a command's held changes, asked again), and answers the call as `execute` would
+   * have. Null, or no hook, when there is nothing to finish: the call was interrupted.
+   */
+  resume?(input: z.infer<S>, ctx: ToolContext): Promise<ToolResult | null>
   /** `approved`: set when the call went through approval, with the plan its preview made. */
   execute(input: z.infer<S>, ctx: ToolContext, approved?: Approved<P>): Promise<ToolResult>
 }

@@ -33,6 +33,7 @@ export function onCommandHeld(r: Reduction, event: EventOf<'command.held'>): voi
       count: event.count,
       landed: event.landed,
       ...(event.review ? { review: event.review, pending: true } : {}),
+      ...(event.groups ? { groups: event.groups } : {}),
     }
 }
 

@@ -2,13 +2,13 @@ import { join } from 'node:path'
 import { z } from 'zod'
 import { CONTROL_CHAR_MESSAGE, cleanText, countField, noControlChars, toolInput } from '../input-fields'
 import { workspaceSecrets } from '../../secrets/workspace-secrets'
-import { defineTool, fail, ok } from '../tool'
+import { defineTool, fail, ok, type ToolResult } from '../tool'
 import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner'
 import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
-import { describeChanges, startCapture } from './capture/capture'
+import { describeChanges, resumeHeldCapture, startCapture, type CommandChanges } from './capture/capture'
 import { prepareSandbox, sandboxStartFailure } from './sandbox/launch'
 import { rulesAllowCommand } from '../../../shared/events'
-import { commandWords, isReadOnlyCommand, loadBashGrammar, validateBashCommand } from './validate'
+import { checkBashCommand, loadBashGrammar, type BashCommandCheck } from './validate'
 
 /** A bash call's timeout when neither the call nor the user's settings give one. */
 export const DEFAULT_BASH_TIMEOUT_SEC = 180
@@ -45,6 +45,22 @@ const LIVE_BURST_BYTES = 1024 * 1024
 /** An argument that names a subcommand (`test`, `run:unit`), not a flag, a path or a value. */
 const SUBCOMMAND = /^[a-z][a-z0-9:_-]*$/
 
+/**
+ * A call's command read once (validate.ts `checkBashCommand`): its policy, its session rule and its run ask
+ * the same questions of the same parsed input (the engine parses a call's arguments once and hands every hook
+ * that object). Keyed by that object, so it goes with the call; the command is compared too, and an answer
+ * given before the grammar loaded is never kept.
+ */
+const checks = new WeakMap<BashInput, BashCommandCheck>()
+
+function checkOf(input: BashInput): BashCommandCheck {
+  const known = checks.get(input)
+  if (known !== undefined && known.command === input.command) return known
+  const check = checkBashCommand(input.command)
+  if (check.final) checks.set(input, check)
+  return check
+}
+
 function bashTitle(input: BashInput): string {
   return input.description?.trim() || input.command
 }
@@ -76,22 +92,23 @@ export const bashTool = defineTool({
   // What the validator refuses never runs; the read-only allowlist and the user's "always allow" rules run at
   // once; anything else is the user's decision.
   policy(input, opts) {
-    const verdict = validateBashCommand(input.command)
+    const check = checkOf(input)
+    const verdict = check.verdict
     if (!verdict.ok) return { kind: 'deny', reason: verdict.reason }
     // Nothing runs without asking where there is no sandbox (DESIGN 2.3): neither the read-only allowlist nor
     // an "always allow" rule, which the user gave for a command that would run in one.
     if (!opts.sandbox) return { kind: 'ask', protected: false }
-    if (isReadOnlyCommand(input.command, opts.pathRules)) return { kind: 'allow' }
+    if (check.readOnly(opts.pathRules)) return { kind: 'allow' }
     if (opts.alwaysAllow.some((rule) => rule.tool === 'bash' && rule.command === input.command))
       return { kind: 'allow', byRule: true }
-    const words = commandWords(input.command)
+    const words = check.words()
     if (words && rulesAllowCommand(opts.sessionRules ?? [], words)) return { kind: 'allow', byRule: true }
     return { kind: 'ask', protected: false }
   },
   // The command's program and its first argument when that reads as a subcommand (`npm test`, `git commit`,
   // `make`): the user sees the prefix before granting it. Not offered where the policy would ask anyway.
   sessionRule(input, opts) {
-    const words = opts.sandbox ? commandWords(input.command) : null
+    const words = opts.sandbox ? checkOf(input).words() : null
     if (!words) return undefined
     const [program, next] = words as [string, ...string[]]
     return { kind: 'command', words: next && SUBCOMMAND.test(next) ? [program, next] : [program] }
@@ -108,7 +125,8 @@ export const bashTool = defineTool({
       const why = err instanceof Error ? err.message : String(err)
       return fail(`Command not run: the command checker could not start (${why}).`, { title })
     }
-    const verdict = validateBashCommand(input.command)
+    const check = checkOf(input)
+    const verdict = check.verdict
     if (!verdict.ok) {
       return fail(`Command not run: ${verdict.reason}`, {
         title,
@@ -140,8 +158,8 @@ export const bashTool = defineTool({
     if (
       !approval &&
       ctx.pathRules.gitTracksSecrets &&
-      !isReadOnlyCommand(input.command, ctx.pathRules) &&
-      isReadOnlyCommand(input.command, { ...ctx.pathRules, gitTracksSecrets: false })
+      !check.readOnly(ctx.pathRules) &&
+      check.readOnly({ ...ctx.pathRules, gitTracksSecrets: false })
     )
       return fail(
         'Command not run: git holds a version of a secret file in this workspace, so commands that print or search file contents from git need the user’s approval. Issue the call again to ask for it.',
@@ -201,8 +219,6 @@ export const bashTool = defineTool({
     } finally {
       await sandbox?.cleanup()
     }
-    // Also after a timeout or a stop: what the command changed until then is captured all the same.
-    const changes = await capture?.finish()
     const rest = redact.end()
     if (rest.length > 0) {
       live.push(rest)
@@ -210,8 +226,6 @@ export const bashTool = defineTool({
     }
     live.end()
     const summary = await buffer.close()
-    // A command that ran writable may have added or changed secret files: their values are known from now on.
-    if (approval) await secrets.refresh()
     const sandboxFailure = sandbox ? sandboxStartFailure(sandbox, run, summary.text) : null
     const createdSensitive = sandbox && approval ? sandbox.createdSensitive() : []
 
@@ -234,17 +248,13 @@ export const bashTool = defineTool({
       network: sandbox === null || approval?.network === true,
       ...(summary.saveError !== undefined ? { saveError: summary.saveError } : {}),
       ...(createdSensitive.length > 0 ? { createdSensitive } : {}),
-      ...(changes ? { changes } : {}),
     }
-    if (run.pid === null && !run.aborted) {
-      return fail(`Command not run: ${run.error ?? 'bash could not be started'}.`, { title, metadata })
-    }
-    if (sandboxFailure !== null) {
-      return fail(`Command not run: the sandbox could not start (${sandboxFailure}).`, {
-        title,
-        metadata: { ...metadata, sandbox: 'failed' },
-      })
-    }
+    const notStarted =
+      run.pid === null && !run.aborted
+        ? `Command not run: ${run.error ?? 'bash could not be started'}.`
+        : sandboxFailure !== null
+          ? `Command not run: the sandbox could not start (${sandboxFailure}).`
+          : undefined
 
     const parts: string[] = []
     if (summary.truncated) {
@@ -258,12 +268,6 @@ export const bashTool = defineTool({
     }
     if (summary.text.length > 0) parts.push(summary.text)
     else if (!summary.truncated) parts.push('(no output)')
-    const changed = changes ? describeChanges(changes) : ''
-    if (changed !== '') parts.push(`\n${changed}`)
-    if (createdSensitive.length > 0)
-      parts.push(
-        `\n[The command created protected files (they can run code or hold secrets): ${createdSensitive.slice(0, 20).join(', ')}]`,
-      )
 
     let status: string | null = null
     if (run.timedOut) {
@@ -283,11 +287,74 @@ export const bashTool = defineTool({
     } else if (run.exitCode !== 0) {
       status = `Exit code ${run.exitCode ?? 'unknown'}`
     }
-    const body = parts.join('\n')
-    if (status === null) return ok(body, { title, metadata })
-    return fail(`${body}\n\n${status}`, { title, metadata })
+    const ran: RanCommand = {
+      title,
+      metadata,
+      output: parts.join('\n'),
+      status,
+      createdSensitive,
+      ...(notStarted !== undefined ? { notStarted } : {}),
+      ...(sandboxFailure !== null ? { sandboxFailed: true } : {}),
+    }
+    // Also after a timeout or a stop: what the command changed until then is captured all the same.
+    const changes = await capture?.finish(ran)
+    // A command that ran writable may have added or changed secret files: their values are known from now on.
+    if (approval) await secrets.refresh()
+    return commandResult(ran, changes)
+  },
+  // The app stopped while this command's held changes waited for the user's review (issue 20): the review is
+  // asked again, and the call is answered as it would have been.
+  async resume(_input, ctx) {
+    const found = await resumeHeldCapture({
+      workspace: ctx.workspace,
+      outputDir: ctx.outputDir,
+      callId: ctx.callId,
+      host: ctx.capture,
+    })
+    if (!found || !isRanCommand(found.ran)) return null
+    await workspaceSecrets(ctx.workspace).refresh()
+    return commandResult(found.ran, found.changes)
   },
 })
+
+/** The bash tool's account of a command that ran, without its changes: what its result is made of. */
+interface RanCommand {
+  title: string
+  metadata: Record<string, unknown>
+  /** What the command printed, as the model reads it (or the truncation note and the tail). */
+  output: string
+  /** Why it did not end well (exit code, timeout, stop), or null. */
+  status: string | null
+  createdSensitive: string[]
+  /** It never ran (bash or the sandbox could not start): the result says only that. */
+  notStarted?: string
+  sandboxFailed?: boolean
+}
+
+function isRanCommand(value: unknown): value is RanCommand {
+  const v = value as Partial<RanCommand> | null
+  return typeof v === 'object' && v !== null && typeof v.title === 'string' && typeof v.output === 'string'
+}
+
+function commandResult(ran: RanCommand, changes: CommandChanges | null | undefined): ToolResult {
+  const { title } = ran
+  const metadata = { ...ran.metadata, ...(changes ? { changes } : {}) }
+  if (ran.notStarted !== undefined)
+    return fail(ran.notStarted, {
+      title,
+      metadata: ran.sandboxFailed ? { ...metadata, sandbox: 'failed' } : metadata,
+    })
+  const parts = [ran.output]
+  const changed = changes ? describeChanges(changes) : ''
+  if (changed !== '') parts.push(`\n${changed}`)
+  if (ran.createdSensitive.length > 0)
+    parts.push(
+      `\n[The command created protected files (they can run code or hold secrets): ${ran.createdSensitive.slice(0, 20).join(', ')}]`,
+    )
+  const body = parts.join('\n')
+  if (ran.status === null) return ok(body, { title, metadata })
+  return fail(`${body}\n\n${ran.status}`, { title, metadata })
+}
 
 /**
  * Raw output for the UI's live view (terminal sequences kept: the UI renders them inert), coalesced into

@@ -16,10 +16,11 @@ import { groupExists, killProcessTree } from './process-tree'
  * first and SIGKILL after a grace.
  *
  * The terminal comes from node-pty's `openpty`, and the process from `child_process.spawn` with the
- * terminal's slave as stdio and `detached` (setsid; the slave then becomes the controlling terminal). node-pty's
- * own spawn forks the whole app with forkpty and reports the exit only after a waiter thread and the
- * socket's close: starting `true` that way took 1.9x `child_process.spawn`, this way 1.3x, most of it
- * bash's own start (`npm run bench -- bash`).
+ * terminal's slave as stdio and `detached` (setsid; the slave becomes the controlling terminal when bash, a
+ * session leader, opens it by name at its start: strace shows it). node-pty's own spawn forks the whole app
+ * with forkpty and reports the exit only after a waiter thread and the socket's close: starting `true` that
+ * way took 1.9x `child_process.spawn`, this way 1.3-1.6x, most of it bash's own start
+ * (`npm run bench -- spawn` shows both).
  */
 
 /** How long processes get to exit after SIGTERM before SIGKILL, on timeout. */
@@ -177,7 +178,7 @@ function startInTerminal({ command, cwd, env, launch }: PtyRunOptions): Terminal
     // libuv makes stdio blocking in the child (openpty's slave was set non-blocking) and resets signals.
     child = spawn(program as string, args, {
       cwd,
-      env: { ...(launch ? launch.env : commandEnv(env ?? process.env)), PWD: cwd },
+      env: launch ? { ...launch.env, PWD: cwd } : Object.assign(commandEnv(env ?? process.env), { PWD: cwd }),
       stdio,
       detached: true,
     })
@@ -442,33 +443,53 @@ const CONNECTION_STRING =
   /(?:^|_)(?:DATABASE|DB|POSTGRES|PG|MYSQL|MONGO|MONGODB|REDIS|AMQP|RABBITMQ|BROKER|CONNECTION)_?(?:URL|URI|STRING)$|(?:^|_)DSN$/
 
 /**
+ * isSecretName by name, remembered: it depends on the name alone, and every command goes through the same
+ * few dozen names, so each command's environment costs lookups instead of five regular expressions a name
+ * (a third of a millisecond a command, more than the rest of starting it on our side). Bounded, for an app
+ * whose environment keeps gaining new names.
+ */
+const secretNames = new Map<string, boolean>()
+const MAX_REMEMBERED_NAMES = 4096
+
+function isSecretNameRemembered(name: string): boolean {
+  let secret = secretNames.get(name)
+  if (secret === undefined) {
+    secret = isSecretName(name)
+    if (secretNames.size >= MAX_REMEMBERED_NAMES) secretNames.clear()
+    secretNames.set(name, secret)
+  }
+  return secret
+}
+
+/** Leftovers from the app's own terminal that would contradict the settings commandEnv adds. */
+const TERMINAL_LEFTOVERS = new Set([
+  'FORCE_COLOR',
+  'CLICOLOR_FORCE',
+  'COLUMNS',
+  'LINES',
+  'TMUX',
+  'TMUX_PANE',
+  'STY',
+  'WINDOWID',
+])
+
+/**
  * The environment of a command run outside the sandbox. Secrets are removed: whatever a command prints goes
  * to the model provider, and a model-chosen command like `printenv` would otherwise hand over the user's keys
  * (ours first: ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN; and by name, see isSecretName).
  * Then the settings every command gets (child-env.ts): nothing waits for a person, no colour.
+ * A new object each call, the caller's to add to; `base` is read once (process.env's every read is a call
+ * into the environment).
  */
 export function commandEnv(base: NodeJS.ProcessEnv): Record<string, string> {
   // Null prototype: an environment may hold any name, `__proto__` and `constructor` included.
   const env: Record<string, string> = Object.create(null) as Record<string, string>
   for (const [name, value] of Object.entries(base)) {
-    if (value === undefined || isSecretName(name)) continue
+    if (value === undefined || TERMINAL_LEFTOVERS.has(name) || isSecretNameRemembered(name)) continue
     env[name] = value
   }
-  // Leftovers from the app's own terminal that would contradict the settings below.
-  for (const name of [
-    'FORCE_COLOR',
-    'CLICOLOR_FORCE',
-    'COLUMNS',
-    'LINES',
-    'TMUX',
-    'TMUX_PANE',
-    'STY',
-    'WINDOWID',
-  ]) {
-    delete env[name]
-  }
   ensureUtf8Locale(env)
-  return { ...env, ...NON_INTERACTIVE_ENV }
+  return Object.assign(env, NON_INTERACTIVE_ENV)
 }
 
 function errorMessage(err: unknown): string {

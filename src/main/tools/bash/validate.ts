@@ -63,8 +63,7 @@ export function loadBashGrammar(): Promise<void> {
 }
 
 export function validateBashCommand(command: string): { ok: true } | { ok: false; reason: string } {
-  const analysis = analyzeSafely(command)
-  return analysis.ok ? { ok: true } : { ok: false, reason: analysis.reason }
+  return checkBashCommand(command).verdict
 }
 
 /**
@@ -73,13 +72,7 @@ export function validateBashCommand(command: string): { ok: true } | { ok: false
  * asks before git prints file contents); by default a repository that tracks none.
  */
 export function isReadOnlyCommand(command: string, rules?: SensitivePathRules): boolean {
-  const analysis = analyzeSafely(command)
-  if (!analysis.ok) return false
-  try {
-    return isReadOnly(analysis.program, analysis.args, rules)
-  } catch {
-    return false
-  }
+  return checkBashCommand(command).readOnly(rules)
 }
 
 /**
@@ -88,8 +81,42 @@ export function isReadOnlyCommand(command: string, rules?: SensitivePathRules): 
  * `npm test; rm -rf /` can never pass for `npm test`.
  */
 export function commandWords(command: string): string[] | null {
+  return checkBashCommand(command).words()
+}
+
+/**
+ * One command read once, for a caller that asks it several questions (the bash tool's policy asks whether it
+ * is valid, read-only and covered by a rule; its session rule wants its words): the same answers as the
+ * functions above, for one parse instead of one each.
+ */
+export interface BashCommandCheck {
+  readonly command: string
+  readonly verdict: { ok: true } | { ok: false; reason: string }
+  readOnly(rules?: SensitivePathRules): boolean
+  /** A fresh array each time: the caller may keep it. */
+  words(): string[] | null
+  /** Read with the grammar loaded: the answers are final (else every one is "not ready", worth asking again). */
+  readonly final: boolean
+}
+
+export function checkBashCommand(command: string): BashCommandCheck {
+  const final = parser !== null
   const analysis = analyzeSafely(command)
-  return analysis.ok ? [analysis.program, ...analysis.args] : null
+  const verdict = analysis.ok ? ({ ok: true } as const) : { ok: false as const, reason: analysis.reason }
+  return {
+    command,
+    verdict,
+    final,
+    readOnly(rules) {
+      if (!analysis.ok) return false
+      try {
+        return isReadOnly(analysis.program, [...analysis.args], rules)
+      } catch {
+        return false
+      }
+    },
+    words: () => (analysis.ok ? [analysis.program, ...analysis.args] : null),
+  }
 }
 
 type Analysis = { ok: true; program: string; args: string[] } | { ok: false; reason: string }

@@ -13,6 +13,17 @@ export function formatDuration(ms: number | undefined): string {
 /** `toLocaleDateString()` builds a formatter on every call (a good part of a millisecond): one, made once. */
 const dateFormat = new Intl.DateTimeFormat()
 
+/**
+ * A count with the locale's digit grouping, as `n.toLocaleString()` writes it. That call builds a formatter each
+ * time (most of a millisecond for a few of them): the session header shows token counts that change on every
+ * replay step, so it uses this one formatter, made once.
+ */
+const countFormat = new Intl.NumberFormat()
+
+export function formatCount(n: number): string {
+  return countFormat.format(n)
+}
+
 /** "3 min ago", "yesterday", or a date: for the session list. */
 export function formatAgo(at: number, now = Date.now()): string {
   const s = Math.round((now - at) / 1000)

@@ -1,5 +1,6 @@
 import type { Usage } from '../../../shared/events'
 import { costOf, totalTokens } from '../../../shared/pricing'
+import { formatCount } from './format'
 
 /** Tokens and their estimated cost as the header and a run's end show them ("12.3k tokens · ~$0.04"). */
 
@@ -26,10 +27,10 @@ export function usageSummary(usage: Usage, model: string, demo: boolean): string
 /** The breakdown, for a tooltip. */
 export function usageDetail(usage: Usage, model: string, demo: boolean): string {
   const lines = [
-    `Input: ${usage.inputTokens.toLocaleString()} tokens`,
-    `Output: ${usage.outputTokens.toLocaleString()} tokens`,
-    `Cache reads: ${(usage.cacheReadTokens ?? 0).toLocaleString()} tokens`,
-    `Cache writes: ${(usage.cacheCreationTokens ?? 0).toLocaleString()} tokens`,
+    `Input: ${formatCount(usage.inputTokens)} tokens`,
+    `Output: ${formatCount(usage.outputTokens)} tokens`,
+    `Cache reads: ${formatCount(usage.cacheReadTokens ?? 0)} tokens`,
+    `Cache writes: ${formatCount(usage.cacheCreationTokens ?? 0)} tokens`,
   ]
   const cost = costOf(usage, model)
   if (demo) lines.push('The demo model costs nothing.')

@@ -401,6 +401,22 @@ console.log('FDS ' + open.join(' '))
     expect(result.output).toMatch(/reviewed the 6 held change\(s\).*3 landed; 3 did not/)
   })
 
+  it('lands nothing when a path it would land over was changed while the review waited, and says which', async () => {
+    const t = await setup({ 'a.txt': 'a\n' })
+    const command = await script(t.workspace, 'script.js', ['echo b >> a.txt', "echo 'K=v-31337' > .env"])
+    const review = async (): Promise<HeldVerdict> => {
+      // The user edits the file in an editor while the command's changes wait.
+      await writeFile(join(t.workspace, 'a.txt'), 'edited by the user\n')
+      return { by: 'user', files: [{ relPath: '.env', decision: 'accepted' }] }
+    }
+    const { changes } = await t.run(command, { review })
+    expect(changes?.error).toMatch(/a\.txt was changed since the command ran/)
+    expect(await readFile(join(t.workspace, 'a.txt'), 'utf8')).toBe('edited by the user\n')
+    await expect(lstat(join(t.workspace, '.env'))).rejects.toThrow()
+    expect(t.events.map((e) => e.type)).toContain('command.reviewed')
+    expect(t.events.map((e) => e.type)).not.toContain('command.landing')
+  })
+
   it('lands nothing held when the run is stopped during the review', async () => {
     const t = await setup({ 'a.txt': 'a\n' })
     const command = await script(t.workspace, 'script.js', ['echo b >> a.txt', 'echo S=1 > .env'])

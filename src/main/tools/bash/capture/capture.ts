@@ -1,11 +1,18 @@
 import { rm } from 'node:fs/promises'
-import type { CommandChangeCounts, CommandChangedPath, HeldPath } from '../../../../shared/events'
+import type { CommandChangeCounts, CommandChangedPath, HeldGroup, HeldPath } from '../../../../shared/events'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import type { SandboxLaunch } from '../sandbox/launch'
 import { sandboxSupport } from '../sandbox/support'
 import { readOpaque } from './change-set'
-import { landChangeSet, PATHS_SHOWN, type CaptureHost } from './land'
-import { captureSupport, makeLayer, overlayLaunch, type Layer } from './overlay'
+import {
+  landChangeSet,
+  PATHS_SHOWN,
+  readHeldState,
+  resumeLanding,
+  type CaptureHost,
+  type Landed,
+} from './land'
+import { captureSupport, layerDir, makeLayer, overlayLaunch, type Layer } from './overlay'
 import { compareScans, scanWorkspace, type Scan } from './scan'
 
 /**
@@ -19,12 +26,15 @@ export interface CommandChanges {
   paths: CommandChangedPath[]
   /** paths holds the first PATHS_SHOWN. */
   truncated: boolean
+  /** When truncated (overlay): every change counted by folder, for the card. */
+  folders?: HeldGroup[]
   undoable: boolean
   held?: {
     paths: HeldPath[]
     count: number
     landed: boolean
     /** Reviewed file by file in the app: how many landed, and those that did not, with why. */
+    reviewedBy?: 'user' | 'stopped' | 'cli'
     accepted?: number
     rejected?: HeldPath[]
     rejectedCount?: number
@@ -41,8 +51,11 @@ export interface CommandChanges {
 export interface Capture {
   /** The launch to run the command with (the sandbox's own in scan mode). */
   launch: SandboxLaunch | null
-  /** After the command ended (however it ended): reads, lands and reports its changes. */
-  finish(): Promise<CommandChanges | null>
+  /**
+   * After the command ended (however it ended): reads, lands and reports its changes. `ran`: the tool's account of
+   * the command, kept with a held review so the call can be answered when the review is finished after a restart.
+   */
+  finish(ran?: unknown): Promise<CommandChanges | null>
 }
 
 /**
@@ -68,7 +81,7 @@ export function startCapture(opts: {
     if ('error' in layer) return layer
     return {
       launch: overlayLaunch(sandbox, found, workspace, layer),
-      finish: () => finishOverlay(opts, layer, host),
+      finish: (ran) => finishOverlay(opts, layer, host, ran),
     }
   }
   const reason =
@@ -100,6 +113,7 @@ async function finishOverlay(
   opts: { workspace: string; callId: string; rules: SensitivePathRules; holdAll?: boolean },
   layer: Layer,
   host: CaptureHost,
+  ran: unknown,
 ): Promise<CommandChanges> {
   const opaque = await readOpaque(layer.opaqueFile)
   try {
@@ -111,38 +125,74 @@ async function finishOverlay(
       rules: opts.rules,
       host,
       holdAll: opts.holdAll === true,
+      ran,
     })
-    const { counts } = landed
-    const total = counts.added + counts.changed + counts.removed + counts.modeChanged
-    return {
-      mode: 'overlay',
-      counts,
-      paths: landed.paths,
-      truncated: total > landed.paths.length,
-      undoable: landed.error === undefined && landed.notUndoable.length === 0,
-      ...(landed.heldCount > 0
-        ? {
-            held: {
-              paths: landed.held,
-              count: landed.heldCount,
-              landed: landed.heldLanded,
-              ...(landed.reviewed
-                ? {
-                    accepted: landed.reviewed.accepted,
-                    rejected: landed.reviewed.rejected,
-                    rejectedCount: landed.reviewed.rejectedCount,
-                  }
-                : {}),
-            },
-          }
-        : {}),
-      ...(landed.notUndoable.length > 0 ? { notUndoable: landed.notUndoable.slice(0, PATHS_SHOWN) } : {}),
-      ...(landed.error !== undefined ? { error: landed.error } : {}),
-      ...(opaque === null ? { incomplete: true } : {}),
-    }
+    return changesOf(landed, opaque === null)
   } finally {
-    // What did not land (held changes discarded, a failed landing) goes with the layer.
+    // What did not land (held changes discarded, a failed landing) goes with the layer. A process that stops while
+    // the review waits never gets here: the layer stays for the review after the restart (resumeHeldCapture).
     await rm(layer.dir, { recursive: true, force: true }).catch(() => undefined)
+  }
+}
+
+/**
+ * A command whose held changes waited for the user's review when the app stopped (issue 20): the review is asked
+ * again and what the user accepts lands, from what the layer kept. Null when there is no such review (the
+ * command was cut short before it was asked; its layer, if any, is removed): the call was interrupted.
+ */
+export async function resumeHeldCapture(opts: {
+  workspace: string
+  outputDir: string
+  callId: string
+  host: CaptureHost | undefined
+}): Promise<{ ran: unknown; changes: CommandChanges } | null> {
+  const dir = layerDir(opts.outputDir, opts.callId)
+  const state = opts.host ? await readHeldState(dir) : null
+  try {
+    if (!state || !opts.host) return null
+    const landed = await resumeLanding({
+      workspace: opts.workspace,
+      callId: opts.callId,
+      layerDir: dir,
+      state,
+      host: opts.host,
+    })
+    return { ran: state.ran, changes: changesOf(landed, state.incomplete === true) }
+  } finally {
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined)
+  }
+}
+
+function changesOf(landed: Landed, incomplete: boolean): CommandChanges {
+  const { counts } = landed
+  const total = counts.added + counts.changed + counts.removed + counts.modeChanged
+  return {
+    mode: 'overlay',
+    counts,
+    paths: landed.paths,
+    truncated: total > landed.paths.length,
+    undoable: landed.error === undefined && landed.notUndoable.length === 0,
+    ...(landed.heldCount > 0
+      ? {
+          held: {
+            paths: landed.held,
+            count: landed.heldCount,
+            landed: landed.heldLanded,
+            ...(landed.reviewed
+              ? {
+                  reviewedBy: landed.reviewed.by,
+                  accepted: landed.reviewed.accepted,
+                  rejected: landed.reviewed.rejected,
+                  rejectedCount: landed.reviewed.rejectedCount,
+                }
+              : {}),
+          },
+        }
+      : {}),
+    ...(landed.notUndoable.length > 0 ? { notUndoable: landed.notUndoable.slice(0, PATHS_SHOWN) } : {}),
+    ...(landed.error !== undefined ? { error: landed.error } : {}),
+    ...(landed.folders ? { folders: landed.folders } : {}),
+    ...(incomplete ? { incomplete: true } : {}),
   }
 }
 
@@ -187,8 +237,12 @@ export function describeChanges(changes: CommandChanges): string {
       .slice(0, 20)
       .map((p) => `${p.relPath} (${p.reason})`)
       .join(', ')
+    const who =
+      held.reviewedBy === 'cli'
+        ? `The review of the ${held.count} held change(s) the command made was finished by \`lanes run\`, which cannot ask`
+        : `The user reviewed the ${held.count} held change(s) the command made`
     lines.push(
-      `[The user reviewed the ${held.count} held change(s) the command made: ${held.accepted ?? 0} landed` +
+      `[${who}: ${held.accepted ?? 0} landed` +
         (held.rejectedCount ? `; ${held.rejectedCount} did not and were discarded: ${names}` : '') +
         ']',
     )

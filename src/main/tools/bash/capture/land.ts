@@ -18,6 +18,7 @@ import type {
   CommandChangeCounts,
   CommandChangedPath,
   HeldFile,
+  HeldGroup,
   HeldPath,
   SessionEventDraft,
 } from '../../../../shared/events'
@@ -28,10 +29,11 @@ import {
   fileToken,
   linkToken,
   parseToken,
+  tokenMatches,
   type PathToken,
 } from '../../../fs/path-token'
 import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
-import { putPathState } from '../../../fs/put-path'
+import { putPathState, tokenAt } from '../../../fs/put-path'
 import { readFileQuick } from '../../../fs/quick-read'
 import { TimeSlices } from '../../../fs/time-slices'
 import { contentFacts } from '../../content-facts'
@@ -39,8 +41,10 @@ import type { SensitivePathRules } from '../../sensitive-paths'
 import { readChangeSet, type Change, type Seen } from './change-set'
 import { heldReason } from './held'
 import {
+  changeOf,
   HeldDecider,
   heldFileView,
+  HeldGroups,
   HELD_FOR_REVIEW,
   REJECTED_BY_USER,
   reviewBudget,
@@ -91,11 +95,13 @@ export interface Landed {
   heldCount: number
   heldLanded: boolean
   /** After a per-file review: how many held changes landed, and those that did not (the first PATHS_SHOWN). */
-  reviewed?: { accepted: number; rejected: HeldPath[]; rejectedCount: number }
+  reviewed?: { by: HeldVerdict['by']; accepted: number; rejected: HeldPath[]; rejectedCount: number }
   /** Changed files too large to keep their previous content: they landed but cannot be undone. */
   notUndoable: string[]
   /** Why nothing landed (and the workspace is as before the command). */
   error?: string
+  /** More changes than `paths` lists: every one counted by folder, for the card (at most HELD_GROUPS_MAX). */
+  folders?: HeldGroup[]
 }
 
 /**
@@ -113,7 +119,28 @@ const PLAN_FLUSH_BYTES = 256 * 1024
 /** Events in flight to the log at once while logging the pre-images. */
 const LOG_WINDOW = 512
 
-interface PlanLine {
+/**
+ * What a held review needs to be finished after a restart (issue 20), kept in the layer beside its plan and synced
+ * before the review is logged: the layer then holds everything (the plan, the new contents, this), and the
+ * session's store holds what was there before. `ran` is the tool's own account of the command (its result
+ * without the changes), given back to it to answer the call.
+ */
+export interface HeldState {
+  version: 1
+  partial: string[]
+  held: HeldPath[]
+  heldCount: number
+  /** How deep the review's folder groups go (HeldGroups.depth). */
+  groupDepth: number | null
+  ran?: unknown
+  /** The command was killed before its layer was read whole (CommandChanges.incomplete). */
+  incomplete?: true
+}
+
+export const HELD_STATE_FILE = 'held.json'
+export const PLAN_FILE = 'plan.jsonl'
+
+export interface PlanLine {
   rel: string
   before: PathToken
   after: PathToken
@@ -220,6 +247,8 @@ export async function landChangeSet(opts: {
   host: CaptureHost
   /** Every change is held for the review (the user asked to see them first), protected or not. */
   holdAll?: boolean
+  /** The tool's account of the command, kept with a held review so it can answer the call after a restart. */
+  ran?: unknown
 }): Promise<Landed> {
   const { workspace, callId, layer, host } = opts
   const landed: Landed = {
@@ -232,7 +261,8 @@ export async function landChangeSet(opts: {
   }
   // Held changes wait in the plan for the review (in the app); headless, they are left out (or land as allowed).
   const reviewing = host.review !== undefined && !host.landProtected
-  const planFile = join(layer.dir, 'plan.jsonl')
+  const planFile = join(layer.dir, PLAN_FILE)
+  const groups = new HeldGroups()
   const plan = await PlanWriter.open(planFile)
   const heldFolders = new Set<string>()
   // New folders that may land by one rename each, and those of them holding something that does not land.
@@ -279,6 +309,7 @@ export async function landChangeSet(opts: {
           if (change.whole) partial.add(change.rel)
         }
         if (reviewing) {
+          groups.add(change.rel, changeOf(line.before, line.after), reason !== HELD_FOR_REVIEW)
           await plan.add({ ...line, held: reason })
           heldInPlan++
           continue
@@ -297,8 +328,25 @@ export async function landChangeSet(opts: {
     }
   }
   let verdict: HeldVerdict | undefined
-  if (heldInPlan > 0) verdict = await askReview(workspace, callId, planFile, landed, host)
-  else if (landed.heldCount > 0)
+  if (heldInPlan > 0) {
+    const state: HeldState = {
+      version: 1,
+      partial: [...partial],
+      held: landed.held,
+      heldCount: landed.heldCount,
+      groupDepth: groups.depth,
+      ...(opts.ran !== undefined ? { ran: opts.ran } : {}),
+      ...(opts.opaque === null ? { incomplete: true as const } : {}),
+    }
+    try {
+      await keepForReview(layer.dir, planFile, state)
+    } catch (error) {
+      return { ...landed, error: `the command’s changes could not be kept for the review: ${message(error)}` }
+    }
+    // The review survives the app: the layer, the store of what was there before and the log are durable first.
+    await host.sync()
+    verdict = await askReview(workspace, callId, planFile, landed, host, groups)
+  } else if (landed.heldCount > 0)
     await host.log({
       type: 'command.held',
       callId,
@@ -306,7 +354,86 @@ export async function landChangeSet(opts: {
       count: landed.heldCount,
       landed: host.landProtected,
     })
+  return landPlan({ workspace, callId, layerDir: layer.dir, host, verdict, partial, landed })
+}
 
+/** The plan file and the held review's state, synced, with the folder that names them. */
+async function keepForReview(dir: string, planFile: string, state: HeldState): Promise<void> {
+  const statePath = join(dir, HELD_STATE_FILE)
+  await fs.writeFile(statePath, JSON.stringify(state), { mode: 0o600 })
+  for (const path of [planFile, statePath, dir]) {
+    const handle = await fs.open(path, 'r')
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+  }
+}
+
+/** The held review a stopped app left waiting in this layer, or null when there is none. */
+export async function readHeldState(layerDir: string): Promise<HeldState | null> {
+  try {
+    const state = JSON.parse(await fs.readFile(join(layerDir, HELD_STATE_FILE), 'utf8')) as HeldState
+    return state.version === 1 ? state : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Finishes a held review that the app left waiting when it stopped (quit or crashed), from what the layer kept:
+ * the review is asked again (its command.held is in the log already, the run pauses on it), then only what the
+ * user accepts lands, exactly as if the app had never stopped. Headless (`lanes run --continue`), held changes
+ * are discarded, or land with --land-protected; the others land.
+ */
+export async function resumeLanding(opts: {
+  workspace: string
+  callId: string
+  layerDir: string
+  state: HeldState
+  host: CaptureHost
+}): Promise<Landed> {
+  const { state, host } = opts
+  const landed: Landed = {
+    counts: { added: 0, changed: 0, removed: 0, modeChanged: 0 },
+    paths: [],
+    held: state.held,
+    heldCount: state.heldCount,
+    heldLanded: host.landProtected,
+    notUndoable: [],
+  }
+  const verdict: HeldVerdict = host.review
+    ? await host.review()
+    : { by: 'cli', files: [], ...(host.landProtected ? { acceptAll: true } : {}) }
+  return landPlan({
+    workspace: opts.workspace,
+    callId: opts.callId,
+    layerDir: opts.layerDir,
+    host,
+    verdict,
+    partial: new Set(state.partial),
+    landed,
+  })
+}
+
+/**
+ * The plan lands: the held lines as the verdict decides, each landing line logged with what was there before
+ * (file.preimage), then the journal's intent, the moves, and the outcome.
+ */
+async function landPlan(opts: {
+  workspace: string
+  callId: string
+  layerDir: string
+  host: CaptureHost
+  verdict: HeldVerdict | undefined
+  partial: ReadonlySet<string>
+  landed: Landed
+}): Promise<Landed> {
+  const { workspace, callId, host, verdict, partial, landed } = opts
+  const folders = new HeldGroups()
+  const layer = { dir: opts.layerDir }
+  const planFile = join(layer.dir, PLAN_FILE)
   // What lands, in the change set's order: each change logged with what was there before (file.preimage) before
   // anything moves. Nothing is logged before the review is over: a log that shows a change always means it lands.
   const landFile = join(layer.dir, 'land.jsonl')
@@ -318,6 +445,9 @@ export async function landChangeSet(opts: {
   let acceptedCount = 0
   let rejectedCount = 0
   let entries = 0
+  // A review may wait long (across a restart, even): what it lands over must still be what the command saw, or a
+  // change made meanwhile (by the user, in an editor) would be overwritten with nothing kept of it.
+  let lastChecked: string | undefined
   try {
     for await (const line of planLines(planFile)) {
       const { held, unkept, content, ...plain } = line
@@ -331,10 +461,20 @@ export async function landChangeSet(opts: {
         acceptedCount++
         if (accepted.length < PATHS_SHOWN) accepted.push(line.rel)
       }
+      // Only a path's first line is what is there now (a second one stands on the first).
+      if (verdict && line.rel !== lastChecked) {
+        lastChecked = line.rel
+        const now = await tokenAt(join(workspace, line.rel)).catch(() => undefined)
+        if (now === undefined || !tokenMatches(now, line.before))
+          throw new Error(
+            `${line.rel} was changed since the command ran (while its changes waited for review)`,
+          )
+      }
       await out.add(plain)
       entries++
       const kind = kindOf(line.before, line.after)
       landed.counts[kind === 'mode' ? 'modeChanged' : kind]++
+      folders.add(line.rel, kind, false)
       if (landed.paths.length < PATHS_SHOWN)
         landed.paths.push({
           relPath: line.rel,
@@ -355,10 +495,22 @@ export async function landChangeSet(opts: {
     }
     await window.drain()
     await out.close()
+    if (entries > PATHS_SHOWN) landed.folders = folders.list()
   } catch (error) {
     await window.settle()
     await out.close().catch(() => undefined)
     // Preimages logged without a command.landing after them: a rewind finds those paths as they were (skipped).
+    // The review is over all the same, with nothing landed.
+    if (verdict)
+      await host.log({
+        type: 'command.reviewed',
+        callId,
+        by: verdict.by,
+        accepted: [],
+        rejected: [],
+        acceptedCount: 0,
+        rejectedCount: landed.heldCount,
+      })
     return {
       ...landed,
       error: `the command’s changes could not be landed: ${message(error)}; nothing was changed`,
@@ -375,7 +527,7 @@ export async function landChangeSet(opts: {
       rejectedCount,
     })
     landed.heldLanded = acceptedCount > 0
-    landed.reviewed = { accepted: acceptedCount, rejected, rejectedCount }
+    landed.reviewed = { by: verdict.by, accepted: acceptedCount, rejected, rejectedCount }
   }
   if (entries === 0) return landed
 
@@ -414,6 +566,7 @@ async function askReview(
   planFile: string,
   landed: Landed,
   host: CaptureHost,
+  groups: HeldGroups,
 ): Promise<HeldVerdict> {
   const review: HeldFile[] = []
   const budget = reviewBudget()
@@ -429,7 +582,9 @@ async function askReview(
     count: landed.heldCount,
     landed: false,
     review,
+    groups: groups.list(),
   })
+  await host.sync()
   return (host.review as () => Promise<HeldVerdict>)()
 }
 
@@ -468,7 +623,7 @@ function heldFor(
   return reason
 }
 
-async function* planLines(planFile: string): AsyncGenerator<PlanLine> {
+export async function* planLines(planFile: string): AsyncGenerator<PlanLine> {
   const lines = createInterface({ input: createReadStream(planFile), crlfDelay: Infinity })
   for await (const line of lines) if (line !== '') yield JSON.parse(line) as PlanLine
 }

@@ -167,8 +167,13 @@ export interface Layer {
  * the upper and work folders on one file system (they are siblings here), and refuses `,` and `:` in the
  * paths of its options.
  */
+/** Where a call's layer lives in the session's folder (and a held review waits in it, across a restart). */
+export function layerDir(outputDir: string, callId: string): string {
+  return join(outputDir, 'capture', callId.replace(/[^A-Za-z0-9_.-]/g, '_'))
+}
+
 export function makeLayer(outputDir: string, callId: string): Layer | { error: string } {
-  const dir = join(outputDir, 'capture', callId.replace(/[^A-Za-z0-9_.-]/g, '_'))
+  const dir = layerDir(outputDir, callId)
   if (/[,:\\]/.test(dir))
     return { error: `the session folder’s path has a character an overlay cannot name (${dir})` }
   try {

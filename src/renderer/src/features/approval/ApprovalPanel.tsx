@@ -50,7 +50,7 @@ export function ApprovalPanel() {
   return (
     <>
       <ReviewAnnouncer pending={pending.length} />
-      <HeldReviews head={head} busy={busy} replyApprovals={replyApprovals} />
+      <HeldReviews head={head} sessionId={sessionId} busy={busy} replyApprovals={replyApprovals} />
       {pending.length > 0 && sessionId !== null && (
         // Remounted only for another session: a call streaming in joins the same review.
         <Review

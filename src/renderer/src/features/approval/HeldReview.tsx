@@ -1,5 +1,5 @@
 import { useMemo, useState } from 'react'
-import type { HeldFile } from '../../../../shared/events'
+import type { HeldFile, HeldGroup } from '../../../../shared/events'
 import type { ApprovalReply } from '../../../../shared/ipc'
 import type { SessionState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
@@ -10,16 +10,20 @@ import { DecisionButtons } from './DecisionButtons'
 
 /**
  * The review of a command's held changes (issue 20): the command has run, nothing it changed has landed, and the
- * changes to protected files (or all of them, when the review asked to hold them) wait here, each with its diff
- * and a plain warning. The user accepts or rejects each one; only what is accepted lands (undoable, like every
- * landing). The decisions go in one `approval:reply` for the command's call, as the review's other decisions do.
+ * changes to protected files (or all of them, when the review asked to hold them) wait here, folder by folder,
+ * each with its diff and a plain warning. The user accepts or rejects a whole folder, or a file in it; only what
+ * is accepted lands (undoable, like every landing). A folder's files are paged in when it is opened, and a file's
+ * diff is loaded when it is shown (`held:files`, `held:diff`): a command that made 50,000 files sends the app its
+ * counts per folder, never 50,000 diffs. The decisions go in one `approval:reply` for the command's call.
  */
 export function HeldReviews({
   head,
+  sessionId,
   busy,
   replyApprovals,
 }: {
   head: SessionState | undefined
+  sessionId: string | null
   busy: boolean
   replyApprovals(decisions: ApprovalReply[]): Promise<boolean>
 }) {
@@ -30,10 +34,17 @@ export function HeldReviews({
       .map((id) => turn.calls[id] as ToolCallState)
       .filter((c) => c.held?.pending === true && c.finishedAt === undefined)
   }, [head])
+  if (sessionId === null) return null
   return (
     <>
       {waiting.map((call) => (
-        <HeldReview key={call.callId} call={call} busy={busy} replyApprovals={replyApprovals} />
+        <HeldReview
+          key={call.callId}
+          call={call}
+          sessionId={sessionId}
+          busy={busy}
+          replyApprovals={replyApprovals}
+        />
       ))}
     </>
   )
@@ -41,37 +52,100 @@ export function HeldReviews({
 
 type Choice = 'accepted' | 'rejected'
 
+/** A folder's files shown at once; "Show more" pages the rest in. */
+const PAGE = 200
+/** A review this small opens with every folder open. */
+const OPEN_ALL_MAX = 50
+
+/** The folder a change is listed under, for a review logged before groups were (every change is in it then). */
+export function folderOf(relPath: string): string {
+  const at = relPath.lastIndexOf('/')
+  return at < 0 ? '' : relPath.slice(0, at)
+}
+
+function groupsOf(files: readonly HeldFile[]): HeldGroup[] {
+  const groups = new Map<string, HeldGroup>()
+  for (const f of files) {
+    const folder = folderOf(f.relPath)
+    const g = groups.get(folder) ?? { folder, added: 0, changed: 0, removed: 0, mode: 0, protected: 0 }
+    g[f.change]++
+    if (f.reason !== undefined) g.protected++
+    groups.set(folder, g)
+  }
+  return [...groups.values()].sort((a, b) => (a.folder < b.folder ? -1 : 1))
+}
+
 function HeldReview({
   call,
+  sessionId,
   busy,
   replyApprovals,
 }: {
   call: ToolCallState
+  sessionId: string
   busy: boolean
   replyApprovals(decisions: ApprovalReply[]): Promise<boolean>
 }) {
-  const files = call.held?.review ?? []
-  const count = call.held?.count ?? files.length
-  const [choices, setChoices] = useState<Record<string, Choice>>({})
+  const inline = useMemo(() => call.held?.review ?? [], [call.held?.review])
+  const count = call.held?.count ?? inline.length
+  const groups = useMemo(() => call.held?.groups ?? groupsOf(inline), [call.held?.groups, inline])
+  // Every held change came with the review (a small set): its folders need no paging.
+  const complete = inline.length >= count
+  const inlineByFolder = useMemo(() => {
+    const map = new Map<string, HeldFile[]>()
+    if (complete)
+      for (const f of inline) map.set(folderOf(f.relPath), [...(map.get(folderOf(f.relPath)) ?? []), f])
+    return map
+  }, [complete, inline])
+  const [groupChoices, setGroupChoices] = useState<Record<string, Choice>>({})
+  const [fileChoices, setFileChoices] = useState<Record<string, Choice>>({})
+  /** The files paged in per folder (a large set), and how many the folder holds. */
+  const [pages, setPages] = useState<Record<string, { files: HeldFile[]; total: number }>>({})
   const [sending, setSending] = useState(false)
-  const undecided = files.filter((f) => choices[f.relPath] === undefined).length
-  const choose = (relPath: string, choice: Choice): void => setChoices((c) => ({ ...c, [relPath]: choice }))
+  const filesOf = (folder: string): HeldFile[] | undefined =>
+    complete ? (inlineByFolder.get(folder) ?? []) : pages[folder]?.files
+  const decided = (g: HeldGroup): boolean =>
+    groupChoices[g.folder] !== undefined ||
+    (complete && (filesOf(g.folder) ?? []).every((f) => fileChoices[f.relPath] !== undefined))
+  const undecided = groups.filter((g) => !decided(g)).length
+
+  const chooseGroup = (folder: string, choice: Choice): void => {
+    setGroupChoices((c) => ({ ...c, [folder]: choice }))
+    // The folder's own choice now speaks for every file in it.
+    const inFolder = new Set((filesOf(folder) ?? []).map((f) => f.relPath))
+    setFileChoices((c) => Object.fromEntries(Object.entries(c).filter(([path]) => !inFolder.has(path))))
+  }
+  const chooseFile = (relPath: string, choice: Choice): void =>
+    setFileChoices((c) => ({ ...c, [relPath]: choice }))
   const send = (all?: Choice): void => {
     setSending(true)
-    const decided = files.map((f) => ({
-      relPath: f.relPath,
-      decision: all ?? choices[f.relPath] ?? 'rejected',
-    }))
+    const folders = all
+      ? groups.map((g) => ({ folder: g.folder, decision: all }))
+      : Object.entries(groupChoices).map(([folder, decision]) => ({ folder, decision }))
+    const files = all ? [] : Object.entries(fileChoices).map(([relPath, decision]) => ({ relPath, decision }))
+    const accepts = [...folders, ...files].some((d) => d.decision === 'accepted')
     void replyApprovals([
-      {
-        callId: call.callId,
-        decision: decided.some((d) => d.decision === 'accepted') ? 'approved' : 'rejected',
-        files: decided,
-      },
+      { callId: call.callId, decision: accepts ? 'approved' : 'rejected', files, folders },
     ]).then((ok) => {
       if (!ok) setSending(false)
     })
   }
+  const loadPage = async (folder: string): Promise<void> => {
+    const have = pages[folder]?.files ?? []
+    const result = await window.api.invoke('held:files', {
+      sessionId,
+      callId: call.callId,
+      folder,
+      offset: have.length,
+      limit: PAGE,
+    })
+    if (result.ok)
+      setPages((p) => ({
+        ...p,
+        [folder]: { files: [...have, ...result.value.files], total: result.value.total },
+      }))
+  }
+  const protectedCount = groups.reduce((n, g) => n + g.protected, 0)
   return (
     <section
       className="approval-panel held-review"
@@ -83,12 +157,16 @@ function HeldReview({
         <div>
           <h2>Review what the command changed</h2>
           <p className="muted small">
-            The command <code>{commandOf(call)}</code> has run, but none of its changes has been applied yet:{' '}
-            {files.some((f) => f.reason !== undefined)
-              ? 'it changed protected files.'
-              : 'you asked to see them first.'}{' '}
-            Accept or reject each change below; only what you accept is applied, and it can be undone like any
-            other change.
+            <span className="approval-what">
+              The command <code>{commandOf(call)}</code> has run:{' '}
+              {protectedCount > 0 ? 'it changed protected files.' : 'you asked to see its changes first.'}
+            </span>{' '}
+            None of its changes is applied until you decide.
+            <span className="approval-each">
+              {' '}
+              Accept or reject each folder below (or a file in it); only what you accept is applied, and it
+              can be undone like any other change.
+            </span>
           </p>
         </div>
         <div className="approval-actions">
@@ -99,26 +177,29 @@ function HeldReview({
       </header>
       <div className="approval-body">
         <ol className="approval-list">
-          {files.map((file) => (
-            <HeldFileItem
-              key={file.relPath}
-              file={file}
-              choice={choices[file.relPath]}
+          {groups.map((group) => (
+            <HeldGroupItem
+              key={group.folder}
+              group={group}
+              openAtFirst={count <= OPEN_ALL_MAX}
+              choice={groupChoices[group.folder]}
+              files={filesOf(group.folder)}
+              total={complete ? undefined : pages[group.folder]?.total}
+              fileChoices={fileChoices}
               disabled={busy || sending}
-              onChoose={(choice) => choose(file.relPath, choice)}
+              onChoose={(choice) => chooseGroup(group.folder, choice)}
+              onChooseFile={chooseFile}
+              onMore={() => loadPage(group.folder)}
+              loadDiff={(relPath) =>
+                window.api.invoke('held:diff', { sessionId, callId: call.callId, relPath })
+              }
             />
           ))}
         </ol>
-        {count > files.length && (
-          <p className="muted small" data-testid="held-not-shown">
-            {count - files.length} more held changes are not shown here; they will not be applied.
-          </p>
-        )}
         <footer className="approval-footer row">
-          <span className="muted small">
-            {undecided > 0
-              ? `${undecided} of ${files.length} still to decide.`
-              : `${files.filter((f) => choices[f.relPath] === 'accepted').length} accepted, ${files.filter((f) => choices[f.relPath] === 'rejected').length} rejected.`}
+          <span className="muted small" data-testid="held-progress">
+            {count} change{count === 1 ? '' : 's'} in {groups.length} folder{groups.length === 1 ? '' : 's'}
+            {undecided > 0 ? `: ${undecided} still to decide.` : ': all decided.'}
           </span>
           <Button
             look="primary"
@@ -141,17 +222,155 @@ const CHANGE_WORDS: Record<HeldFile['change'], string> = {
   mode: 'permissions changed',
 }
 
+/** "1000 added, 2 changed": a folder group's counts. */
+export function countsText(g: HeldGroup): string {
+  return (['added', 'changed', 'removed', 'mode'] as const)
+    .filter((k) => g[k] > 0)
+    .map((k) => `${g[k]} ${CHANGE_WORDS[k]}`)
+    .join(', ')
+}
+
+type DiffResult = Awaited<ReturnType<typeof window.api.invoke<'held:diff'>>>
+
+function HeldGroupItem({
+  group,
+  openAtFirst,
+  choice,
+  files,
+  total,
+  fileChoices,
+  disabled,
+  onChoose,
+  onChooseFile,
+  onMore,
+  loadDiff,
+}: {
+  group: HeldGroup
+  openAtFirst: boolean
+  choice: Choice | undefined
+  /** Undefined: not paged in yet. */
+  files: HeldFile[] | undefined
+  /** How many the folder holds, once a page said so (a large set). */
+  total: number | undefined
+  fileChoices: Record<string, Choice>
+  disabled: boolean
+  onChoose(choice: Choice): void
+  onChooseFile(relPath: string, choice: Choice): void
+  onMore(): Promise<void>
+  loadDiff(relPath: string): Promise<DiffResult>
+}) {
+  const [open, setOpen] = useState(openAtFirst)
+  const [loading, setLoading] = useState(false)
+  const name = group.folder === '' ? 'top level' : `${group.folder}/`
+  const more = async (): Promise<void> => {
+    setLoading(true)
+    await onMore().finally(() => setLoading(false))
+  }
+  const toggle = (): void => {
+    if (!open && files === undefined) void more()
+    setOpen(!open)
+  }
+  return (
+    <li
+      className={`approval-item ${choice ? `staged ${choice === 'accepted' ? 'approved' : 'rejected'}` : ''}`}
+      data-testid="held-group"
+      data-folder={group.folder}
+      data-choice={choice ?? ''}
+    >
+      <div className="approval-item-head">
+        <span className="approval-kind">folder</span>
+        <span className="approval-title mono">{name}</span>
+        {group.protected > 0 && (
+          <span className="badge danger" data-testid="protected-badge">
+            {group.protected} protected
+          </span>
+        )}
+      </div>
+      <p className="muted small" data-testid="held-group-counts">
+        {countsText(group)}
+      </p>
+      <div className="row">
+        <button
+          type="button"
+          className="button"
+          data-testid="held-group-toggle"
+          aria-expanded={open}
+          onClick={toggle}
+        >
+          {open ? 'Hide its changes' : 'Show its changes'}
+        </button>
+        <button
+          type="button"
+          className="button danger-outline"
+          data-testid="held-group-reject"
+          aria-pressed={choice === 'rejected'}
+          disabled={disabled}
+          onClick={() => onChoose('rejected')}
+        >
+          Reject folder
+        </button>
+        <button
+          type="button"
+          className="button primary"
+          data-testid="held-group-accept"
+          aria-pressed={choice === 'accepted'}
+          disabled={disabled}
+          onClick={() => onChoose('accepted')}
+        >
+          Accept folder
+        </button>
+      </div>
+      {open && (
+        <>
+          <ol className="approval-list" aria-label={`Changes in ${name}`}>
+            {(files ?? []).map((file) => (
+              <HeldFileItem
+                key={file.relPath}
+                file={file}
+                choice={fileChoices[file.relPath] ?? choice}
+                disabled={disabled}
+                onChoose={(c) => onChooseFile(file.relPath, c)}
+                loadDiff={loadDiff}
+              />
+            ))}
+          </ol>
+          {loading && <p className="muted small">Loading…</p>}
+          {total !== undefined && files !== undefined && files.length < total && !loading && (
+            <button
+              type="button"
+              className="button"
+              data-testid="held-group-more"
+              onClick={() => void more()}
+            >
+              Show more ({total - files.length} not shown)
+            </button>
+          )}
+        </>
+      )}
+    </li>
+  )
+}
+
 function HeldFileItem({
   file,
   choice,
   disabled,
   onChoose,
+  loadDiff,
 }: {
   file: HeldFile
   choice: Choice | undefined
   disabled: boolean
   onChoose(choice: Choice): void
+  loadDiff(relPath: string): Promise<DiffResult>
 }) {
+  // A file paged in comes without its diff: loaded when the user asks to see it.
+  const [loaded, setLoaded] = useState<HeldFile | { error: string } | undefined>()
+  const shown = loaded && !('error' in loaded) ? loaded : file
+  const paged = file.diff === undefined && file.note === undefined
+  const show = (): void => {
+    void loadDiff(file.relPath).then((r) => setLoaded(r.ok ? r.value : { error: r.error }))
+  }
   return (
     <li
       className={`approval-item ${choice ? `staged ${choice === 'accepted' ? 'approved' : 'rejected'}` : ''}`}
@@ -178,11 +397,15 @@ function HeldFileItem({
           it only if you expected this command to make it.
         </p>
       )}
-      {file.diff ? (
-        <DiffView preview={file.diff} />
+      {shown.diff ? (
+        <DiffView preview={shown.diff} />
+      ) : paged && loaded === undefined ? (
+        <button type="button" className="button" data-testid="held-show-diff" onClick={show}>
+          Show the change
+        </button>
       ) : (
         <p className="muted small" data-testid="held-note">
-          {file.note ?? 'No content to show.'}
+          {loaded && 'error' in loaded ? loaded.error : (shown.note ?? 'No content to show.')}
         </p>
       )}
       <DecisionButtons

@@ -1,5 +1,6 @@
 import { useShallow } from 'zustand/react/shallow'
 import { compactionThreshold, modelContext } from '../../../../shared/models'
+import { formatCount } from '../../lib/format'
 import { formatTokens } from '../../lib/usage'
 import { useAppStore } from '../../store/app-store'
 import './context.css'
@@ -30,7 +31,7 @@ export function ContextMeter() {
       data-testid="context-meter"
       data-used={used}
       data-window={window}
-      title={`Context: ${used.toLocaleString()} of ${window.toLocaleString()} tokens. ${next}`}
+      title={`Context: ${formatCount(used)} of ${formatCount(window)} tokens. ${next}`}
     >
       <span className="context-meter-bar" aria-hidden="true">
         <span

@@ -3,7 +3,7 @@ import { useShallow } from 'zustand/react/shallow'
 import type { Usage } from '../../../../shared/events'
 import type { RunState } from '../../../../shared/reducer'
 import { MarkdownText } from '../../components/MarkdownText'
-import { canRetry, plainRunError } from '../../lib/failure'
+import { canRetry, failureLine, plainFailure, plainRunError } from '../../lib/failure'
 import { callTitle, formatDuration } from '../../lib/format'
 import { usageDetail, usageSummary } from '../../lib/usage'
 import { useAppStore, useSelection } from '../../store/app-store'
@@ -11,6 +11,7 @@ import { FILES_SHOWN, RewindRow, TurnHeader } from '../rewind/RewindRow'
 import { canUndo } from '../rewind/UndoButton'
 import { rewindRowKey } from '../rewind/rewind-summary'
 import { CompactionRow } from '../context/CompactionRow'
+import { folderRowCount, PATHS_SHOWN } from './CommandChanges'
 import { ContinueRunButton } from './ContinueRunButton'
 import { transcriptRows, type TranscriptRow } from './rows'
 import { Narration, RetryNotice, RunEndExplanation, ThinkingSection, WaitNotice } from './ModelNotes'
@@ -18,6 +19,7 @@ import { liveTailOf, ToolCard } from './ToolCard'
 import { useTailList } from './use-tail-list'
 import { own } from '../../../../shared/own'
 import { Button } from '../../components/Button'
+import type { ToolCallState } from '../../../../shared/tool-call'
 
 /**
  * The conversation: tasks, the model's text, one card per tool call, how each run ended. Virtualized (only the
@@ -148,13 +150,18 @@ function shapeOf(row: TranscriptRow | undefined, expanded: ReadonlySet<string>):
   if (row.kind === 'call' && expanded.has(row.call.callId)) return undefined
   // Rows are kept per turn object (rows.ts), so a scrub finds most shapes already worked out.
   let shape = shapes.get(row)
-  if (shape === undefined) shapes.set(row, (shape = computeShape(row)))
+  if (shape === undefined) shapes.set(row, (shape = rowShape(row)))
   return shape
 }
 
 const shapes = new WeakMap<TranscriptRow, string>()
 
-function computeShape(row: TranscriptRow): string {
+/**
+ * What a row's height depends on at a given width, besides its text's length: rows of one shape come out equally
+ * tall, so a row measured once teaches the height of every row of its shape (TailList). A shape that misses
+ * something that changes the height makes a replay lay the transcript out twice whenever the other height turns up.
+ */
+export function rowShape(row: TranscriptRow): string {
   switch (row.kind) {
     case 'task':
       return `task:${textLines(row.run.task)}`
@@ -196,13 +203,43 @@ function computeShape(row: TranscriptRow): string {
       const liveLines = live === undefined ? 0 : live.split('\n').length
       // A change taken back has a note; one that can be taken back has its Undo button.
       const rewind = call.rewoundBy !== undefined ? 'r' : canUndo(call) ? 'u' : ''
-      return `call:${bash ? 'bash' : 'tool'}:${description ? 'd' : ''}:${note ? 'n' : ''}:${rewind}:${liveLines}`
+      return `call:${bash ? 'bash' : 'tool'}:${description ? 'd' : ''}:${note ? 'n' : ''}:${rewind}:${liveLines}${failureShape(call)}${changesShape(call)}`
     }
     case 'run-end':
       return `end:${row.run.status}:${row.failedCalls > 0 ? 'f' : ''}`
     case 'working':
       return `working:${row.paused ? 'paused' : row.retry ? 'retry' : 'running'}`
   }
+}
+
+/**
+ * A failed call's card says why under its header (lib/failure.ts: a plain explanation in two paragraphs, or one
+ * line): as tall as its words, so their lengths are part of the shape. Without them a failed command and a
+ * finished one shared a shape of two heights, and a replay re-rendered the transcript whenever it mounted the one
+ * the estimate did not expect.
+ */
+function failureShape(call: ToolCallState): string {
+  const plain = plainFailure(call)
+  if (plain !== undefined) return `:p${plain.what.length}.${plain.next.length}`
+  const line = failureLine(call)
+  return line === undefined ? '' : `:f${line.length}`
+}
+
+/**
+ * The lines a card adds for what a command changed or held back (CommandChanges) and for a write approved in parts
+ * (HunkOutcome).
+ */
+function changesShape(call: ToolCallState): string {
+  const changes = call.metadata?.changes as { paths?: unknown; error?: unknown } | undefined
+  const paths = changes && Array.isArray(changes.paths) ? Math.min(changes.paths.length, PATHS_SHOWN + 1) : -1
+  const hunks = call.approval?.decision === 'approved' ? (call.approval.hunks?.length ?? -1) : -1
+  const { held } = call
+  if (paths < 0 && hunks < 0 && held === undefined) return ''
+  const heldShape =
+    held === undefined
+      ? ''
+      : `${held.pending ?? '-'}${held.pending === false ? Math.min(held.rejected?.length ?? 0, PATHS_SHOWN) : held.paths.map((p) => p.relPath).join(',').length}`
+  return `:c${paths}${changes?.error === undefined ? '' : 'e'}:g${folderRowCount(changes)}:h${hunks}:${heldShape}`
 }
 
 function estimate(row: TranscriptRow | undefined): number {
