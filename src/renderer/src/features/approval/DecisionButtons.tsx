@@ -19,12 +19,15 @@ export function DecisionButtons<T extends string>({
   disabled,
   chosen,
   onChoose,
+  children,
 }: {
   reject: Side<T>
   approve: Side<T>
   disabled: boolean
   chosen?: T | null
   onChoose(value: T): void
+  /** Other buttons of the item, before the pair in the same row. */
+  children?: ReactNode
 }) {
   const sides = [
     { side: reject, look: 'danger' },
@@ -32,6 +35,7 @@ export function DecisionButtons<T extends string>({
   ] as const
   return (
     <div className="row">
+      {children}
       {sides.map(({ side, look }) => (
         <Button
           key={side.value}
