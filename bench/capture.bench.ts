@@ -66,9 +66,9 @@ async function openSession(root: string, workspace: string): Promise<Session> {
       keep: (path, content) => session.store.put(path, content),
       content: (hash) => session.store.get(hash),
       log: (draft) => session.writer.append(draft),
+      // As the app's session makes them durable (agent-session.ts): side by side.
       sync: async () => {
-        await session.store.flush()
-        await session.writer.sync()
+        await Promise.all([session.store.flush(), session.writer.sync()])
       },
       landProtected: false,
     },

@@ -665,9 +665,11 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
       keep: async (path: string, content: Buffer) => (await this.preimageStore()).put(path, content),
       content: async (hash: string) => (await this.preimageStore()).get(hash),
       log: this.logEvent,
+      // The store and the log side by side, one round of fsyncs: the landing needs both durable before
+      // anything moves, and neither before the other (nothing moves until both are).
       sync: async () => {
-        await (await this.preimageStore()).flush()
-        await this.writer.sync()
+        const store = await this.preimageStore()
+        await Promise.all([store.flush(), this.writer.sync()])
       },
       landProtected: this.opts.landProtected === true,
       ...(this.opts.approvals === 'interactive'

@@ -12,6 +12,7 @@ const TEMP = /\.lanes-[0-9a-f]{12}\.tmp$/
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
 const atomicWriteModule = fileURLToPath(new URL('./atomic-write.ts', import.meta.url))
 const checkedFolderModule = fileURLToPath(new URL('./checked-folder.ts', import.meta.url))
+const quickReadModule = fileURLToPath(new URL('./quick-read.ts', import.meta.url))
 
 let dir: string
 
@@ -308,9 +309,9 @@ describe('writeFileAtomic under SIGKILL', () => {
     }
     const script = path.join(dir, 'child.mjs')
     await fs.writeFile(script, CHILD_SCRIPT)
-    // The module and the one it checks its folders with, compiled side by side (imported as .mjs).
+    // The module and the ones it checks its folders and sizes with, compiled side by side (imported as .mjs).
     const compiledModule = path.join(dir, 'atomic-write.mjs')
-    for (const module of [atomicWriteModule, checkedFolderModule]) {
+    for (const module of [atomicWriteModule, checkedFolderModule, quickReadModule]) {
       const compiled = ts
         .transpileModule(await fs.readFile(module, 'utf8'), {
           compilerOptions: {
@@ -321,9 +322,11 @@ describe('writeFileAtomic under SIGKILL', () => {
           fileName: module,
         })
         .outputText.replaceAll("from './checked-folder'", "from './checked-folder.mjs'")
+        .replaceAll("from './quick-read'", "from './quick-read.mjs'")
       // Only node: built-ins (and each other) may be imported, or the compiled copies would not run on their own.
       const imports = [...compiled.matchAll(/from '([^']+)'/g)].map((m) => m[1] as string)
-      expect(imports.every((m) => m.startsWith('node:') || m === './checked-folder.mjs')).toBe(true)
+      const own = new Set(['./checked-folder.mjs', './quick-read.mjs'])
+      expect(imports.every((m) => m.startsWith('node:') || own.has(m))).toBe(true)
       await fs.writeFile(path.join(dir, `${path.basename(module, '.ts')}.mjs`), compiled)
     }
 

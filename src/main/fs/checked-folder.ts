@@ -206,18 +206,47 @@ export async function cleanStrayTempFiles(dir: string, opts: { olderThanMs?: num
  * `onClose` hears of each folder closed early (a batch makes it durable by path later).
  */
 export class FolderPool {
-  private readonly entries = new Map<string, { folder: Promise<Folder | FolderRefusal>; users: number }>()
+  private readonly entries = new Map<
+    string,
+    { folder: Promise<Folder | FolderRefusal>; users: number; opened?: Folder | FolderRefusal }
+  >()
 
   constructor(
     private readonly create: boolean,
     private readonly onClose?: (dir: string) => void,
   ) {}
 
+  /** Whether `dir` is open (or being opened) in the pool. */
+  has(dir: string): boolean {
+    return this.entries.has(dir)
+  }
+
+  /**
+   * `fn` run at once, without a wait, with a folder the pool has already opened and checked (undefined when it
+   * has not: then `use`). Nothing can close the folder while a synchronous `fn` runs; the 20,000 files of a
+   * rewind in a few hundred folders are then not each a chain of promises.
+   */
+  useNow<T>(dir: string, fn: (folder: Folder | FolderRefusal) => T): T | undefined {
+    const entry = this.entries.get(dir)
+    if (entry?.opened === undefined) return undefined
+    this.entries.delete(dir) // to the end: the most recently used
+    this.entries.set(dir, entry)
+    return fn(entry.opened)
+  }
+
   async use<T>(dir: string, fn: (folder: Folder | FolderRefusal) => Promise<T> | T): Promise<T> {
     let entry = this.entries.get(dir)
     if (entry)
       this.entries.delete(dir) // to the end: the most recently used
-    else entry = { folder: openFolder(dir, this.create), users: 0 }
+    else {
+      const opening = { folder: openFolder(dir, this.create), users: 0 } as {
+        folder: Promise<Folder | FolderRefusal>
+        users: number
+        opened?: Folder | FolderRefusal
+      }
+      void opening.folder.then((folder) => (opening.opened = folder))
+      entry = opening
+    }
     this.entries.set(dir, entry)
     entry.users++
     try {

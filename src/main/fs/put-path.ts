@@ -31,12 +31,16 @@ export async function putPathState(
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
       return `could not be looked at (${message(error)})`
   }
+  // In a batch, the folder whose entries a structural change (a folder, a link) alters is fsynced by the batch's
+  // sync, as the folders its files were written into are: what the rewind reports done is on disk.
+  const touched = () => opts.batch?.touched(dirname(path))
   try {
     switch (want.kind) {
       case 'absent': {
         if (now === null) return undefined
         if (now.isDirectory()) {
           await fs.rmdir(path)
+          touched()
           return undefined
         }
         const removed = await removeFile(path, opts.batch ? { batch: opts.batch } : {})
@@ -46,6 +50,7 @@ export async function putPathState(
         if (now !== null && !now.isDirectory()) await fs.unlink(path)
         if (now === null || !now.isDirectory()) await fs.mkdir(path, { mode: 0o700 })
         await fs.chmod(path, want.mode)
+        touched()
         return undefined
       }
       case 'link': {
@@ -57,6 +62,7 @@ export async function putPathState(
           await fs.unlink(temp).catch(() => undefined)
           throw error
         })
+        touched()
         return undefined
       }
       case 'file': {

@@ -7,8 +7,9 @@ import { closeSync, fstatSync, openSync, promises as fs, readFileSync } from 'no
  * microseconds. So small files are read with blocking calls, by callers that give the event loop back every
  * few milliseconds (`TimeSlices`), and large ones through the thread pool, which never blocks.
  *
- * Writes stay on the thread pool: replacing a file costs the file system real disk work at the rename
- * (ext4 starts writing the new data then), which only overlaps when several writes are in flight.
+ * Renames stay on the thread pool: replacing a file costs the file system real disk work at the rename
+ * (ext4 starts writing the new data then), which only overlaps when several writes are in flight. The rest of a
+ * small write in a batch (its temp file made, written, looked at) goes by direct calls (atomic-write.ts).
  */
 
 /** Files up to this size are read with blocking calls in batch work: well under a millisecond each. */

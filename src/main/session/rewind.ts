@@ -345,8 +345,6 @@ export async function applyRewind(
       ok: false,
       reason: `Nothing was rewound: ${skipped.map((s) => `${s.relPath} ${s.reason}`).join('; ')}.`,
     }
-  await store.flush()
-
   const rewindId = `rw-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
   const changes = work.map((w) => w.change)
   await log.append({
@@ -359,7 +357,20 @@ export async function applyRewind(
     skipped,
     ...(plan.turn !== undefined ? { turn: plan.turn } : {}),
   })
-  await log.sync()
+  // The store (what every file is now, for a roll-back, and the contents to put back) and the journal are made
+  // durable side by side, in one round of fsyncs instead of two in a row: no file moves before both are, and
+  // neither needs the other first. A power loss before both are has moved nothing: the next start's
+  // recoverRewind finds every file as it was, and finishes the rewind or, a content missing, rolls it back
+  // (nothing to put back). A store that could not be made durable ends the rewind here, logged as rolled back,
+  // so no later start finishes what the user was told failed.
+  const [stored, journaled] = await Promise.allSettled([store.flush(), log.sync()])
+  if (journaled.status === 'rejected') throw journaled.reason
+  if (stored.status === 'rejected') {
+    const why = `the contents could not be saved (${(stored.reason as Error).message})`
+    await log.append({ type: 'rewind.finished', rewindId, outcome: 'rolled-back', error: why })
+    await log.sync()
+    return { ok: false, reason: `Nothing was rewound: ${why}.` }
+  }
 
   // The files are written side by side as one batch (each folder opened and checked once) and made durable
   // together at the end; until rewind.finished is logged, a crash is recovered from the journal anyway.
