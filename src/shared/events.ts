@@ -166,9 +166,11 @@ export type ThinkingBlock = z.infer<typeof ThinkingBlock>
 
 const base = { at: EpochMs, seq: Count }
 
-export const SessionCreatedEvent = z.object({
-  type: z.literal('session.created'),
-  ...base,
+/** A session event: its type, then when it happened and its place in the log, then its own fields. */
+const defineEvent = <Type extends string, Shape extends z.ZodRawShape>(type: Type, shape: Shape) =>
+  z.object({ type: z.literal(type), ...base, ...shape })
+
+export const SessionCreatedEvent = defineEvent('session.created', {
   sessionId: SessionId,
   /** Real path of the workspace root. */
   workspace: AbsolutePath,
@@ -176,24 +178,18 @@ export const SessionCreatedEvent = z.object({
   settings: SessionSettings,
 })
 
-export const RunStartedEvent = z.object({
-  type: z.literal('run.started'),
-  ...base,
+export const RunStartedEvent = defineEvent('run.started', {
   runId: z.string().min(1),
   task: z.string(),
 })
 
-export const TurnStartedEvent = z.object({
-  type: z.literal('turn.started'),
-  ...base,
+export const TurnStartedEvent = defineEvent('turn.started', {
   runId: z.string().min(1),
   /** 1-based, counted across the whole session (not per run). */
   turn: z.number().int().positive(),
 })
 
-export const AssistantDeltaEvent = z.object({
-  type: z.literal('assistant.delta'),
-  ...base,
+export const AssistantDeltaEvent = defineEvent('assistant.delta', {
   turn: z.number().int().positive(),
   /** Content block index in the model's message. */
   index: Count,
@@ -204,18 +200,14 @@ export const AssistantDeltaEvent = z.object({
  * A thinking block closed. Logged as it closes, before the calls after it are queued, so a turn whose
  * assistant.message never reached the log is rebuilt with its thinking intact (the API refuses it otherwise).
  */
-export const AssistantThinkingEvent = z.object({
-  type: z.literal('assistant.thinking'),
-  ...base,
+export const AssistantThinkingEvent = defineEvent('assistant.thinking', {
   turn: z.number().int().positive(),
   index: Count,
   block: ThinkingBlock,
 })
 
 /** A model request failed before any content and is tried again after `delayMs`. */
-export const ModelRetryingEvent = z.object({
-  type: z.literal('model.retrying'),
-  ...base,
+export const ModelRetryingEvent = defineEvent('model.retrying', {
   runId: z.string().min(1),
   turn: z.number().int().positive(),
   /** The attempt about to be made: 2 for the first retry. */
@@ -235,18 +227,14 @@ export const AssistantMessage = z.object({
 })
 export type AssistantMessage = z.infer<typeof AssistantMessage>
 
-export const AssistantMessageEvent = z.object({
-  type: z.literal('assistant.message'),
-  ...base,
+export const AssistantMessageEvent = defineEvent('assistant.message', {
   turn: z.number().int().positive(),
   message: AssistantMessage,
   stopReason: z.string().nullable(),
   usage: Usage.optional(),
 })
 
-export const ToolQueuedEvent = z.object({
-  type: z.literal('tool.queued'),
-  ...base,
+export const ToolQueuedEvent = defineEvent('tool.queued', {
   /** The model's tool_use id; it is also the tool_result's tool_use_id. */
   callId: z.string().min(1),
   turn: z.number().int().positive(),
@@ -265,9 +253,7 @@ export const ToolQueuedEvent = z.object({
   server: z.string().optional(),
 })
 
-export const ApprovalRequestedEvent = z.object({
-  type: z.literal('approval.requested'),
-  ...base,
+export const ApprovalRequestedEvent = defineEvent('approval.requested', {
   callId: z.string().min(1),
   preview: ApprovalPreview,
   /** What "allow for the rest of this session" would grant with this call's approval (absent: not offered). */
@@ -277,9 +263,7 @@ export const ApprovalRequestedEvent = z.object({
 export const ApprovalDecision = z.enum(['approved', 'rejected'])
 export type ApprovalDecision = z.infer<typeof ApprovalDecision>
 
-export const ApprovalDecidedEvent = z.object({
-  type: z.literal('approval.decided'),
-  ...base,
+export const ApprovalDecidedEvent = defineEvent('approval.decided', {
   callId: z.string().min(1),
   decision: ApprovalDecision,
   /** The user's note; sent to the model with a rejection. */
@@ -297,34 +281,26 @@ export const ApprovalDecidedEvent = z.object({
   hunks: z.array(HunkDecision).optional(),
 })
 
-export const RunPausedEvent = z.object({
-  type: z.literal('run.paused'),
-  ...base,
+export const RunPausedEvent = defineEvent('run.paused', {
   runId: z.string().min(1),
   reason: z.literal('approval'),
   /** The calls waiting for a decision. */
   callIds: z.array(z.string()),
 })
 
-export const RunResumedEvent = z.object({ type: z.literal('run.resumed'), ...base, runId: z.string().min(1) })
+export const RunResumedEvent = defineEvent('run.resumed', { runId: z.string().min(1) })
 
-export const ToolStartedEvent = z.object({
-  type: z.literal('tool.started'),
-  ...base,
+export const ToolStartedEvent = defineEvent('tool.started', {
   callId: z.string().min(1),
 })
 
-export const ToolOutputEvent = z.object({
-  type: z.literal('tool.output'),
-  ...base,
+export const ToolOutputEvent = defineEvent('tool.output', {
   callId: z.string().min(1),
   /** Live output (bash), throttled by the engine. The model sees `tool.finished`'s output, not this. */
   chunk: z.string(),
 })
 
-export const ToolFinishedEvent = z.object({
-  type: z.literal('tool.finished'),
-  ...base,
+export const ToolFinishedEvent = defineEvent('tool.finished', {
   callId: z.string().min(1),
   isError: z.boolean(),
   /** Exactly what the model sees in the tool_result (hint and execution time included). */
@@ -334,26 +310,20 @@ export const ToolFinishedEvent = z.object({
   title: z.string().optional(),
 })
 
-export const ToolSkippedEvent = z.object({
-  type: z.literal('tool.skipped'),
-  ...base,
+export const ToolSkippedEvent = defineEvent('tool.skipped', {
   callId: z.string().min(1),
   /** The failed unsafe call that caused the skip (sibling skip, DESIGN 4). */
   causeCallId: z.string().min(1),
   output: z.string(),
 })
 
-export const ToolCancelledEvent = z.object({
-  type: z.literal('tool.cancelled'),
-  ...base,
+export const ToolCancelledEvent = defineEvent('tool.cancelled', {
   callId: z.string().min(1),
   output: z.string(),
   durationMs: Millis.optional(),
 })
 
-export const FileSnapshotEvent = z.object({
-  type: z.literal('file.snapshot'),
-  ...base,
+export const FileSnapshotEvent = defineEvent('file.snapshot', {
   /** Absolute real path. */
   path: z.string().min(1),
   mtimeMs: z.number().nonnegative(),
@@ -375,9 +345,7 @@ export const PathToken = z.string().regex(PATH_TOKEN, 'expected a content hash o
  * A file tool kept the file's content just before changing it (issue 14: undo and rewind). Logged before the
  * change is written, so every change in the log can be undone.
  */
-export const FilePreimageEvent = z.object({
-  type: z.literal('file.preimage'),
-  ...base,
+export const FilePreimageEvent = defineEvent('file.preimage', {
   callId: z.string().min(1),
   /** Absolute real path. */
   path: z.string().min(1),
@@ -423,18 +391,14 @@ export type HeldPath = z.infer<typeof HeldPath>
  * file.preimage with `before` and `after`, the contents before are in the store and both are synced. Without
  * a command.landed after it, a crash came in between: the next start finishes the landing or rolls it back.
  */
-export const CommandLandingEvent = z.object({
-  type: z.literal('command.landing'),
-  ...base,
+export const CommandLandingEvent = defineEvent('command.landing', {
   callId: z.string().min(1),
   /** The command's layer, whose upper folder holds what is still to land. */
   layer: z.string().min(1),
   entries: Count,
 })
 
-export const CommandLandedEvent = z.object({
-  type: z.literal('command.landed'),
-  ...base,
+export const CommandLandedEvent = defineEvent('command.landed', {
   callId: z.string().min(1),
   /** done: every change landed. rolled-back: none did (the workspace is as before the command). */
   outcome: z.enum(['done', 'rolled-back']),
@@ -484,9 +448,7 @@ export type HeldGroup = z.infer<typeof HeldGroup>
  * `landed` false when they were discarded (`lanes run` without --land-protected), true when the user let them
  * land. One JSON line in `lanes run`'s output.
  */
-export const CommandHeldEvent = z.object({
-  type: z.literal('command.held'),
-  ...base,
+export const CommandHeldEvent = defineEvent('command.held', {
   callId: z.string().min(1),
   paths: z.array(HeldPath),
   /** How many there were (paths is capped). */
@@ -523,9 +485,7 @@ export type HeldFolderDecision = z.infer<typeof HeldFolderDecision>
  * command.landing/landed pair follow). `rejected` never touch the workspace, each with why (the user's choice,
  * or a change it depends on was rejected). `by`: the user, or the run was stopped while it waited (all rejected).
  */
-export const CommandReviewedEvent = z.object({
-  type: z.literal('command.reviewed'),
-  ...base,
+export const CommandReviewedEvent = defineEvent('command.reviewed', {
   callId: z.string().min(1),
   /** `cli`: a review left waiting by the app was finished by `lanes run --continue` (held changes discarded,
    * or landed with --land-protected). */
@@ -554,9 +514,7 @@ export type RewindSkip = z.infer<typeof RewindSkip>
  * The intent of a rewind, logged (and synced) before any file is touched: a rewind cut short by a crash is
  * resumed or rolled back from this on the next start, never left half done.
  */
-export const RewindStartedEvent = z.object({
-  type: z.literal('rewind.started'),
-  ...base,
+export const RewindStartedEvent = defineEvent('rewind.started', {
   rewindId: z.string().min(1),
   /** undo: the files of one call; rewind: every file changed from this call on. */
   mode: z.enum(['undo', 'rewind']),
@@ -569,9 +527,7 @@ export const RewindStartedEvent = z.object({
   turn: z.number().int().positive().optional(),
 })
 
-export const RewindFinishedEvent = z.object({
-  type: z.literal('rewind.finished'),
-  ...base,
+export const RewindFinishedEvent = defineEvent('rewind.finished', {
   rewindId: z.string().min(1),
   /** done: every change applied. rolled-back: none is (a failure, or a crash it could not be resumed from). */
   outcome: z.enum(['done', 'rolled-back']),
@@ -582,9 +538,7 @@ export const RewindFinishedEvent = z.object({
   error: z.string().optional(),
 })
 
-export const RunFinishedEvent = z.object({
-  type: z.literal('run.finished'),
-  ...base,
+export const RunFinishedEvent = defineEvent('run.finished', {
   runId: z.string().min(1),
   reason: RunEndReason,
   usage: Usage.optional(),
@@ -594,9 +548,7 @@ export const RunFinishedEvent = z.object({
   stopDetails: StopDetails.optional(),
 })
 
-export const RunFailedEvent = z.object({
-  type: z.literal('run.failed'),
-  ...base,
+export const RunFailedEvent = defineEvent('run.failed', {
   runId: z.string().min(1),
   /** Written for the user, not a stack trace. */
   error: z.string(),
@@ -612,9 +564,7 @@ export const RunFailedEvent = z.object({
  * tool calls of turns before `clearedBeforeTurn` with a short note (`cleared_tool_results`). The conversation
  * rebuilt from the log applies it the same way.
  */
-export const ContextCompactedEvent = z.object({
-  type: z.literal('context.compacted'),
-  ...base,
+export const ContextCompactedEvent = defineEvent('context.compacted', {
   runId: z.string().min(1).optional(),
   /** The last turn the compaction covers (0: before the first). */
   turn: Count,
@@ -653,9 +603,7 @@ export type InstructionFile = z.infer<typeof InstructionFile>
  * of the system prompt, byte-identical until the next compaction re-reads them; `nested`: the files of a folder
  * the agent first read or wrote in, told to the model after that turn's results.
  */
-export const InstructionsLoadedEvent = z.object({
-  type: z.literal('instructions.loaded'),
-  ...base,
+export const InstructionsLoadedEvent = defineEvent('instructions.loaded', {
   scope: z.enum(['root', 'nested']),
   /** nested: the folder, relative to the root. */
   folder: z.string().optional(),
@@ -684,9 +632,7 @@ export type McpToolInfo = z.infer<typeof McpToolInfo>
  * `needs-sign-in` (a remote server that wants OAuth and has no usable tokens: the session goes on without it); or its
  * configuration could not be used (`misconfigured`). `problems`: tools left out or renamed, and why.
  */
-export const McpServerEvent = z.object({
-  type: z.literal('mcp.server'),
-  ...base,
+export const McpServerEvent = defineEvent('mcp.server', {
   server: z.string(),
   status: z.enum([
     'misconfigured',
@@ -710,23 +656,19 @@ export const McpServerEvent = z.object({
  * "Allow for the rest of this session" (issue 21 §3): the user granted `rule` with the approval of `callId`
  * (it is logged before that call's `approval.decided`). It holds for this session until `rule.revoked`.
  */
-export const RuleGrantedEvent = z.object({
-  type: z.literal('rule.granted'),
-  ...base,
+export const RuleGrantedEvent = defineEvent('rule.granted', {
   ruleId: z.string().min(1),
   rule: SessionRule,
   callId: z.string().min(1).optional(),
 })
 
 /** The user revoked a session rule in the session's settings: calls it covered ask again. */
-export const RuleRevokedEvent = z.object({
-  type: z.literal('rule.revoked'),
-  ...base,
+export const RuleRevokedEvent = defineEvent('rule.revoked', {
   ruleId: z.string().min(1),
 })
 
 /** The user stopped the run. */
-export const RunStoppedEvent = z.object({ type: z.literal('run.stopped'), ...base, runId: z.string().min(1) })
+export const RunStoppedEvent = defineEvent('run.stopped', { runId: z.string().min(1) })
 
 export const SessionEvent = z.discriminatedUnion('type', [
   SessionCreatedEvent,
@@ -764,6 +706,16 @@ export const SessionEvent = z.discriminatedUnion('type', [
   RuleRevokedEvent,
 ])
 export type SessionEvent = z.infer<typeof SessionEvent>
+
+/** The events of a run's life, from its start to its end (a session's state is in the latest of them). */
+export const RUN_EVENT_TYPES = [
+  'run.started',
+  'run.resumed',
+  'run.paused',
+  'run.finished',
+  'run.failed',
+  'run.stopped',
+] as const satisfies readonly SessionEvent['type'][]
 
 export type SessionEventType = SessionEvent['type']
 

@@ -75,6 +75,20 @@ export const McpLanes = z.strictObject({
 })
 export type McpLanes = z.infer<typeof McpLanes>
 
+/**
+ * A server entry as `.mcp.json` writes it, shown to the user: a command with its arguments and environment, or a
+ * URL with its headers; `value` is how a variable's or header's value is shown.
+ */
+const mcpEntry = <Value extends z.ZodType>(value: Value) => ({
+  name: z.string(),
+  kind: z.enum(['stdio', 'http']),
+  command: z.string().optional(),
+  args: z.array(z.string()).optional(),
+  env: z.record(z.string(), value).optional(),
+  url: z.string().optional(),
+  headers: z.record(z.string(), value).optional(),
+})
+
 /** An environment variable or header of the user's server: plain, or a secret (kept like the API key) masked. */
 export const McpValueView = z.union([
   z.object({ value: z.string() }).strict(),
@@ -84,13 +98,7 @@ export type McpValueView = z.infer<typeof McpValueView>
 
 /** One of the user's own MCP servers (Settings), in `.mcp.json`'s shape; secret values never leave main. */
 export const McpUserServerView = z.object({
-  name: z.string(),
-  kind: z.enum(['stdio', 'http']),
-  command: z.string().optional(),
-  args: z.array(z.string()).optional(),
-  env: z.record(z.string(), McpValueView).optional(),
-  url: z.string().optional(),
-  headers: z.record(z.string(), McpValueView).optional(),
+  ...mcpEntry(McpValueView),
   lanes: McpLanes,
   /** Why the stored entry cannot be used (edited by hand, say); null when it can. */
   problem: z.string().nullable(),
@@ -286,13 +294,7 @@ export type SessionLoaded = z.infer<typeof SessionLoaded>
  * arguments, environment; or URL and headers), with what permissions, and whether there is a sandbox for it.
  */
 export const McpServerView = z.object({
-  name: z.string(),
-  kind: z.enum(['stdio', 'http']),
-  command: z.string().optional(),
-  args: z.array(z.string()).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  url: z.string().optional(),
-  headers: z.record(z.string(), z.string()).optional(),
+  ...mcpEntry(z.string()),
   /** What it runs with: the user's choice once trusted, else what its entry asks for. */
   permissions: McpLanes,
   /** What its entry asks for (its `"lanes"` key, or the defaults of a folder's server). */

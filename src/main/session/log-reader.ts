@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs'
 import { open } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 import { describeIssues } from '../../shared/ipc'
-import { SessionEvent } from '../../shared/events'
+import { RUN_EVENT_TYPES, SessionEvent } from '../../shared/events'
 import { SessionLogError } from './log-paths'
 
 /** Reading a session log: whole (replay, continue) or from its end backwards (reopen, the session list). */
@@ -89,6 +89,22 @@ export async function readSession(file: string): Promise<SessionRead> {
   return { events, warnings }
 }
 
+/** Runs `read` on the open log and its size; the file is closed after, and a failure is a SessionLogError. */
+async function withLogFile<T>(
+  file: string,
+  read: (handle: FileHandle, size: number) => Promise<T>,
+): Promise<T> {
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(file, 'r')
+    return await read(handle, (await handle.stat()).size)
+  } catch (e) {
+    throw fileError(e, file)
+  } finally {
+    await handle?.close().catch(() => undefined)
+  }
+}
+
 function fileError(e: unknown, file: string): SessionLogError {
   const code = (e as NodeJS.ErrnoException).code
   if (code === 'ENOENT')
@@ -163,10 +179,7 @@ export async function readSessionTail(
     only?: ReadonlySet<SessionEvent['type']>
   } = {},
 ): Promise<SessionRead & { whole: boolean }> {
-  let handle: FileHandle | undefined
-  try {
-    handle = await open(file, 'r')
-    const size = (await handle.stat()).size
+  return withLogFile(file, async (handle, size) => {
     const tail: SessionEvent[] = []
     const warnings: string[] = []
     let found = false
@@ -194,11 +207,7 @@ export async function readSessionTail(
       if (parsed?.ok && parsed.event.seq < (tail[0]?.seq ?? 0)) tail.unshift(parsed.event)
     }
     return { events: tail, warnings: warnings.reverse(), whole: !found }
-  } catch (e) {
-    throw fileError(e, file)
-  } finally {
-    await handle?.close().catch(() => undefined)
-  }
+  })
 }
 
 /**
@@ -232,12 +241,7 @@ async function firstLine(handle: FileHandle, size: number): Promise<string | und
  */
 const SESSION_LEVEL: ReadonlySet<SessionEvent['type']> = new Set<SessionEvent['type']>([
   'session.created',
-  'run.started',
-  'run.resumed',
-  'run.paused',
-  'run.finished',
-  'run.failed',
-  'run.stopped',
+  ...RUN_EVENT_TYPES,
   'instructions.loaded',
   'mcp.server',
   'context.compacted',
@@ -261,10 +265,7 @@ export async function readSessionPreview(
   file: string,
   tailEvents: number,
 ): Promise<SessionRead & { whole: boolean }> {
-  let handle: FileHandle | undefined
-  try {
-    handle = await open(file, 'r')
-    const size = (await handle.stat()).size
+  return withLogFile(file, async (handle, size) => {
     const tail: SessionEvent[] = []
     const earlier: SessionEvent[] = []
     const warnings: string[] = []
@@ -307,9 +308,5 @@ export async function readSessionPreview(
     })
     const events = earlier.reverse().concat(tail.reverse())
     return { events, warnings: warnings.reverse(), whole: !leftOut }
-  } catch (e) {
-    throw fileError(e, file)
-  } finally {
-    await handle?.close().catch(() => undefined)
-  }
+  })
 }

@@ -3,7 +3,13 @@ import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs'
 import { open, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
-import { SessionId, SessionSummary, type EventOf, type SessionEvent } from '../../shared/events'
+import {
+  RUN_EVENT_TYPES,
+  SessionId,
+  SessionSummary,
+  type EventOf,
+  type SessionEvent,
+} from '../../shared/events'
 import { TimeSlices } from '../fs/time-slices'
 import { isSessionLocked, LF, LOCK_SUFFIX, LOG_SUFFIX, parseLine, scanLinesBackward } from './log'
 
@@ -31,16 +37,7 @@ const HEAD_BYTES = 64 * 1024
 const TAIL_FIRST_BYTES = 16 * 1024
 const TAIL_BYTES = 1024 * 1024
 
-type RunEventType =
-  'run.started' | 'run.resumed' | 'run.paused' | 'run.finished' | 'run.failed' | 'run.stopped'
-const runEventTypes: ReadonlySet<string> = new Set<RunEventType>([
-  'run.started',
-  'run.resumed',
-  'run.paused',
-  'run.finished',
-  'run.failed',
-  'run.stopped',
-])
+const runEventTypes: ReadonlySet<string> = new Set(RUN_EVENT_TYPES)
 
 /** What a log says of its session, before asking whether a live process holds it. */
 const LogSummary = z.object({

@@ -1,6 +1,6 @@
 import { cutLongLine, MAX_LINE_CHARS, numberedLine } from './read-file/line-collector'
 import { z } from 'zod'
-import { pathField } from './input-fields'
+import { pathField, toolInput } from './input-fields'
 import {
   commitChange,
   countLines,
@@ -15,23 +15,20 @@ import {
 import { ok } from './tool'
 import type { PlanBase, ToolContext } from './tool'
 
-export const EditFileInput = z
-  .object({
-    path: pathField('Path of the file to edit, relative to the workspace root.'),
-    old_string: z
-      .string()
-      .min(1, 'must not be empty: quote the exact text to replace (use write_file to create a file)')
-      .describe(
-        'Exact text to replace, including whitespace and indentation. Must occur exactly once unless replace_all is true.',
-      ),
-    new_string: z.string().describe('Text to put in its place (may be empty to delete old_string).'),
-    replace_all: z
-      .boolean()
-      .optional()
-      .describe('Replace every occurrence of old_string instead of requiring exactly one. Default false.'),
-  })
-  .strict()
-  .describe('Replace exact text in a file that was read before.')
+export const EditFileInput = toolInput('Replace exact text in a file that was read before.', {
+  path: pathField('Path of the file to edit, relative to the workspace root.'),
+  old_string: z
+    .string()
+    .min(1, 'must not be empty: quote the exact text to replace (use write_file to create a file)')
+    .describe(
+      'Exact text to replace, including whitespace and indentation. Must occur exactly once unless replace_all is true.',
+    ),
+  new_string: z.string().describe('Text to put in its place (may be empty to delete old_string).'),
+  replace_all: z
+    .boolean()
+    .optional()
+    .describe('Replace every occurrence of old_string instead of requiring exactly one. Default false.'),
+})
 export type EditFileInput = z.infer<typeof EditFileInput>
 
 /**

@@ -3,25 +3,18 @@ import path from 'node:path'
 import type fg from 'fast-glob'
 import { planWalk, ripgrepCanWalk, walkWithFastGlob, walkWithRipgrep, type WalkPlan } from './glob/walk'
 import { findRipgrep } from './grep/ripgrep'
-import { z } from 'zod'
-import { CONTROL_CHAR_MESSAGE, noControlChars, pathField } from './input-fields'
+import type { z } from 'zod'
+import { cleanText, pathField, toolInput } from './input-fields'
 import { searchTarget } from './search-target'
 import { defineTool, fail, ok, type ToolResult } from './tool'
 import { isInside, resolveInWorkspace, toWorkspaceRelative } from './workspace'
 
-export const GlobInput = z
-  .object({
-    pattern: z
-      .string()
-      .min(1, 'must not be empty')
-      .refine(noControlChars, CONTROL_CHAR_MESSAGE)
-      .describe('Glob pattern for file paths, e.g. "**/*.ts" or "src/**/index.{js,ts}".'),
-    path: pathField(
-      'Folder to search in, relative to the workspace root. Omit for the workspace root.',
-    ).optional(),
-  })
-  .strict()
-  .describe('Find files by name pattern.')
+export const GlobInput = toolInput('Find files by name pattern.', {
+  pattern: cleanText('Glob pattern for file paths, e.g. "**/*.ts" or "src/**/index.{js,ts}".'),
+  path: pathField(
+    'Folder to search in, relative to the workspace root. Omit for the workspace root.',
+  ).optional(),
+})
 export type GlobInput = z.infer<typeof GlobInput>
 
 /**

@@ -13,34 +13,27 @@ import {
   type SearchPlan,
 } from './grep/search'
 import { z } from 'zod'
-import { CONTROL_CHAR_MESSAGE, noControlChars, pathField } from './input-fields'
+import { cleanText, pathField, toolInput } from './input-fields'
 import { searchTarget } from './search-target'
 import { defineTool, fail, ok, type ToolResult } from './tool'
 import { toWorkspaceRelative } from './workspace'
 
-export const GrepInput = z
-  .object({
-    pattern: z
-      .string()
-      .min(1, 'must not be empty')
-      .refine(
-        noControlChars,
-        'must not contain raw control or invisible characters; write them as regex escapes (\\t, \\n, \\x{202E})',
-      )
-      .describe('Regular expression to search for (ripgrep/Rust syntax).'),
+export const GrepInput = toolInput(
+  'Search file contents with a regular expression; returns matching lines with their line numbers.',
+  {
+    pattern: cleanText(
+      'Regular expression to search for (ripgrep/Rust syntax).',
+      'must not contain raw control or invisible characters; write them as regex escapes (\\t, \\n, \\x{202E})',
+    ),
     path: pathField(
       'File or folder to search in, relative to the workspace root. Omit to search the whole workspace.',
     ).optional(),
-    include: z
-      .string()
-      .min(1, 'must not be empty')
-      .refine(noControlChars, CONTROL_CHAR_MESSAGE)
-      .optional()
-      .describe('Only search files whose path matches this glob, e.g. "*.ts" or "src/**/*.{ts,tsx}".'),
+    include: cleanText(
+      'Only search files whose path matches this glob, e.g. "*.ts" or "src/**/*.{ts,tsx}".',
+    ).optional(),
     case_insensitive: z.boolean().optional().describe('Match regardless of letter case. Default false.'),
-  })
-  .strict()
-  .describe('Search file contents with a regular expression; returns matching lines with their line numbers.')
+  },
+)
 export type GrepInput = z.infer<typeof GrepInput>
 
 /**

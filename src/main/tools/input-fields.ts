@@ -19,5 +19,16 @@ export const noControlChars = (value: string): boolean => !UNSAFE_CHARS.test(val
 export const CONTROL_CHAR_MESSAGE =
   'must not contain control or invisible characters (newline, tab, NUL, bidi overrides, zero-width spaces)'
 
-export const pathField = (description: string) =>
-  z.string().min(1, 'must not be empty').refine(noControlChars, CONTROL_CHAR_MESSAGE).describe(description)
+/** A tool's input: strict (unknown fields rejected), with what the tool does said to the model. */
+export const toolInput = <Shape extends z.ZodRawShape>(description: string, shape: Shape) =>
+  z.object(shape).strict().describe(description)
+
+/** A non-empty string free of control and invisible characters (a path, a pattern, a command). */
+export const cleanText = (description: string, message = CONTROL_CHAR_MESSAGE) =>
+  z.string().min(1, 'must not be empty').refine(noControlChars, message).describe(description)
+
+export const pathField = (description: string) => cleanText(description)
+
+/** An optional whole number from 1 (a line number, a line count, seconds); omitted, the tool's default. */
+export const countField = (description: string, max?: number) =>
+  (max === undefined ? z.int().min(1) : z.int().min(1).max(max)).optional().describe(description)

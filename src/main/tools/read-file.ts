@@ -5,8 +5,8 @@ import { formatBytes, sniffType, typeLabel } from '../../shared/file-content'
 import { workspaceSecrets } from '../secrets/workspace-secrets'
 import { LineCollector, MAX_OUTPUT_CHARS } from './read-file/line-collector'
 import { lineIndexFor, nearestCheckpoint, type LineIndex } from './read-file/line-index'
-import { z } from 'zod'
-import { pathField } from './input-fields'
+import type { z } from 'zod'
+import { countField, pathField, toolInput } from './input-fields'
 import type { FileSnapshot } from './snapshots'
 import { sha256 } from './snapshots'
 import { defineTool, fail, ok } from './tool'
@@ -14,24 +14,13 @@ import type { ToolContext, ToolResult } from './tool'
 import { isSecretPath } from './sensitive-paths'
 import { linkHidesProtection, nameInWorkspace, resolveInWorkspace, toWorkspaceRelative } from './workspace'
 
-export const ReadFileInput = z
-  .object({
-    path: pathField(
-      'Path of the file to read, relative to the workspace root (absolute paths inside it also work).',
-    ),
-    offset: z
-      .int()
-      .min(1)
-      .optional()
-      .describe('1-based line number to start reading from. Omit to start at the first line.'),
-    limit: z
-      .int()
-      .min(1)
-      .optional()
-      .describe('Maximum number of lines to return. Omit for the default (2000 lines).'),
-  })
-  .strict()
-  .describe('Read a text file; each line is prefixed with its line number.')
+export const ReadFileInput = toolInput('Read a text file; each line is prefixed with its line number.', {
+  path: pathField(
+    'Path of the file to read, relative to the workspace root (absolute paths inside it also work).',
+  ),
+  offset: countField('1-based line number to start reading from. Omit to start at the first line.'),
+  limit: countField('Maximum number of lines to return. Omit for the default (2000 lines).'),
+})
 export type ReadFileInput = z.infer<typeof ReadFileInput>
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { pathField } from './input-fields'
+import { pathField, toolInput } from './input-fields'
 import {
   commitChange,
   countLines,
@@ -17,8 +17,9 @@ import { formatBytes, isBinary, sniffType, typeLabel } from '../../shared/file-c
 import { ok } from './tool'
 import type { PlanBase, ToolContext } from './tool'
 
-export const WriteFileInput = z
-  .object({
+export const WriteFileInput = toolInput(
+  'Create a file or replace its whole content. An existing file must have been read first.',
+  {
     path: pathField(
       'Path of the file to create or overwrite, relative to the workspace root. Missing parent folders are created.',
     ),
@@ -33,9 +34,8 @@ export const WriteFileInput = z
       .describe(
         'How content is given: "utf8" (the default) for text; "base64" for a binary file such as an image, whose bytes are written exactly.',
       ),
-  })
-  .strict()
-  .describe('Create a file or replace its whole content. An existing file must have been read first.')
+  },
+)
 export type WriteFileInput = z.infer<typeof WriteFileInput>
 
 /** write_file (DESIGN 2): create a file or replace its whole content, keeping its line endings and BOM. */

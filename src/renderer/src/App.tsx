@@ -17,6 +17,7 @@ import { ApprovalPanel, RewindDialog } from './lazy-views'
 import { shownTurn } from './lib/turn-numbers'
 import { totalTokens } from '../../shared/pricing'
 import { usageDetail, usageSummary } from './lib/usage'
+import { Button } from './components/Button'
 
 export function App() {
   const { load, setWorkspace, receiveEvents, refreshSessions, loadError, setSettingsOpen } = useAppStore(
@@ -46,16 +47,16 @@ export function App() {
         <header className="brand">
           <LanesMark className="brand-mark" />
           Lanes
-          <button
-            type="button"
-            className="icon-button settings-button"
-            data-testid="settings-open"
+          <Button
+            look="icon"
+            className="settings-button"
+            testId="settings-open"
             aria-label="Settings"
             title="Settings"
             onClick={() => setSettingsOpen(true)}
           >
             ⚙
-          </button>
+          </Button>
         </header>
         <WorkspacePanel />
         <McpServers />
@@ -183,9 +184,9 @@ function DemoBanner() {
     <div className="banner info" data-testid="demo-banner" role="note">
       <strong>Demo mode:</strong> no API key is set, so a built-in demo model answers instead of Claude. To
       use Claude, add a key in{' '}
-      <button type="button" className="link-button" onClick={() => setSettingsOpen(true)}>
+      <Button look="link" onClick={() => setSettingsOpen(true)}>
         Settings
-      </button>{' '}
+      </Button>{' '}
       or start Lanes with ANTHROPIC_API_KEY set.
     </div>
   )
@@ -237,9 +238,9 @@ function ActionError() {
   return (
     <div className="banner error" role="alert" data-testid="action-error">
       {error}
-      <button type="button" className="icon-button" aria-label="Dismiss" onClick={dismiss}>
+      <Button look="icon" aria-label="Dismiss" onClick={dismiss}>
         ✕
-      </button>
+      </Button>
     </div>
   )
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { z } from 'zod'
-import { CONTROL_CHAR_MESSAGE, noControlChars } from '../input-fields'
+import { CONTROL_CHAR_MESSAGE, cleanText, countField, noControlChars, toolInput } from '../input-fields'
 import { workspaceSecrets } from '../../secrets/workspace-secrets'
 import { defineTool, fail, ok, type ToolResult } from '../tool'
 import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner'
@@ -13,28 +13,22 @@ import { checkBashCommand, loadBashGrammar, type BashCommandCheck } from './vali
 /** A bash call's timeout when neither the call nor the user's settings give one. */
 export const DEFAULT_BASH_TIMEOUT_SEC = 180
 
-export const BashInput = z
-  .object({
-    command: z
-      .string()
-      .min(1, 'must not be empty')
-      .refine(noControlChars, `${CONTROL_CHAR_MESSAGE}: run one single-line command per call`)
-      .describe('One simple command to run in the workspace folder (no pipes, redirects, ; or &&).'),
-    timeout: z
-      .int()
-      .min(1)
-      .max(600)
-      .optional()
-      .describe(`Timeout in seconds, 1 to 600. Omit for the default (${DEFAULT_BASH_TIMEOUT_SEC} seconds).`),
-    description: z
-      .string()
-      .max(1000)
-      .refine(noControlChars, CONTROL_CHAR_MESSAGE)
-      .optional()
-      .describe('A few words saying what the command is for, shown to the user.'),
-  })
-  .strict()
-  .describe('Run one shell command in the workspace.')
+export const BashInput = toolInput('Run one shell command in the workspace.', {
+  command: cleanText(
+    'One simple command to run in the workspace folder (no pipes, redirects, ; or &&).',
+    `${CONTROL_CHAR_MESSAGE}: run one single-line command per call`,
+  ),
+  timeout: countField(
+    `Timeout in seconds, 1 to 600. Omit for the default (${DEFAULT_BASH_TIMEOUT_SEC} seconds).`,
+    600,
+  ),
+  description: z
+    .string()
+    .max(1000)
+    .refine(noControlChars, CONTROL_CHAR_MESSAGE)
+    .optional()
+    .describe('A few words saying what the command is for, shown to the user.'),
+})
 export type BashInput = z.infer<typeof BashInput>
 
 /** Live output reaches the UI at most this often, or sooner once this much is waiting. */

@@ -4,11 +4,13 @@ import type { ReactNode } from 'react'
 export function Checkbox({
   testId,
   checked,
+  disabled,
   onChange,
   children,
 }: {
   testId: string
   checked: boolean
+  disabled?: boolean
   onChange(checked: boolean): void
   children: ReactNode
 }) {
@@ -18,6 +20,7 @@ export function Checkbox({
         type="checkbox"
         data-testid={testId}
         checked={checked}
+        disabled={disabled}
         onChange={(e) => onChange(e.target.checked)}
       />
       {children}

@@ -1,4 +1,5 @@
 import type { ReactNode, Ref } from 'react'
+import { Button } from './Button'
 
 /**
  * The shell every modal dialog shares: a backdrop that closes it when pressed outside the dialog, the dialog
@@ -40,15 +41,9 @@ export function Modal({
       >
         <header className="modal-header">
           <h2 id={titleId}>{title}</h2>
-          <button
-            type="button"
-            className="icon-button"
-            aria-label={closeLabel}
-            data-testid={closeTestId}
-            onClick={onClose}
-          >
+          <Button look="icon" aria-label={closeLabel} testId={closeTestId} onClick={onClose}>
             ✕
-          </button>
+          </Button>
         </header>
         {children}
       </div>

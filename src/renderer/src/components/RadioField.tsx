@@ -1,14 +1,15 @@
-/** A labelled group of radio buttons, one per option; each input's test id is `${testIdPrefix}-${value}`. */
+/**
+ * A labelled group of radio buttons, one per option. `testIdPrefix` names the group (its inputs' `name`); each
+ * input's test id is `${testIdPrefix}-${value}`.
+ */
 export function RadioField<T extends string>({
   label,
-  name,
   testIdPrefix,
   options,
   value,
   onChange,
 }: {
   label: string
-  name: string
   testIdPrefix: string
   options: readonly { value: T; label: string }[]
   value: NoInfer<T>
@@ -22,7 +23,7 @@ export function RadioField<T extends string>({
           <label className="checkbox" key={option.value}>
             <input
               type="radio"
-              name={name}
+              name={testIdPrefix}
               data-testid={`${testIdPrefix}-${option.value}`}
               checked={value === option.value}
               onChange={() => onChange(option.value)}

@@ -1,3 +1,5 @@
+import { useEffect, type RefObject } from 'react'
+
 /**
  * Keeps Tab and Shift+Tab inside a modal: from its last focusable element Tab goes to its first, and back.
  * Call from the modal's keydown handler.
@@ -24,4 +26,30 @@ export function trapTab(event: KeyboardEvent, container: HTMLElement): void {
     event.preventDefault()
     first.focus()
   }
+}
+
+/**
+ * A modal dialog's keyboard, while `active`: the dialog's first element matching `first` takes the focus,
+ * Escape calls `onEscape`, Tab stays inside the dialog, and when it closes the focus goes back where it was.
+ */
+export function useDialogKeys(
+  dialogRef: RefObject<HTMLElement | null>,
+  onEscape: () => void,
+  first: string,
+  active = true,
+): void {
+  useEffect(() => {
+    if (!active) return
+    const previous = document.activeElement as HTMLElement | null
+    dialogRef.current?.querySelector<HTMLElement>(first)?.focus()
+    const onKey = (event: KeyboardEvent): void => {
+      if (event.key === 'Escape') onEscape()
+      else if (dialogRef.current) trapTab(event, dialogRef.current)
+    }
+    window.addEventListener('keydown', onKey)
+    return () => {
+      window.removeEventListener('keydown', onKey)
+      previous?.focus()
+    }
+  }, [dialogRef, onEscape, first, active])
 }

@@ -1,4 +1,5 @@
 import { create } from 'zustand'
+import { useShallow } from 'zustand/react/shallow'
 import type { SessionEvent, SessionSummary } from '../../../shared/events'
 import type { ApprovalReply, AppInfo, SettingsUpdate, SettingsView, WorkspaceInfo } from '../../../shared/ipc'
 import type { SessionState } from '../../../shared/reducer'
@@ -468,4 +469,18 @@ async function nextPaint(): Promise<void> {
       }),
     )
   })
+}
+
+/** The selection the timeline and the transcript both follow: what is picked, where it was picked, and how to pick. */
+export function useSelection() {
+  return useAppStore(
+    useShallow((s) => ({
+      selectedCallId: s.selectedCallId,
+      selectedRewindId: s.selectedRewindId,
+      selectedFrom: s.selectedFrom,
+      selectionCount: s.selectionCount,
+      selectCall: s.selectCall,
+      selectRewind: s.selectRewind,
+    })),
+  )
 }

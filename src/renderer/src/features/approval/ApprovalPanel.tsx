@@ -17,6 +17,9 @@ import { HeldReviews } from './HeldReview'
 import { SANDBOX_DEFAULT, SandboxSwitches } from './SandboxSwitches'
 import { draftOf, useReviewDrafts, type Draft, type Drafts } from './review-drafts'
 import { ReviewAnnouncer, siblingSkips, useReviewKeys } from './review-support'
+import { Checkbox } from '../../components/Checkbox'
+import { Button } from '../../components/Button'
+import { DecisionButtons } from './DecisionButtons'
 
 /**
  * The review screen for a turn: every call waiting for approval, with its diff or command. Each decision is
@@ -129,6 +132,12 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
     [drafts, update, submit, pending, focus],
   )
 
+  const decideAll = (decision: 'approved' | 'rejected'): void =>
+    decide(
+      pending.map((c) => c.callId),
+      decision,
+    )
+
   const undo = (callId: string): void =>
     update([callId], (d) => ({
       note: d.note,
@@ -185,34 +194,17 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
           </p>
         </div>
         <div className="approval-actions">
-          <button
-            type="button"
-            className="button"
-            data-testid="approval-reject-all"
-            disabled={busy}
-            onClick={() =>
-              decide(
-                pending.map((c) => c.callId),
-                'rejected',
-              )
-            }
-          >
+          <Button testId="approval-reject-all" disabled={busy} onClick={() => decideAll('rejected')}>
             Reject all <kbd>⇧R</kbd>
-          </button>
-          <button
-            type="button"
-            className="button primary"
-            data-testid="approval-approve-all"
+          </Button>
+          <Button
+            look="primary"
+            testId="approval-approve-all"
             disabled={busy}
-            onClick={() =>
-              decide(
-                pending.map((c) => c.callId),
-                'approved',
-              )
-            }
+            onClick={() => decideAll('approved')}
           >
             Approve all <kbd>⇧A</kbd>
-          </button>
+          </Button>
         </div>
       </header>
       {confirming && (
@@ -239,6 +231,7 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
             const draft = draftOf(drafts, call.callId)
             const decision = draft.decision ? draft : undefined
             const preview = call.approval?.preview as ApprovalPreview
+            const words = actionWords(preview)
             const skipped = skips.get(call.callId) ?? []
             return (
               <li
@@ -307,14 +300,9 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
                     {remaining > 0
                       ? ` once the other ${remaining === 1 ? 'call is' : `${remaining} calls are`} decided`
                       : '…'}
-                    <button
-                      type="button"
-                      className="link-button"
-                      onClick={() => undo(call.callId)}
-                      disabled={busy}
-                    >
+                    <Button look="link" onClick={() => undo(call.callId)} disabled={busy}>
                       Undo
-                    </button>
+                    </Button>
                   </div>
                 ) : (
                   <div className="approval-controls">
@@ -334,34 +322,24 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
                       }}
                     />
                     {(preview.kind === 'bash' || (preview.kind === 'other' && preview.alwaysAllow)) && (
-                      <label className="checkbox">
-                        <input
-                          type="checkbox"
-                          data-testid="approval-always"
-                          checked={draft.always}
-                          onChange={(e) => {
-                            const checked = e.target.checked
-                            update([call.callId], (d) => ({ ...d, always: checked }))
-                          }}
-                        />
+                      <Checkbox
+                        testId="approval-always"
+                        checked={draft.always}
+                        onChange={(checked) => update([call.callId], (d) => ({ ...d, always: checked }))}
+                      >
                         {preview.kind === 'bash'
                           ? 'Always allow this command in this folder'
                           : `Always allow ${preview.alwaysAllow}`}
-                      </label>
+                      </Checkbox>
                     )}
                     {call.approval?.sessionRule && (
-                      <label className="checkbox">
-                        <input
-                          type="checkbox"
-                          data-testid="approval-for-session"
-                          checked={draft.forSession === true}
-                          onChange={(e) => {
-                            const checked = e.target.checked
-                            update([call.callId], (d) => ({ ...d, forSession: checked }))
-                          }}
-                        />
+                      <Checkbox
+                        testId="approval-for-session"
+                        checked={draft.forSession === true}
+                        onChange={(checked) => update([call.callId], (d) => ({ ...d, forSession: checked }))}
+                      >
                         Allow for the rest of this session: {describeSessionRule(call.approval.sessionRule)}
-                      </label>
+                      </Checkbox>
                     )}
                     {preview.kind === 'bash' && (
                       <SandboxSwitches
@@ -371,26 +349,17 @@ function Review({ sessionId, pending, skips, busy, replyApprovals, sandbox, capt
                         onChange={(next) => update([call.callId], (d) => ({ ...d, sandbox: next }))}
                       />
                     )}
-                    <div className="row">
-                      <button
-                        type="button"
-                        className="button danger-outline"
-                        data-testid="approval-reject"
-                        disabled={busy}
-                        onClick={() => decide([call.callId], 'rejected')}
-                      >
-                        {actionWords(preview).reject} <kbd>R</kbd>
-                      </button>
-                      <button
-                        type="button"
-                        className="button primary"
-                        data-testid="approval-approve"
-                        disabled={busy}
-                        onClick={() => decide([call.callId], 'approved')}
-                      >
-                        {actionWords(preview).approve} <kbd>A</kbd>
-                      </button>
-                    </div>
+                    <DecisionButtons
+                      reject={{ value: 'rejected', testId: 'approval-reject', label: words.reject, kbd: 'R' }}
+                      approve={{
+                        value: 'approved',
+                        testId: 'approval-approve',
+                        label: words.approve,
+                        kbd: 'A',
+                      }}
+                      disabled={busy}
+                      onChoose={(decision) => decide([call.callId], decision)}
+                    />
                   </div>
                 )}
               </li>
@@ -541,23 +510,12 @@ function ConfirmApproval({
         </ul>
       </div>
       <div className="row">
-        <button
-          type="button"
-          className="button"
-          data-testid="approval-confirm-back"
-          onClick={() => onBack(first)}
-        >
+        <Button testId="approval-confirm-back" onClick={() => onBack(first)}>
           Back to the note <kbd>Esc</kbd>
-        </button>
-        <button
-          type="button"
-          className="button primary"
-          data-testid="approval-confirm-approve"
-          ref={confirmRef}
-          onClick={onConfirm}
-        >
+        </Button>
+        <Button look="primary" testId="approval-confirm-approve" ref={confirmRef} onClick={onConfirm}>
           Approve with the note <kbd>Enter</kbd>
-        </button>
+        </Button>
       </div>
     </div>
   )

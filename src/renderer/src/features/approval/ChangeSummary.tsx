@@ -9,6 +9,7 @@ import {
 } from '../../../../shared/file-content'
 import { Modal } from '../../components/Modal'
 import { trapTab } from '../../lib/focus-trap'
+import { Button } from '../../components/Button'
 
 /**
  * A change too large to show line by line, or a binary one, as the user judges it (issue 23): its facts (sizes,
@@ -119,9 +120,9 @@ export function ChangeSummary({
               : `Too large to show line by line (${changed} changed lines).`}
           </p>
           {fullDiff && (
-            <button type="button" className="button" data-testid="open-in-full" onClick={() => setOpen(true)}>
+            <Button testId="open-in-full" onClick={() => setOpen(true)}>
               Open in full…
-            </button>
+            </Button>
           )}
           {open && fullDiff && (
             <FullDiffDialog

@@ -12,6 +12,7 @@ import {
 import { languageOf, type Token } from '../../lib/highlight'
 import type { HunkChoices, HunkState } from '../rewind/hunk-choices'
 import { ChangeSummary } from './ChangeSummary'
+import { Button } from '../../components/Button'
 
 /** Rows drawn before "show all": a 10,000-line rewrite must not freeze the review screen. */
 const ROW_CAP = 400
@@ -170,14 +171,9 @@ function TextDiff({ preview, decisions, review, states }: DiffViewProps) {
         </div>
       )}
       {capped && (
-        <button
-          type="button"
-          className="link-button diff-show-all"
-          data-testid="diff-show-all"
-          onClick={() => setShowAll(true)}
-        >
+        <Button look="link" className="diff-show-all" testId="diff-show-all" onClick={() => setShowAll(true)}>
           Show all {total} lines ({total - ROW_CAP} more)
-        </button>
+        </Button>
       )}
       {preview.truncated && preview.hunks.length > 0 && (
         <div className="muted small diff-note">

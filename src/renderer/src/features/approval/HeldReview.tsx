@@ -1,10 +1,12 @@
-import { useMemo, useState } from 'react'
+import { useMemo, useState, type ReactNode } from 'react'
 import type { HeldFile, HeldGroup } from '../../../../shared/events'
 import type { ApprovalReply } from '../../../../shared/ipc'
 import type { SessionState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { DiffView } from './DiffView'
+import { DecisionButtons } from './DecisionButtons'
+import { Button } from '../../components/Button'
 
 /**
  * The review of a command's held changes (issue 20): the command has run, nothing it changed has landed, and the
@@ -49,6 +51,59 @@ export function HeldReviews({
 }
 
 type Choice = 'accepted' | 'rejected'
+
+/** A held folder or file in the review's list, marked with its staged choice. */
+function HeldItem({
+  choice,
+  testId,
+  data,
+  children,
+}: {
+  choice: Choice | undefined
+  testId: string
+  data: Record<`data-${string}`, string>
+  children: ReactNode
+}) {
+  return (
+    <li
+      className={`approval-item ${choice ? `staged ${choice === 'accepted' ? 'approved' : 'rejected'}` : ''}`}
+      data-testid={testId}
+      data-choice={choice ?? ''}
+      {...data}
+    >
+      {children}
+    </li>
+  )
+}
+
+/** Reject or accept a held file, or a whole folder of them (`group`), the staged choice shown pressed. */
+function HeldChoice({
+  what,
+  choice,
+  disabled,
+  onChoose,
+  children,
+}: {
+  what: 'file' | 'group'
+  choice: Choice | undefined
+  disabled: boolean
+  onChoose(choice: Choice): void
+  children?: ReactNode
+}) {
+  const prefix = what === 'group' ? 'held-group' : 'held'
+  const noun = what === 'group' ? ' folder' : ''
+  return (
+    <DecisionButtons
+      reject={{ value: 'rejected', testId: `${prefix}-reject`, label: `Reject${noun}` }}
+      approve={{ value: 'accepted', testId: `${prefix}-accept`, label: `Accept${noun}` }}
+      disabled={disabled}
+      chosen={choice ?? null}
+      onChoose={onChoose}
+    >
+      {children}
+    </DecisionButtons>
+  )
+}
 
 /** A folder's files shown at once; "Show more" pages the rest in. */
 const PAGE = 200
@@ -168,15 +223,9 @@ function HeldReview({
           </p>
         </div>
         <div className="approval-actions">
-          <button
-            type="button"
-            className="button"
-            data-testid="held-reject-all"
-            disabled={busy || sending}
-            onClick={() => send('rejected')}
-          >
+          <Button testId="held-reject-all" disabled={busy || sending} onClick={() => send('rejected')}>
             Reject all
-          </button>
+          </Button>
         </div>
       </header>
       <div className="approval-body">
@@ -205,15 +254,14 @@ function HeldReview({
             {count} change{count === 1 ? '' : 's'} in {groups.length} folder{groups.length === 1 ? '' : 's'}
             {undecided > 0 ? `: ${undecided} still to decide.` : ': all decided.'}
           </span>
-          <button
-            type="button"
-            className="button primary"
-            data-testid="held-apply"
+          <Button
+            look="primary"
+            testId="held-apply"
             disabled={busy || sending || undecided > 0}
             onClick={() => send()}
           >
             Apply what I accepted
-          </button>
+          </Button>
         </footer>
       </div>
     </section>
@@ -276,12 +324,7 @@ function HeldGroupItem({
     setOpen(!open)
   }
   return (
-    <li
-      className={`approval-item ${choice ? `staged ${choice === 'accepted' ? 'approved' : 'rejected'}` : ''}`}
-      data-testid="held-group"
-      data-folder={group.folder}
-      data-choice={choice ?? ''}
-    >
+    <HeldItem choice={choice} testId="held-group" data={{ 'data-folder': group.folder }}>
       <div className="approval-item-head">
         <span className="approval-kind">folder</span>
         <span className="approval-title mono">{name}</span>
@@ -294,37 +337,11 @@ function HeldGroupItem({
       <p className="muted small" data-testid="held-group-counts">
         {countsText(group)}
       </p>
-      <div className="row">
-        <button
-          type="button"
-          className="button"
-          data-testid="held-group-toggle"
-          aria-expanded={open}
-          onClick={toggle}
-        >
+      <HeldChoice what="group" choice={choice} disabled={disabled} onChoose={onChoose}>
+        <Button testId="held-group-toggle" aria-expanded={open} onClick={toggle}>
           {open ? 'Hide its changes' : 'Show its changes'}
-        </button>
-        <button
-          type="button"
-          className="button danger-outline"
-          data-testid="held-group-reject"
-          aria-pressed={choice === 'rejected'}
-          disabled={disabled}
-          onClick={() => onChoose('rejected')}
-        >
-          Reject folder
-        </button>
-        <button
-          type="button"
-          className="button primary"
-          data-testid="held-group-accept"
-          aria-pressed={choice === 'accepted'}
-          disabled={disabled}
-          onClick={() => onChoose('accepted')}
-        >
-          Accept folder
-        </button>
-      </div>
+        </Button>
+      </HeldChoice>
       {open && (
         <>
           <ol className="approval-list" aria-label={`Changes in ${name}`}>
@@ -341,18 +358,13 @@ function HeldGroupItem({
           </ol>
           {loading && <p className="muted small">Loading…</p>}
           {total !== undefined && files !== undefined && files.length < total && !loading && (
-            <button
-              type="button"
-              className="button"
-              data-testid="held-group-more"
-              onClick={() => void more()}
-            >
+            <Button testId="held-group-more" onClick={() => void more()}>
               Show more ({total - files.length} not shown)
-            </button>
+            </Button>
           )}
         </>
       )}
-    </li>
+    </HeldItem>
   )
 }
 
@@ -377,12 +389,7 @@ function HeldFileItem({
     void loadDiff(file.relPath).then((r) => setLoaded(r.ok ? r.value : { error: r.error }))
   }
   return (
-    <li
-      className={`approval-item ${choice ? `staged ${choice === 'accepted' ? 'approved' : 'rejected'}` : ''}`}
-      data-testid="held-file"
-      data-path={file.relPath}
-      data-choice={choice ?? ''}
-    >
+    <HeldItem choice={choice} testId="held-file" data={{ 'data-path': file.relPath }}>
       <div className="approval-item-head">
         <span className="approval-kind">
           {file.kind === 'dir' ? 'folder' : file.kind === 'link' ? 'link' : 'file'}{' '}
@@ -405,37 +412,16 @@ function HeldFileItem({
       {shown.diff ? (
         <DiffView preview={shown.diff} />
       ) : paged && loaded === undefined ? (
-        <button type="button" className="button" data-testid="held-show-diff" onClick={show}>
+        <Button testId="held-show-diff" onClick={show}>
           Show the change
-        </button>
+        </Button>
       ) : (
         <p className="muted small" data-testid="held-note">
           {loaded && 'error' in loaded ? loaded.error : (shown.note ?? 'No content to show.')}
         </p>
       )}
-      <div className="row">
-        <button
-          type="button"
-          className="button danger-outline"
-          data-testid="held-reject"
-          aria-pressed={choice === 'rejected'}
-          disabled={disabled}
-          onClick={() => onChoose('rejected')}
-        >
-          Reject
-        </button>
-        <button
-          type="button"
-          className="button primary"
-          data-testid="held-accept"
-          aria-pressed={choice === 'accepted'}
-          disabled={disabled}
-          onClick={() => onChoose('accepted')}
-        >
-          Accept
-        </button>
-      </div>
-    </li>
+      <HeldChoice what="file" choice={choice} disabled={disabled} onChoose={onChoose} />
+    </HeldItem>
   )
 }
 

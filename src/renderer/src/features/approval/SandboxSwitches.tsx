@@ -1,4 +1,5 @@
 import type { AppInfo } from '../../../../shared/ipc'
+import { Checkbox } from '../../components/Checkbox'
 
 /**
  * The review's two per-command switches for bash (DESIGN 2.3), both off unless the user turns them on:
@@ -39,44 +40,36 @@ export function SandboxSwitches({ sandbox, capture, value, onChange }: Props) {
         {notCaptured}
       </>
     )
+  const set = (switchName: keyof SandboxChoice) => (checked: boolean) =>
+    onChange({ ...value, [switchName]: checked })
   return (
     <div className="sandbox-switches" data-testid="sandbox-switches">
       {notCaptured}
-      <label className="checkbox">
-        <input
-          type="checkbox"
-          data-testid="approval-network"
-          checked={value.network}
-          disabled={value.outsideSandbox}
-          onChange={(e) => onChange({ ...value, network: e.target.checked })}
-        />
+      <Checkbox
+        testId="approval-network"
+        checked={value.network}
+        disabled={value.outsideSandbox}
+        onChange={set('network')}
+      >
         Needs the internet
-      </label>
+      </Checkbox>
       {value.network && !value.outsideSandbox && (
         <p className="warning-line small" role="note">
           It can send what it reads in this folder to any server.
         </p>
       )}
       {capture?.mode === 'overlay' && !value.outsideSandbox && (
-        <label className="checkbox">
-          <input
-            type="checkbox"
-            data-testid="approval-hold"
-            checked={value.hold === true}
-            onChange={(e) => onChange({ ...value, hold: e.target.checked })}
-          />
+        <Checkbox testId="approval-hold" checked={value.hold === true} onChange={set('hold')}>
           Show me its changes before they land
-        </label>
+        </Checkbox>
       )}
-      <label className="checkbox">
-        <input
-          type="checkbox"
-          data-testid="approval-outside-sandbox"
-          checked={value.outsideSandbox}
-          onChange={(e) => onChange({ ...value, outsideSandbox: e.target.checked })}
-        />
+      <Checkbox
+        testId="approval-outside-sandbox"
+        checked={value.outsideSandbox}
+        onChange={set('outsideSandbox')}
+      >
         Run outside the sandbox
-      </label>
+      </Checkbox>
       {value.outsideSandbox && (
         <p className="warning-line small" role="note">
           It runs with all your rights: it can read, change or send any of your files, secrets included.

@@ -2,6 +2,7 @@ import { useState, type KeyboardEvent } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import { useAppStore } from '../../store/app-store'
 import { rewoundToTurn } from '../rewind/rewind-summary'
+import { Button } from '../../components/Button'
 
 /** Where the task is typed. Enter sends, Shift+Enter adds a line; while a run goes on, Stop ends it. */
 export function Composer() {
@@ -74,18 +75,13 @@ export function Composer() {
       />
       <div className="composer-actions">
         {running || (paused && live) ? (
-          <button
-            type="button"
-            className="button danger"
-            data-testid="run-stop"
-            onClick={() => void stopRun()}
-          >
+          <Button className="danger" testId="run-stop" onClick={() => void stopRun()}>
             ■ Stop
-          </button>
+          </Button>
         ) : (
-          <button type="submit" className="button primary" data-testid="composer-send" disabled={!canSend}>
+          <Button look="primary" type="submit" testId="composer-send" disabled={!canSend}>
             Send
-          </button>
+          </Button>
         )}
       </div>
     </form>

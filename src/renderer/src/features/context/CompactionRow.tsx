@@ -4,6 +4,7 @@ import type { CompactionState } from '../../../../shared/reducer'
 import { Modal } from '../../components/Modal'
 import { formatClock } from '../../lib/format'
 import { formatTokens } from '../../lib/usage'
+import { Button } from '../../components/Button'
 import './context.css'
 
 /** What a compaction did, in a few words. */
@@ -15,13 +16,13 @@ export function compactionHeadline(c: CompactionState): string {
       : c.keptFromTurn !== undefined
         ? `summarized up to turn ${c.keptFromTurn - 1}, later turns kept`
         : 'summarized'
-  const why =
-    c.reason === 'window_full'
-      ? ' (the window was full)'
-      : c.reason === 'continue'
-        ? ' (harder, on Continue)'
-        : ''
-  return `${who}: ${how}${why}`
+  return `${who}: ${how}${WHY[c.reason]}`
+}
+
+const WHY: Record<CompactionState['reason'], string> = {
+  threshold: '',
+  window_full: ' (the window was full)',
+  continue: ' (harder, on Continue)',
 }
 
 /**
@@ -50,14 +51,9 @@ export function CompactionRow({ compaction }: { compaction: CompactionState }) {
         {after !== undefined ? ` → about ${formatTokens(after)}` : ''}
       </span>
       {compaction.summary !== undefined && (
-        <button
-          type="button"
-          className="link-button"
-          data-testid="compaction-open-summary"
-          onClick={() => setOpen(true)}
-        >
+        <Button look="link" testId="compaction-open-summary" onClick={() => setOpen(true)}>
           Show summary
-        </button>
+        </Button>
       )}
       {open &&
         // Rendered at the document's root: a transcript row is positioned and clipped by the virtual list.

@@ -1,9 +1,11 @@
 import { useEffect, useRef, useState } from 'react'
 import type { McpLanes, McpServerView, McpServersView } from '../../../../shared/ipc'
 import { Modal } from '../../components/Modal'
-import { trapTab } from '../../lib/focus-trap'
+import { useDialogKeys } from '../../lib/focus-trap'
 import { useAppStore } from '../../store/app-store'
 import { DefinitionCost } from './DefinitionCost'
+import { Checkbox } from '../../components/Checkbox'
+import { Button } from '../../components/Button'
 
 /**
  * The open folder's MCP servers (its `.mcp.json`): none starts until the user has seen exactly what would run
@@ -67,9 +69,9 @@ export function McpServers() {
           none runs until you trust it.
         </p>
       )}
-      <button type="button" className="button" data-testid="mcp-review" onClick={() => setReviewing(true)}>
+      <Button testId="mcp-review" onClick={() => setReviewing(true)}>
         {untrusted.length > 0 ? 'Review and trust…' : 'Show servers…'}
-      </button>
+      </Button>
       {reviewing && (
         <TrustDialog view={view} error={error} onTrust={trust} onClose={() => setReviewing(false)} />
       )}
@@ -89,19 +91,7 @@ function TrustDialog({
   onClose(): void
 }) {
   const dialogRef = useRef<HTMLDivElement>(null)
-  useEffect(() => {
-    const previous = document.activeElement as HTMLElement | null
-    dialogRef.current?.querySelector<HTMLElement>('button')?.focus()
-    const onKey = (event: KeyboardEvent): void => {
-      if (event.key === 'Escape') onClose()
-      else if (dialogRef.current) trapTab(event, dialogRef.current)
-    }
-    window.addEventListener('keydown', onKey)
-    return () => {
-      window.removeEventListener('keydown', onKey)
-      previous?.focus()
-    }
-  }, [onClose])
+  useDialogKeys(dialogRef, onClose, 'button')
   return (
     <Modal
       title="This folder's MCP servers"
@@ -204,15 +194,13 @@ function ServerDetails({
                 </label>
               ))}
             </div>
-            <label className="checkbox">
-              <input
-                type="checkbox"
-                data-testid="mcp-network"
-                checked={choice.network}
-                onChange={(e) => setChoice({ ...choice, network: e.target.checked })}
-              />
+            <Checkbox
+              testId="mcp-network"
+              checked={choice.network}
+              onChange={(checked) => setChoice({ ...choice, network: checked })}
+            >
               Network
-            </label>
+            </Checkbox>
           </>
         )}
         <div>A call may take {server.permissions.timeoutSec} s</div>
@@ -232,14 +220,9 @@ function ServerDetails({
       {server.trusted && !changed ? (
         <p className="decision-note approved">Trusted: it starts with each task in this folder.</p>
       ) : (
-        <button
-          type="button"
-          className="button primary"
-          data-testid="mcp-trust"
-          onClick={() => void onTrust(choice)}
-        >
+        <Button look="primary" testId="mcp-trust" onClick={() => void onTrust(choice)}>
           {server.trusted ? `Give ${server.name} these permissions` : `Trust ${server.name}`}
-        </button>
+        </Button>
       )}
     </article>
   )

@@ -7,6 +7,8 @@ import { DefinitionCost } from './DefinitionCost'
 import { SignIn } from './SignIn'
 import { own } from '../../../../shared/own'
 import type { McpServerState } from '../../../../shared/reducer'
+import { Button } from '../../components/Button'
+import { TextField } from '../../components/TextField'
 
 /**
  * Settings' MCP servers of the user's own, in `.mcp.json`'s shape (a command, or a URL): trusted because the
@@ -58,22 +60,12 @@ export function UserServers({ servers }: { servers: readonly McpUserServerView[]
               )}
               <DefinitionCost tools={sessionServer(offered, s.name)?.tools} />
               <div className="row">
-                <button
-                  type="button"
-                  className="link-button"
-                  data-testid="settings-mcp-edit"
-                  onClick={() => setEditing(s)}
-                >
+                <Button look="link" testId="settings-mcp-edit" onClick={() => setEditing(s)}>
                   Edit
-                </button>
-                <button
-                  type="button"
-                  className="link-button"
-                  data-testid="settings-mcp-remove"
-                  onClick={() => void remove(s.name)}
-                >
+                </Button>
+                <Button look="link" testId="settings-mcp-remove" onClick={() => void remove(s.name)}>
                   Remove
-                </button>
+                </Button>
               </div>
             </li>
           ))}
@@ -86,14 +78,9 @@ export function UserServers({ servers }: { servers: readonly McpUserServerView[]
       )}
       {editing === null ? (
         <div className="row">
-          <button
-            type="button"
-            className="button"
-            data-testid="settings-mcp-add"
-            onClick={() => setEditing('new')}
-          >
+          <Button testId="settings-mcp-add" onClick={() => setEditing('new')}>
             Add a server…
-          </button>
+          </Button>
         </div>
       ) : (
         <ServerEditor
@@ -119,13 +106,13 @@ function sessionServer(
 export function describeLanes(kind: McpUserServerView['kind'], lanes: McpLanes): string {
   const time = `calls up to ${lanes.timeoutSec} s`
   if (kind === 'http') return time
-  const folder =
-    lanes.workspace === 'none'
-      ? 'no access to the folder'
-      : lanes.workspace === 'read-only'
-        ? 'reads the folder'
-        : 'reads and writes the folder'
-  return `${folder} · ${lanes.network ? 'network' : 'no network'} · ${time}`
+  return `${FOLDER_WORDS[lanes.workspace]} · ${lanes.network ? 'network' : 'no network'} · ${time}`
+}
+
+const FOLDER_WORDS: Record<McpLanes['workspace'], string> = {
+  none: 'no access to the folder',
+  'read-only': 'reads the folder',
+  'read-write': 'reads and writes the folder',
 }
 
 const KINDS = [
@@ -215,18 +202,14 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
   const part = kind === 'stdio' ? 'Environment' : 'Headers'
   return (
     <div className="mcp-server-editor" data-testid="mcp-editor" aria-label="MCP server">
-      <label className="field">
-        <span>Name (its tools are offered as mcp__name__tool)</span>
-        <input
-          className="text-input"
-          data-testid="mcp-editor-name"
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-        />
-      </label>
+      <TextField
+        label="Name (its tools are offered as mcp__name__tool)"
+        testId="mcp-editor-name"
+        value={name}
+        onChange={setName}
+      />
       <RadioField
         label="Kind"
-        name="mcp-kind"
         testIdPrefix="mcp-editor-kind"
         options={KINDS}
         value={kind}
@@ -234,16 +217,14 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
       />
       {kind === 'stdio' ? (
         <>
-          <label className="field">
-            <span>Command</span>
-            <input
-              className="text-input mono"
-              data-testid="mcp-editor-command"
-              placeholder="npx"
-              value={command}
-              onChange={(e) => setCommand(e.target.value)}
-            />
-          </label>
+          <TextField
+            label="Command"
+            testId="mcp-editor-command"
+            mono
+            placeholder="npx"
+            value={command}
+            onChange={setCommand}
+          />
           <label className="field">
             <span>Arguments, one per line</span>
             <textarea
@@ -256,16 +237,14 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
           </label>
         </>
       ) : (
-        <label className="field">
-          <span>URL</span>
-          <input
-            className="text-input mono"
-            data-testid="mcp-editor-url"
-            placeholder="https://example.com/mcp"
-            value={url}
-            onChange={(e) => setUrl(e.target.value)}
-          />
-        </label>
+        <TextField
+          label="URL"
+          testId="mcp-editor-url"
+          mono
+          placeholder="https://example.com/mcp"
+          value={url}
+          onChange={setUrl}
+        />
       )}
       <div className="field">
         <span>{part}</span>
@@ -288,25 +267,23 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
               value={p.value}
               onChange={(e) => change(p.id, { value: e.target.value })}
             />
-            <button
-              type="button"
-              className="link-button"
+            <Button
+              look="link"
               aria-label={`Remove ${p.name || 'this entry'}`}
               onClick={() => setPairs((ps) => ps.filter((x) => x.id !== p.id))}
             >
               Remove
-            </button>
+            </Button>
           </div>
         ))}
         <div className="row">
-          <button
-            type="button"
-            className="link-button"
-            data-testid="mcp-editor-add-pair"
+          <Button
+            look="link"
+            testId="mcp-editor-add-pair"
             onClick={() => setPairs((ps) => [...ps, { id: nextPair++, name: '', value: '', kept: null }])}
           >
             Add {kind === 'stdio' ? 'a variable' : 'a header'}
-          </button>
+          </Button>
         </div>
         <span className="muted small">
           Values that look like keys or tokens are kept the way the API key is, and shown masked.
@@ -316,7 +293,6 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
         <>
           <RadioField
             label="This folder (the one a session works in)"
-            name="mcp-workspace"
             testIdPrefix="mcp-editor-workspace"
             options={WORKSPACE_ACCESS}
             value={lanes.workspace}
@@ -350,18 +326,10 @@ function ServerEditor({ initial, onDone }: { initial: McpUserServerView | null; 
         </p>
       )}
       <div className="row">
-        <button
-          type="button"
-          className="button primary"
-          data-testid="mcp-editor-save"
-          disabled={busy}
-          onClick={() => void save()}
-        >
+        <Button look="primary" testId="mcp-editor-save" disabled={busy} onClick={() => void save()}>
           {initial ? 'Save server' : 'Add server'}
-        </button>
-        <button type="button" className="button" onClick={onDone}>
-          Cancel
-        </button>
+        </Button>
+        <Button onClick={onDone}>Cancel</Button>
       </div>
     </div>
   )

@@ -6,6 +6,7 @@ import type { EventTimeline } from '../../lib/event-timeline'
 import { formatOffset } from '../../lib/format'
 import { useAppStore, type ReplaySpeed } from '../../store/app-store'
 import { buildTimeAxis, displayTime, realTime, type TimeAxis } from '../timeline/scale'
+import { Button } from '../../components/Button'
 
 /**
  * Replay controls: play/pause at 1x, 4x, 16x or instantly, a scrubber over the session's time, and jumps to the
@@ -119,17 +120,17 @@ export function ReplayBar() {
           Replay
         </span>
       )}
-      <button
-        type="button"
-        className="icon-button play"
-        data-testid="replay-play"
+      <Button
+        look="icon"
+        className="play"
+        testId="replay-play"
         aria-label={replay.playing ? 'Pause replay' : 'Play replay'}
         title={replay.playing ? 'Pause' : 'Replay this session'}
         onClick={togglePlay}
         disabled={span === 0}
       >
         {replay.playing ? '❚❚' : '▶'}
-      </button>
+      </Button>
       <div className="segmented small" role="group" aria-label="Replay speed">
         {SPEEDS.map((speed) => (
           <button
@@ -167,27 +168,25 @@ export function ReplayBar() {
         {formatOffset(position - first)} / {formatOffset(span)}
       </span>
       {JUMPS.map(({ testId, label, title, matches }) => (
-        <button
+        <Button
+          look="small"
           key={testId}
-          type="button"
-          className="button small"
-          data-testid={testId}
+          testId={testId}
           onClick={() => jump(matches)}
           disabled={replay.active && timeline.nextAfter(replay.at, matches) === undefined}
           title={title}
         >
           {label}
-        </button>
+        </Button>
       ))}
       {replay.active && (
-        <button
-          type="button"
-          className="button small primary"
-          data-testid="replay-exit"
+        <Button
+          look="small-primary"
+          testId="replay-exit"
           onClick={() => setReplay({ active: false, playing: false })}
         >
           Exit replay
-        </button>
+        </Button>
       )}
     </div>
   )

@@ -4,8 +4,10 @@ import type { DiffHunk, HunkDecision, WritePreview } from '../../../../shared/ev
 import { hunkPlace } from '../../lib/diff-rows'
 import { DiffView, type PartProps, type PartReview } from '../approval/DiffView'
 import type { HunkChoices, HunkState } from './hunk-choices'
+import { Checkbox } from '../../components/Checkbox'
 
 export type { HunkChoices, HunkState } from './hunk-choices'
+import { Button } from '../../components/Button'
 
 /**
  * Per-hunk review of a write or edit, drawn in its diff (each part's header holds its checkbox and "Edit this
@@ -172,29 +174,26 @@ const APPLIED: HunkState = { apply: true, note: '' }
 function PartHead({ hunk, index, s = APPLIED, update, hidden = 0 }: PartProps) {
   return (
     <span className="part-head">
-      <label className="checkbox">
-        <input
-          type="checkbox"
-          data-testid="hunk-apply"
-          checked={s.apply}
-          onChange={(e) => update(index, { apply: e.target.checked })}
-        />
+      <Checkbox
+        testId="hunk-apply"
+        checked={s.apply}
+        onChange={(checked) => update(index, { apply: checked })}
+      >
         <span>
           Part {index + 1} · {hunkPlace(hunk)}{' '}
           <span className={`hunk-state ${!s.apply ? 'left-out' : s.text !== undefined ? 'edited' : ''}`}>
             {!s.apply ? 'left out' : s.text !== undefined ? 'edited by you' : 'will be applied'}
           </span>
         </span>
-      </label>
+      </Checkbox>
       {s.apply && (
-        <button
-          type="button"
-          className="link-button"
-          data-testid="hunk-edit"
+        <Button
+          look="link"
+          testId="hunk-edit"
           onClick={() => update(index, { text: s.text === undefined ? newSideOf(hunk) : undefined })}
         >
           {s.text === undefined ? 'Edit this part' : 'Drop my edit'}
-        </button>
+        </Button>
       )}
       {hidden > 0 && (
         <span className="muted small">

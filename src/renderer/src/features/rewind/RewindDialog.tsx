@@ -8,6 +8,7 @@ import { Modal } from '../../components/Modal'
 import { DiffView } from '../../lazy-views'
 import { useRewindStore, type RewindAsk } from './rewind-store'
 import { turnTouches } from './turn-touches'
+import { Button } from '../../components/Button'
 
 /**
  * The rewind (or undo) shown before it happens: every file as a diff from now back to the point, a file changed
@@ -151,19 +152,18 @@ function Dialog({ ask, sessionId }: { ask: RewindAsk; sessionId: string }) {
         </>
       )}
       <div className="modal-actions">
-        <button type="button" className="button" onClick={close} data-testid="rewind-cancel">
+        <Button onClick={close} testId="rewind-cancel">
           {phase.kind === 'done' ? 'Close' : 'Cancel'}
-        </button>
+        </Button>
         {preview && (
-          <button
-            type="button"
-            className="button primary"
-            data-testid="rewind-apply"
+          <Button
+            look="primary"
+            testId="rewind-apply"
             disabled={phase.kind === 'applying'}
             onClick={() => void apply(preview)}
           >
             {ask.mode === 'undo' ? 'Undo' : 'Rewind'}
-          </button>
+          </Button>
         )}
       </div>
     </Modal>

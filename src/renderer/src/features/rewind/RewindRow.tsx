@@ -16,6 +16,7 @@ import {
   undoneCalls,
 } from './rewind-summary'
 import { RewindToHereButton } from './UndoButton'
+import { Button } from '../../components/Button'
 
 /** Files listed in full in a rewind's row; more go behind "all N files". */
 export const FILES_SHOWN = 8
@@ -104,15 +105,14 @@ export function RewindRow({ rewind, selected }: { rewind: RewindState; selected:
           {calls.map((c, i) => (
             <span key={c.callId}>
               {i > 0 && ', '}
-              <button
-                type="button"
-                className="link-button"
-                data-testid="rewind-row-call"
+              <Button
+                look="link"
+                testId="rewind-row-call"
                 data-call-id={c.callId}
                 onClick={() => selectCall(c.callId, 'link')}
               >
                 {c.title}
-              </button>
+              </Button>
             </span>
           ))}
         </p>
@@ -153,13 +153,9 @@ export function TurnHeader({
         <span className="turn-rewound-note small" data-testid="turn-rewound-note">
           Claude no longer sees this turn (rewound{rewind ? ` at ${formatClock(rewind.startedAt)}` : ''}).{' '}
           {rewind && (
-            <button
-              type="button"
-              className="link-button"
-              onClick={() => selectRewind(rewind.rewindId, 'link')}
-            >
+            <Button look="link" onClick={() => selectRewind(rewind.rewindId, 'link')}>
               Show the rewind
-            </button>
+            </Button>
           )}
         </span>
       ) : (
@@ -191,14 +187,9 @@ export function RewoundNote({ rewindId, kept }: { rewindId: string; kept?: strin
         ? `Taken back by ${by}: this change is no longer in the files.`
         : `Not taken back by ${by}: the file ${kept}.`}{' '}
       {rewind && (
-        <button
-          type="button"
-          className="link-button"
-          data-testid="rewound-note-link"
-          onClick={() => selectRewind(rewindId, 'link')}
-        >
+        <Button look="link" testId="rewound-note-link" onClick={() => selectRewind(rewindId, 'link')}>
           Show the {rewind.mode === 'undo' ? 'undo' : 'rewind'}
-        </button>
+        </Button>
       )}
     </p>
   )

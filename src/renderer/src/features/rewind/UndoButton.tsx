@@ -3,6 +3,7 @@ import { callTitle } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import './rewind.css'
 import { useRewindStore } from './rewind-store'
+import { Button } from '../../components/Button'
 
 /** A finished write or edit whose previous content was kept, and not already taken back. */
 export function canUndo(call: ToolCallState): boolean {
@@ -28,10 +29,10 @@ export function UndoButton({ call, className = '' }: { call: ToolCallState; clas
   const offered = useRewindOffered()
   if (!canUndo(call) || !offered) return null
   return (
-    <button
-      type="button"
-      className={`button small undo-button ${className}`}
-      data-testid="undo-button"
+    <Button
+      look="small"
+      className={`undo-button ${className}`}
+      testId="undo-button"
       data-call-id={call.callId}
       title="Put this file back as it was before this change (you see the diff first)"
       onClick={(e) => {
@@ -40,7 +41,7 @@ export function UndoButton({ call, className = '' }: { call: ToolCallState; clas
       }}
     >
       Undo
-    </button>
+    </Button>
   )
 }
 
@@ -59,10 +60,10 @@ export function RewindToHereButton({
   const offered = useRewindOffered()
   if (!offered) return null
   return (
-    <button
-      type="button"
-      className="link-button rewind-here"
-      data-testid="rewind-to-here"
+    <Button
+      look="link"
+      className="rewind-here"
+      testId="rewind-to-here"
       data-turn={turn}
       title="Put the files back as they were before this turn, and optionally the conversation too"
       onClick={(e) => {
@@ -71,6 +72,6 @@ export function RewindToHereButton({
       }}
     >
       Rewind to here
-    </button>
+    </Button>
   )
 }

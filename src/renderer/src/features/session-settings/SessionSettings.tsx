@@ -2,6 +2,7 @@ import { useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import { describeSessionRule } from '../../../../shared/events'
 import { useAppStore } from '../../store/app-store'
+import { Button } from '../../components/Button'
 import './session-settings.css'
 
 /**
@@ -34,15 +35,9 @@ export function SessionSettings() {
 
   return (
     <span className="session-settings">
-      <button
-        type="button"
-        className="button small"
-        data-testid="session-settings-open"
-        aria-expanded={open}
-        onClick={() => setOpen(!open)}
-      >
+      <Button look="small" testId="session-settings-open" aria-expanded={open} onClick={() => setOpen(!open)}>
         Session settings{rules.length > 0 ? ` (${rules.length})` : ''}
-      </button>
+      </Button>
       {open && (
         <section
           className="session-settings-panel"
@@ -60,16 +55,16 @@ export function SessionSettings() {
               {rules.map((g) => (
                 <li key={g.ruleId} data-testid="session-rule" data-rule-kind={g.rule.kind}>
                   <span>{describeSessionRule(g.rule)}</span>
-                  <button
-                    type="button"
-                    className="button small danger-outline"
-                    data-testid="session-rule-revoke"
+                  <Button
+                    look="small"
+                    className="danger-outline"
+                    testId="session-rule-revoke"
                     disabled={replayActive || revoking !== null}
                     title={replayActive ? 'Leave the replay to change the session' : undefined}
                     onClick={() => void revoke(g.ruleId)}
                   >
                     Revoke
-                  </button>
+                  </Button>
                 </li>
               ))}
             </ul>

@@ -6,6 +6,7 @@ import type { SessionStatus } from '../../../../shared/reducer'
 import { formatAgo } from '../../lib/format'
 import { useAppStore } from '../../store/app-store'
 import { rewoundToTurn } from '../rewind/rewind-summary'
+import { Button } from '../../components/Button'
 
 /** A row's height before it is measured (one line of title, one of status): rows are all alike. */
 const ROW_ESTIMATE = 52
@@ -49,16 +50,15 @@ export function SessionList() {
     <section className="sessions" aria-label="Sessions">
       <div className="sessions-head">
         <div className="section-label">Sessions</div>
-        <button
-          type="button"
-          className="button small"
-          data-testid="session-new"
+        <Button
+          look="small"
+          testId="session-new"
           onClick={() => void openSession(null)}
           disabled={!hasWorkspace}
           title="Start a new session with a new task"
         >
           + New
-        </button>
+        </Button>
       </div>
       {error && (
         <div className="error-text" role="alert">

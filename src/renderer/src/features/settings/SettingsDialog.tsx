@@ -4,12 +4,13 @@ import { useShallow } from 'zustand/react/shallow'
 import type { SettingsUpdate, SettingsView } from '../../../../shared/ipc'
 import { MIN_COMPACT_AT_TOKENS } from '../../../../shared/models'
 import { useAppStore } from '../../store/app-store'
-import { trapTab } from '../../lib/focus-trap'
+import { useDialogKeys } from '../../lib/focus-trap'
 import { Checkbox } from '../../components/Checkbox'
 import { RadioField } from '../../components/RadioField'
 import { Modal } from '../../components/Modal'
 import { UserServers } from '../mcp/UserServers'
 import { SessionToolCosts } from '../mcp/DefinitionCost'
+import { Button } from '../../components/Button'
 
 /** The scheduling choices, in the order shown. */
 const SCHEDULERS: readonly { value: SettingsView['scheduler']; label: string }[] = [
@@ -43,22 +44,14 @@ export function SettingsDialog() {
     if (fields.length === 0) setLeaving(null)
   }, [])
 
+  useDialogKeys(dialogRef, close, 'input, button', open)
   useEffect(() => {
     if (!open) return
-    const previous = document.activeElement as HTMLElement | null
-    dialogRef.current?.querySelector<HTMLElement>('input, button')?.focus()
-    const onKey = (event: KeyboardEvent): void => {
-      if (event.key === 'Escape') close()
-      else if (dialogRef.current) trapTab(event, dialogRef.current)
-    }
-    window.addEventListener('keydown', onKey)
     return () => {
-      window.removeEventListener('keydown', onKey)
       unsaved.current = []
       setLeaving(null)
-      previous?.focus()
     }
-  }, [open, close])
+  }, [open])
 
   if (!open) return null
   return (
@@ -243,16 +236,15 @@ function SettingsForm({
         {field === 'baseUrl' && settings.apiKey.source !== 'none' && (
           <>
             {' '}
-            <button
-              type="button"
-              className="link-button"
-              data-testid="settings-type-key"
+            <Button
+              look="link"
+              testId="settings-type-key"
               onClick={() =>
                 formRef.current?.querySelector<HTMLElement>('[data-testid=settings-api-key]')?.focus()
               }
             >
               Type the key
-            </button>
+            </Button>
           </>
         )}
       </p>
@@ -292,14 +284,9 @@ function SettingsForm({
             onChange={(e) => setApiKey(e.target.value)}
           />
           {key.source === 'stored' && (
-            <button
-              type="button"
-              className="button"
-              data-testid="settings-forget-key"
-              onClick={() => void save({ apiKey: null })}
-            >
+            <Button testId="settings-forget-key" onClick={() => void save({ apiKey: null })}>
               Forget
-            </button>
+            </Button>
           )}
         </div>
         {fieldProblem('apiKey')}
@@ -336,7 +323,6 @@ function SettingsForm({
         <legend>How the agent works</legend>
         <RadioField
           label="Scheduling"
-          name="scheduler"
           testIdPrefix="settings-scheduler"
           options={SCHEDULERS}
           value={scheduler}
@@ -399,9 +385,9 @@ function SettingsForm({
             Saved
           </span>
         )}
-        <button type="submit" className="button primary" data-testid="settings-save">
+        <Button look="primary" type="submit" testId="settings-save">
           Save
-        </button>
+        </Button>
       </div>
     </form>
   )
@@ -467,18 +453,12 @@ function LeaveUnsaved({ fields, onStay, onLeave }: { fields: string[]; onStay():
         {fields.length === 1 ? 'it' : 'them'}?
       </p>
       <div className="row">
-        <button
-          type="button"
-          className="button primary"
-          ref={stayRef}
-          onClick={onStay}
-          data-testid="settings-stay"
-        >
+        <Button look="primary" ref={stayRef} onClick={onStay} testId="settings-stay">
           Keep editing
-        </button>
-        <button type="button" className="button" onClick={onLeave} data-testid="settings-discard">
+        </Button>
+        <Button onClick={onLeave} testId="settings-discard">
           Close without saving
-        </button>
+        </Button>
       </div>
     </div>
   )

@@ -21,7 +21,6 @@ export function ThinkingField({
   return (
     <RadioField
       label="Thinking"
-      name="thinking"
       testIdPrefix="settings-thinking"
       options={options.map((option) => ({ value: option, label: LABELS[option] }))}
       value={value}

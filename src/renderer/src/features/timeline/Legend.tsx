@@ -1,5 +1,6 @@
 import { useState } from 'react'
 import type { ToolCallStatus } from '../../../../shared/tool-call'
+import { Button } from '../../components/Button'
 
 /** Every state a bar can have, in the order a call goes through them, then the side exits. */
 const ENTRIES: { status: ToolCallStatus; label: string; hint: string }[] = [
@@ -19,9 +20,8 @@ export function Legend({ inline }: { inline: boolean }) {
   if (inline) return <LegendList />
   return (
     <div className="legend-toggle">
-      <button
-        type="button"
-        className="button small"
+      <Button
+        look="small"
         aria-expanded={open}
         aria-controls="timeline-legend"
         onClick={() => setOpen((o) => !o)}
@@ -30,7 +30,7 @@ export function Legend({ inline }: { inline: boolean }) {
         }}
       >
         Key
-      </button>
+      </Button>
       {open && <LegendList popover />}
     </div>
   )

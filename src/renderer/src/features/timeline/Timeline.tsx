@@ -2,7 +2,7 @@ import { useVirtualizer } from '@tanstack/react-virtual'
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import type { CompactionState, RewindState, SessionState } from '../../../../shared/reducer'
-import { useAppStore } from '../../store/app-store'
+import { useAppStore, useSelection } from '../../store/app-store'
 import { BarTooltip, findCall } from './BarTooltip'
 import { placeTurn, type TurnGeometry } from './geometry'
 import { callCount as turnCallCount, layoutTurn, type BarLayout, type TurnLayout } from './layout'
@@ -24,6 +24,7 @@ import { CompactionMarks } from './CompactionMarks'
 import { REWIND_MARK_PX, RewindMarks, rewindMarkX } from './RewindMarks'
 import { TurnRow } from './TurnRow'
 import { useLiveGrowth } from './use-live-growth'
+import { Button } from '../../components/Button'
 
 /**
  * The timeline of lanes: per turn with tool calls, the parallel lane (calls that ran together, one row each
@@ -37,29 +38,11 @@ const NO_REWINDS: readonly RewindState[] = []
 const NO_COMPACTIONS: readonly CompactionState[] = []
 
 export function Timeline() {
-  const {
-    view,
-    head,
-    replay,
-    selectedCallId,
-    selectedRewindId,
-    selectedFrom,
-    selectionCount,
-    selectCall,
-    selectRewind,
-  } = useAppStore(
-    useShallow((s) => ({
-      view: s.view,
-      head: s.timeline?.head,
-      replay: s.replay,
-      selectedCallId: s.selectedCallId,
-      selectedRewindId: s.selectedRewindId,
-      selectedFrom: s.selectedFrom,
-      selectionCount: s.selectionCount,
-      selectCall: s.selectCall,
-      selectRewind: s.selectRewind,
-    })),
+  const { view, head, replay } = useAppStore(
+    useShallow((s) => ({ view: s.view, head: s.timeline?.head, replay: s.replay })),
   )
+  const { selectedCallId, selectedRewindId, selectedFrom, selectionCount, selectCall, selectRewind } =
+    useSelection()
   const scrollRef = useRef<HTMLDivElement>(null)
   const [width, setWidth] = useState(800)
   // The pane's height: a smaller window follows the run again (its latest turn kept in view).
@@ -260,31 +243,22 @@ export function Timeline() {
         </span>
         <Legend inline={width >= 1080} />
         <div className="toolbar" role="group" aria-label="Zoom">
-          <button
-            className="icon-button"
-            onClick={() => zoomBy(0.8)}
-            aria-label="Zoom out"
-            title="Zoom out (Ctrl+wheel)"
-          >
+          <Button look="icon" onClick={() => zoomBy(0.8)} aria-label="Zoom out" title="Zoom out (Ctrl+wheel)">
             −
-          </button>
-          <button
-            className="icon-button"
-            onClick={() => zoomBy(1.25)}
-            aria-label="Zoom in"
-            title="Zoom in (Ctrl+wheel)"
-          >
+          </Button>
+          <Button look="icon" onClick={() => zoomBy(1.25)} aria-label="Zoom in" title="Zoom in (Ctrl+wheel)">
             +
-          </button>
-          <button
-            className={`button small ${zoom === null ? 'active' : ''}`}
-            data-testid="timeline-fit"
+          </Button>
+          <Button
+            look="small"
+            className={zoom === null ? 'active' : ''}
+            testId="timeline-fit"
             onClick={() => setZoom(null)}
             aria-pressed={zoom === null}
             title="Fit the whole session in view"
           >
             Fit
-          </button>
+          </Button>
         </div>
       </header>
       <div className="timeline-scroll" ref={scrollRef} data-testid="timeline" tabIndex={-1}>

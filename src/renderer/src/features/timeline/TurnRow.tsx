@@ -15,6 +15,7 @@ import {
 import { callCount } from './layout'
 import { growable, type Growth } from './use-live-growth'
 import { LABEL_WIDTH, MIN_BAR, xOf, type Scale } from './scale'
+import { Button } from '../../components/Button'
 
 /** One turn of the timeline: its header, the parallel lane, the serial lane and the skip markers under it. */
 
@@ -287,16 +288,16 @@ function Bar({
           {action === 'undo' ? (
             <UndoButton call={call} />
           ) : (
-            <button
-              type="button"
-              className="button small bar-rewound-link"
-              data-testid="bar-rewound-link"
+            <Button
+              look="small"
+              className="bar-rewound-link"
+              testId="bar-rewound-link"
               data-call-id={call.callId}
               title={`Taken back by ${rewindReference(rewind as RewindState)}: show it`}
               onClick={() => onSelectRewind((rewind as RewindState).rewindId, 'timeline')}
             >
               ↶ Undone: show
-            </button>
+            </Button>
           )}
         </span>
       )}

@@ -1,5 +1,6 @@
 import { useShallow } from 'zustand/react/shallow'
 import { useAppStore } from '../../store/app-store'
+import { Button } from '../../components/Button'
 
 /**
  * "Continue the run": one button for both places that offer it (the paused banner over the session and the
@@ -8,14 +9,14 @@ import { useAppStore } from '../../store/app-store'
 export function ContinueRunButton() {
   const { busy, continueRun } = useAppStore(useShallow((s) => ({ busy: s.busy, continueRun: s.continueRun })))
   return (
-    <button
-      type="button"
-      className="button primary small"
-      data-testid="session-continue"
+    <Button
+      look="primary"
+      className="small"
+      testId="session-continue"
       disabled={busy}
       onClick={() => void continueRun()}
     >
       Continue the run
-    </button>
+    </Button>
   )
 }

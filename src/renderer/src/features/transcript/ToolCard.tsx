@@ -9,6 +9,7 @@ import { DiffView } from '../../lazy-views'
 import { HunkOutcome } from '../rewind/HunkOutcome'
 import { RewoundNote, useKeptReason } from '../rewind/RewindRow'
 import { UndoButton } from '../rewind/UndoButton'
+import { Button } from '../../components/Button'
 
 /** Output longer than this is cut in the card until the user asks for all of it (rendering 1 MB of text stalls). */
 const OUTPUT_PREVIEW_CHARS = 20_000
@@ -121,13 +122,9 @@ export const ToolCard = memo(function ToolCard({
         <p className="skip-note">
           Not run: {skipReason(cause)}.{' '}
           {call.causeCallId && (
-            <button
-              type="button"
-              className="link-button"
-              onClick={() => onSelect(call.causeCallId as string)}
-            >
+            <Button look="link" onClick={() => onSelect(call.causeCallId as string)}>
               Show the failed call
-            </button>
+            </Button>
           )}
         </p>
       )}
@@ -207,9 +204,9 @@ function Output({ text, ansi }: { text: string; ansi: boolean }) {
         {ansi ? <AnsiText text={shown} /> : shown}
       </pre>
       {cut && (
-        <button type="button" className="link-button" onClick={() => setAll(true)}>
+        <Button look="link" onClick={() => setAll(true)}>
           Show all ({Math.round(text.length / 1024)} KB)
-        </button>
+        </Button>
       )}
     </>
   )

@@ -6,7 +6,7 @@ import { MarkdownText } from '../../components/MarkdownText'
 import { canRetry, failureLine, plainFailure, plainRunError } from '../../lib/failure'
 import { callTitle, formatDuration } from '../../lib/format'
 import { usageDetail, usageSummary } from '../../lib/usage'
-import { useAppStore } from '../../store/app-store'
+import { useAppStore, useSelection } from '../../store/app-store'
 import { FILES_SHOWN, RewindRow, TurnHeader } from '../rewind/RewindRow'
 import { canUndo } from '../rewind/UndoButton'
 import { rewindRowKey } from '../rewind/rewind-summary'
@@ -18,6 +18,7 @@ import { Narration, RetryNotice, RunEndExplanation, ThinkingSection, WaitNotice 
 import { liveTailOf, ToolCard } from './ToolCard'
 import { useTailList } from './use-tail-list'
 import { own } from '../../../../shared/own'
+import { Button } from '../../components/Button'
 import type { ToolCallState } from '../../../../shared/tool-call'
 
 /**
@@ -26,27 +27,14 @@ import type { ToolCallState } from '../../../../shared/tool-call'
  * scrolled up to read.
  */
 export function Transcript() {
-  const {
-    view,
-    selectedCallId,
-    selectedRewindId,
-    selectedFrom,
-    selectionCount,
-    selectCall,
-    replayActive,
-    replayPlaying,
-  } = useAppStore(
+  const { view, replayActive, replayPlaying } = useAppStore(
     useShallow((s) => ({
       view: s.transcriptView,
-      selectedCallId: s.selectedCallId,
-      selectedRewindId: s.selectedRewindId,
-      selectedFrom: s.selectedFrom,
-      selectionCount: s.selectionCount,
-      selectCall: s.selectCall,
       replayActive: s.replay.active,
       replayPlaying: s.replay.playing,
     })),
   )
+  const { selectedCallId, selectedRewindId, selectedFrom, selectionCount, selectCall } = useSelection()
   const rows = useMemo(() => (view ? transcriptRows(view) : []), [view])
   const keys = useMemo(() => rows.map((r) => r.key), [rows])
   const estimateAt = useCallback((i: number) => estimate(rows[i]), [rows])
@@ -417,14 +405,9 @@ function RunEnd({ run, failedCalls, usage }: { run: RunState; failedCalls: numbe
 function OpenSettingsButton() {
   const setSettingsOpen = useAppStore((s) => s.setSettingsOpen)
   return (
-    <button
-      type="button"
-      className="button small"
-      data-testid="run-end-settings"
-      onClick={() => setSettingsOpen(true)}
-    >
+    <Button look="small" testId="run-end-settings" onClick={() => setSettingsOpen(true)}>
       Open Settings
-    </button>
+    </Button>
   )
 }
 

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react'
 import type { FolderListing } from '../../../../shared/ipc'
 import { Modal } from '../../components/Modal'
+import { Button } from '../../components/Button'
 import './folder-browser.css'
 
 /**
@@ -102,20 +103,19 @@ export function FolderBrowser({
       onClose={onClose}
     >
       <div className="folder-places" aria-label="Places">
-        <button type="button" className="button small" data-testid="folder-home" onClick={() => void go()}>
+        <Button look="small" testId="folder-home" onClick={() => void go()}>
           Home
-        </button>
+        </Button>
         {listing?.recent.map((folder) => (
-          <button
+          <Button
+            look="small"
             key={folder.path}
-            type="button"
-            className="button small"
-            data-testid="folder-recent"
+            testId="folder-recent"
             title={folder.path}
             onClick={() => void go(folder.path)}
           >
             {folder.name}
-          </button>
+          </Button>
         ))}
       </div>
 
@@ -182,9 +182,9 @@ export function FolderBrowser({
           value={typed}
           onChange={(e) => setTyped(e.target.value)}
         />
-        <button className="button" type="submit" disabled={opening}>
+        <Button type="submit" disabled={opening}>
           Open
-        </button>
+        </Button>
       </form>
 
       {(problem ?? (error !== browsedPast ? error : null)) && (
@@ -204,17 +204,16 @@ export function FolderBrowser({
             inside it.
           </p>
           <div className="row">
-            <button
-              type="button"
-              className="button primary"
-              data-testid="folder-broad-back"
+            <Button
+              look="primary"
+              testId="folder-broad-back"
               onClick={() => {
                 setBroad(null)
                 dialogRef.current?.querySelector<HTMLElement>('[data-testid=folder-entry]')?.focus()
               }}
             >
               Choose a folder inside
-            </button>
+            </Button>
           </div>
         </div>
       )}

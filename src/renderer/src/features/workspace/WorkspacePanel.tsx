@@ -2,6 +2,7 @@ import { useCallback, useState } from 'react'
 import { useShallow } from 'zustand/react/shallow'
 import { useAppStore } from '../../store/app-store'
 import { FolderBrowser } from './FolderBrowser'
+import { Button } from '../../components/Button'
 
 /**
  * The open folder, and the way to open another: the native dialog in the app, the folder browser in a
@@ -49,9 +50,9 @@ export function WorkspacePanel() {
       ) : (
         <div className="workspace-empty">No folder open</div>
       )}
-      <button className="button" data-testid="workspace-open" onClick={openAnother} disabled={opening}>
+      <Button testId="workspace-open" onClick={openAnother} disabled={opening}>
         {workspace ? 'Open another folder…' : 'Open a folder…'}
-      </button>
+      </Button>
       {browsing && (
         <FolderBrowser
           // The folder around the open one: its siblings are the likely next projects.
