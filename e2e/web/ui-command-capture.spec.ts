@@ -1,6 +1,7 @@
 import { expect, test } from '@playwright/test'
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises'
 import { delimiter, isAbsolute, join } from 'node:path'
+import { homedir, tmpdir } from 'node:os'
 import { contrastViolations, screenshots, sendTask, startAppWithModel } from './ui-support'
 
 // An approved command's changes (issue 20) in a real browser: captured on the sandbox's copy-on-write layer,
@@ -132,8 +133,13 @@ test('a command’s protected changes wait for a per-file review, with a warning
  * like (capture falls back to the before/after scan). Every other program is linked in as it is.
  */
 async function pathWithout(name: string): Promise<{ path: string; remove(): Promise<void> }> {
-  // Not under /tmp: the sandbox has a private tmpfs there, and binds PATH's folders for the command.
-  const cache = join(process.cwd(), 'node_modules', '.cache')
+  // Not under /tmp: the sandbox has a private tmpfs there, and binds PATH's folders for the command. A checkout
+  // under /tmp (a scratch clone) keeps it in HOME's cache instead.
+  const underTmp = (dir: string): boolean =>
+    dir === '/tmp' || dir.startsWith('/tmp/') || dir.startsWith(`${tmpdir()}/`)
+  const cache = underTmp(process.cwd())
+    ? join(homedir(), '.cache', 'lanes-e2e')
+    : join(process.cwd(), 'node_modules', '.cache')
   await mkdir(cache, { recursive: true })
   const dir = await mkdtemp(join(cache, 'lanes-path-'))
   for (const from of (process.env.PATH ?? '').split(delimiter).filter((d) => isAbsolute(d))) {
