@@ -39,6 +39,12 @@ export default defineConfig({
           // Browser mode's window.api; the web host injects it in front of the renderer's script.
           'web-preload': resolve('src/preload/web.ts'),
         },
+        // A view loaded lazily (lazy-views.tsx) that some module of the first bundle also imports statically stays
+        // in the first bundle: the build fails instead of growing first paint without a word.
+        onwarn(warning, warn) {
+          if (warning.code === 'INEFFECTIVE_DYNAMIC_IMPORT') throw new Error(warning.message)
+          warn(warning)
+        },
         output: {
           entryFileNames: (chunk) =>
             chunk.name === 'web-preload' ? 'web-preload.js' : 'assets/[name]-[hash].js',

@@ -5,6 +5,7 @@ import type { SessionState } from '../../../../shared/reducer'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { callTitle } from '../../lib/format'
 import { DiffView } from './DiffView'
+import { CHANGE_WORDS, countsText, folderOf, groupsByFolder } from './folder-groups'
 import { DecisionButtons } from './DecisionButtons'
 import { Button } from '../../components/Button'
 
@@ -111,22 +112,6 @@ const PAGE = 200
 const OPEN_ALL_MAX = 50
 
 /** The folder a change is listed under, for a review logged before groups were (every change is in it then). */
-export function folderOf(relPath: string): string {
-  const at = relPath.lastIndexOf('/')
-  return at < 0 ? '' : relPath.slice(0, at)
-}
-
-function groupsOf(files: readonly HeldFile[]): HeldGroup[] {
-  const groups = new Map<string, HeldGroup>()
-  for (const f of files) {
-    const folder = folderOf(f.relPath)
-    const g = groups.get(folder) ?? { folder, added: 0, changed: 0, removed: 0, mode: 0, protected: 0 }
-    g[f.change]++
-    if (f.reason !== undefined) g.protected++
-    groups.set(folder, g)
-  }
-  return [...groups.values()].sort((a, b) => (a.folder < b.folder ? -1 : 1))
-}
 
 function HeldReview({
   call,
@@ -141,7 +126,7 @@ function HeldReview({
 }) {
   const inline = useMemo(() => call.held?.review ?? [], [call.held?.review])
   const count = call.held?.count ?? inline.length
-  const groups = useMemo(() => call.held?.groups ?? groupsOf(inline), [call.held?.groups, inline])
+  const groups = useMemo(() => call.held?.groups ?? groupsByFolder(inline), [call.held?.groups, inline])
   // Every held change came with the review (a small set): its folders need no paging.
   const complete = inline.length >= count
   const inlineByFolder = useMemo(() => {
@@ -266,21 +251,6 @@ function HeldReview({
       </div>
     </section>
   )
-}
-
-const CHANGE_WORDS: Record<HeldFile['change'], string> = {
-  added: 'added',
-  changed: 'changed',
-  removed: 'removed',
-  mode: 'permissions changed',
-}
-
-/** "1000 added, 2 changed": a folder group's counts. */
-export function countsText(g: HeldGroup): string {
-  return (['added', 'changed', 'removed', 'mode'] as const)
-    .filter((k) => g[k] > 0)
-    .map((k) => `${g[k]} ${CHANGE_WORDS[k]}`)
-    .join(', ')
 }
 
 type DiffResult = Awaited<ReturnType<typeof window.api.invoke<'held:diff'>>>

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { CommandChangeCounts, CommandChangedPath, HeldGroup } from '../../../../shared/events'
 import type { ToolCallState } from '../../../../shared/tool-call'
 import { describeContent, isLargeText } from '../approval/ChangeSummary'
-import { countsText, folderOf } from '../approval/HeldReview'
+import { countsText, folderOf, groupsByFolder } from '../approval/folder-groups'
 
 /** What the bash tool puts in `metadata.changes` (issue 20); anything else is not shown. */
 const Changes = z.object({
@@ -20,15 +20,7 @@ type Changes = z.infer<typeof Changes>
 
 /** The folder rows of a large change: the engine's counts, else the listed paths counted by their folders. */
 function folderGroups(changes: Changes): HeldGroup[] {
-  if (changes.folders) return changes.folders
-  const groups = new Map<string, HeldGroup>()
-  for (const p of changes.paths) {
-    const folder = folderOf(p.relPath)
-    const g = groups.get(folder) ?? { folder, added: 0, changed: 0, removed: 0, mode: 0, protected: 0 }
-    g[p.change]++
-    groups.set(folder, g)
-  }
-  return [...groups.values()].sort((a, b) => (a.folder < b.folder ? -1 : 1))
+  return changes.folders ?? groupsByFolder(changes.paths)
 }
 
 /** The group a path is counted in: the deepest group folder that holds it. */
