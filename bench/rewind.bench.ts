@@ -17,10 +17,11 @@ import { median, result, sized, type Benchmark, type BenchResult } from './harne
  * - the store's cost per write of a 1 MB file (keeping the content before and after, logging the pre-image)
  *   against the atomic write itself;
  * - the store's size after 1000 small edits of a 1 MB file against the file's size;
- * - a rewind of 100 changed files (log read, plan, journal, writes, fsyncs) against `cp` putting the originals
- *   back over the changed files (the same operation without a journal, a plan or fsyncs); also against cp + sync,
- *   cp into an empty folder, and the file system's own floor for replacing files crash-safely (a temp file and a
- *   rename each, as direct system calls), which cp's in-place overwrite does not pay.
+ * - a rewind of 100 changed files (log read, plan, journal, writes, fsyncs) against the durable floor for the same
+ *   files (a temp file, a rename, an fdatasync of each side by side and one of their folder, as direct system
+ *   calls): the gated figure (issue 20). For information also against `cp` putting the originals back over the
+ *   changed files (no journal, no plan, nothing made durable), cp + sync, cp into an empty folder, and the floor
+ *   without its fsyncs.
  */
 
 const MB = 1024 * 1024
@@ -288,15 +289,23 @@ async function rewind100(): Promise<BenchResult[]> {
   const rewind = median(ms.rewind)
   const cp = median(cpMs)
   return [
+    // The gated figure (issue 20): against the durable floor measured in the same rounds. cp makes nothing
+    // durable, so it is no fair anchor; its figure stays for information.
+    result(
+      `rewind: ${FILES} changed files (32 KB) vs the durable floor (temp file, rename, fdatasync side by side, folder fsync)`,
+      rewind,
+      median(floorSyncMs),
+      'ms',
+      {
+        maxRatio: 2,
+        text: 'ratio <= 2 (vs the durable floor)',
+      },
+    ),
     result(
       `rewind: ${FILES} changed files (32 KB) vs cp of the originals over them (median)`,
       rewind,
       cp,
       'ms',
-      {
-        maxRatio: 2,
-        text: 'ratio <= 2 (vs cp)',
-      },
     ),
     result(
       `rewind: ${FILES} files, of which opening the session (log tail, store)`,
@@ -328,12 +337,6 @@ async function rewind100(): Promise<BenchResult[]> {
       `rewind: the floor made durable (the same, then an fsync of each file side by side and of the folder), vs cp`,
       median(floorSyncMs),
       cp,
-      'ms',
-    ),
-    result(
-      `rewind: ${FILES} changed files vs that durable floor (what Lanes adds: log, plan, checks, journal)`,
-      rewind,
-      median(floorSyncMs),
       'ms',
     ),
     result(

@@ -174,6 +174,55 @@ describe('WriteBatch', () => {
   })
 })
 
+describe('WriteBatch.holdRenamesUntil', () => {
+  it('renames nothing in until the gate opens, with the new content already in its temp file', async () => {
+    const target = path.join(dir, 'held.txt')
+    await fs.writeFile(target, 'old')
+    const batch = new WriteBatch()
+    let open!: () => void
+    batch.holdRenamesUntil(new Promise<void>((resolve) => (open = resolve)))
+    try {
+      const writing = writeFileAtomic(target, 'new', { batch })
+      // The temp file is there, whole; the file is still the old one.
+      for (let i = 0; i < 50 && (await tempFilesIn(dir)).length === 0; i++) await delay(10)
+      const [temp] = await tempFilesIn(dir)
+      expect(await fs.readFile(path.join(dir, temp as string), 'utf8')).toBe('new')
+      expect(await fs.readFile(target, 'utf8')).toBe('old')
+      open()
+      expect(await writing).toMatchObject({ ok: true })
+      await batch.sync()
+    } finally {
+      await batch.close()
+    }
+    expect(await fs.readFile(target, 'utf8')).toBe('new')
+    expect(await tempFilesIn(dir)).toEqual([])
+  })
+
+  it('fails the writes and leaves the files and no temp file behind when the gate fails', async () => {
+    const target = path.join(dir, 'kept.txt')
+    await fs.writeFile(target, 'old')
+    const batch = new WriteBatch()
+    let fail!: (error: Error) => void
+    batch.holdRenamesUntil(new Promise<void>((_, reject) => (fail = reject)))
+    try {
+      const writing = writeFileAtomic(target, 'new', { batch })
+      await delay(20)
+      fail(new Error('the journal could not be synced'))
+      expect(await writing).toMatchObject({ ok: false, reason: expect.stringContaining('journal') })
+      // A write begun after the gate failed fails too: nothing goes in without the journal.
+      expect(await writeFileAtomic(target, 'later', { batch })).toMatchObject({ ok: false })
+    } finally {
+      await batch.close()
+    }
+    expect(await fs.readFile(target, 'utf8')).toBe('old')
+    expect(await tempFilesIn(dir)).toEqual([])
+  })
+})
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
 describe('removeFile', () => {
   it('removes a file, and answers done for one already gone without making its folder again', async () => {
     const target = path.join(dir, 'gone.txt')

@@ -226,6 +226,29 @@ export class WriteBatch {
   private readonly open: TempFile[] = []
   /** Written files beyond BATCH_MAX_OPEN, closed already: reopened by `sync()`. */
   private readonly closed: string[] = []
+  /** What renames wait for while it is pending (see `holdRenamesUntil`). */
+  private held: Promise<void> | undefined
+
+  /**
+   * Until `until` resolves (the caller's journal made durable), a write in the batch goes only as far as its temp
+   * file, whose data is synced at once, and renames it in after: nothing in its folder changes before the journal
+   * covers it, and the journal and the files' data cost one round of fsyncs side by side instead of two in a row.
+   * When `until` rejects, those writes fail and leave nothing behind. Writes begun after it resolved go as usual.
+   */
+  holdRenamesUntil(until: Promise<void>): void {
+    this.held = until
+    until.then(
+      () => {
+        if (this.held === until) this.held = undefined
+      },
+      () => undefined,
+    )
+  }
+
+  /** What a write must wait for before its rename, if anything. */
+  gate(): Promise<void> | undefined {
+    return this.held
+  }
 
   /** Takes a written file (still open) whose fsync is deferred; closes it at once when enough are open. */
   async keep(file: TempFile, path: string): Promise<void> {
@@ -335,7 +358,15 @@ async function writeInFolder(
         await fh.chown(existing.uid, existing.gid).catch(() => undefined)
       }
     }
-    if (batch) await batch.keep(fh, join(dir, name))
+    // A batch whose caller's journal is not durable yet: the temp file's data is synced now, side by side with the
+    // journal, and the rename waits for it (a rejected gate fails the write and removes the temp file).
+    const gate = batch?.gate()
+    if (gate !== undefined) {
+      const [synced, opened] = await Promise.allSettled([fh.datasync(), gate])
+      if (synced.status === 'rejected') throw synced.reason
+      if (opened.status === 'rejected') throw opened.reason
+      await fh.close()
+    } else if (batch) await batch.keep(fh, join(dir, name))
     else await fh.close()
     fh = undefined
 

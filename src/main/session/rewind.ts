@@ -36,6 +36,11 @@ import { foreignFile, lanesLeft, preimagesOf, turnRewoundAway, unfinishedRewind 
 
 /** Files written at once by a rewind. */
 const APPLY_CONCURRENCY = 16
+/**
+ * Files rewritten at once while the journal is being made durable, when their contents are in memory already (kept
+ * from planning, a bounded amount): each goes as far as its synced temp file meanwhile (see applyRewind).
+ */
+const STAGED_CONCURRENCY = 128
 /** Files read and hashed at once while planning. */
 const READ_CONCURRENCY = 16
 /**
@@ -358,19 +363,21 @@ export async function applyRewind(
     ...(plan.turn !== undefined ? { turn: plan.turn } : {}),
   })
   // The store (what every file is now, for a roll-back, and the contents to put back) and the journal are made
-  // durable side by side, in one round of fsyncs instead of two in a row: no file moves before both are, and
-  // neither needs the other first. A power loss before both are has moved nothing: the next start's
-  // recoverRewind finds every file as it was, and finishes the rewind or, a content missing, rolls it back
-  // (nothing to put back). A store that could not be made durable ends the rewind here, logged as rolled back,
-  // so no later start finishes what the user was told failed.
-  const [stored, journaled] = await Promise.allSettled([store.flush(), log.sync()])
-  if (journaled.status === 'rejected') throw journaled.reason
-  if (stored.status === 'rejected') {
-    const why = `the contents could not be saved (${(stored.reason as Error).message})`
-    await log.append({ type: 'rewind.finished', rewindId, outcome: 'rolled-back', error: why })
-    await log.sync()
-    return { ok: false, reason: `Nothing was rewound: ${why}.` }
-  }
+  // durable side by side, and with them the new contents of the files that are rewritten in place (their temp
+  // files, see WriteBatch.holdRenamesUntil): one round of fsyncs instead of three in a row. Nothing in the
+  // workspace moves before the store and the journal are durable: a rewritten file's rename, and every other
+  // change (a removal, a folder, a file made again), waits for them. A power loss before that has moved nothing:
+  // the next start's recoverRewind finds every file as it was, and finishes the rewind or, a content missing,
+  // rolls it back (nothing to put back). A store that could not be made durable ends the rewind here, logged as
+  // rolled back, so no later start finishes what the user was told failed.
+  const durable = Promise.allSettled([store.flush(), log.sync()]).then(([stored, journaled]) => {
+    if (journaled.status === 'rejected') throw journaled.reason
+    if (stored.status === 'rejected') throw new StoreNotDurable(stored.reason)
+  })
+  const settled = durable.then(
+    () => undefined,
+    (error: unknown) => error,
+  )
 
   // The files are written side by side as one batch (each folder opened and checked once) and made durable
   // together at the end; until rewind.finished is logged, a crash is recovered from the journal anyway.
@@ -379,11 +386,14 @@ export async function applyRewind(
   const done: RewindChange[] = []
   let failure: string | undefined
   const batch = new WriteBatch()
+  batch.holdRenamesUntil(durable)
   const phase = async (items: typeof work, concurrency: number): Promise<void> => {
     let next = 0
     const worker = async (): Promise<void> => {
       while (failure === undefined && next < items.length) {
         const w = items[next++] as (typeof work)[number]
+        // Only a file rewritten in place goes ahead of the journal (as far as its temp file): see above.
+        if (!rewrittenInPlace(w) && (await settled) !== undefined) return
         const failed = await putChange(
           w.change.path,
           w.change.from,
@@ -404,14 +414,25 @@ export async function applyRewind(
     }
     await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker))
   }
+  let notDurable: unknown
   try {
     for (const [items, concurrency] of phases(work)) {
-      await phase(items, concurrency)
+      const inMemory = items.every((w) => w.content !== undefined)
+      await phase(items, inMemory ? Math.max(concurrency, STAGED_CONCURRENCY) : concurrency)
       if (failure !== undefined) break
     }
-    if (failure === undefined) await batch.sync()
+    notDurable = await settled
+    if (failure === undefined && notDurable === undefined) await batch.sync()
   } finally {
     await batch.close()
+  }
+  // The journal or the store was not made durable: nothing was renamed or removed (every change waited for them).
+  if (notDurable !== undefined) {
+    if (!(notDurable instanceof StoreNotDurable)) throw notDurable
+    const why = `the contents could not be saved (${(notDurable.reason as Error).message})`
+    await log.append({ type: 'rewind.finished', rewindId, outcome: 'rolled-back', error: why })
+    await log.sync()
+    return { ok: false, reason: `Nothing was rewound: ${why}.` }
   }
   if (failure !== undefined) {
     const undone = await rollBack(done, store)
@@ -426,6 +447,27 @@ export async function applyRewind(
   }
   await finish(log, rewindId, { turn: plan.turn })
   return { ok: true, rewindId, changes, skipped }
+}
+
+/** The store could not be made durable before a rewind (its `reason`): the rewind is refused. */
+class StoreNotDurable extends Error {
+  constructor(readonly reason: unknown) {
+    super('the store could not be made durable')
+  }
+}
+
+/**
+ * A regular file whose content is put back in place of the one there now (no mode, folder or link to change):
+ * written as far as its temp file while the journal is made durable. Its folder holds it, so no folder is made.
+ */
+function rewrittenInPlace(w: { change: RewindChange; stat: OnDisk['stat'] | null }): boolean {
+  const want = parseToken(w.change.to)
+  return (
+    w.stat !== null &&
+    want.kind === 'file' &&
+    want.mode === undefined &&
+    parseToken(w.change.from).kind === 'file'
+  )
 }
 
 /**
