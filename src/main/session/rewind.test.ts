@@ -1,4 +1,4 @@
-import { chmod, rename, rm, writeFile } from 'node:fs/promises'
+import { chmod, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { reduceEvents } from '../../shared/reducer'
@@ -157,6 +157,24 @@ describe('rewind', () => {
       expect(refused).toMatchObject({ ok: false, reason: expect.stringContaining('no longer exists') })
       await rename(`${s.workspace}-moved`, s.workspace)
       await untouched(s)
+    })
+
+    it('a journal that cannot be made durable: no file is renamed in, and no temp file is left', async () => {
+      const s = await fourCalls()
+      await expect(
+        withRewindSession(s.sessionsDir, s.sessionId, async (session) => {
+          const plan = await planRewind(session.events, session.store, session.workspace, {
+            mode: 'rewind',
+            callId: 'c4',
+          })
+          if (!plan.ok) return plan
+          // a.txt is rewritten in place: its temp file is written while the journal syncs, then this fails.
+          const log = { ...session.log, sync: () => Promise.reject(new Error('the disk failed')) }
+          return applyRewind(plan, session.store, log)
+        }),
+      ).rejects.toThrow('the disk failed')
+      expect(await fileText(s, 'a.txt')).toBe('one\nTWO\nTHREE\n')
+      expect((await readdir(s.workspace)).filter((name) => name.endsWith('.tmp'))).toEqual([])
     })
 
     it('a rewind to where the files already are', async () => {
