@@ -1,6 +1,6 @@
 import { isAbsolute, resolve, sep } from 'node:path'
 import type { EventOf, SessionEvent, SessionEventType } from '../../shared/events'
-import { isInside, toWorkspaceRelative } from '../tools/workspace'
+import { toWorkspaceRelative } from '../tools/workspace'
 
 /**
  * What a session's log says about its file changes and rewinds (issue 14), without touching the disk: the
@@ -140,12 +140,29 @@ export function foreignFile(
   file: { path: string; relPath: string },
 ): string | undefined {
   const { path, relPath } = file
-  const normal = typeof path === 'string' && isAbsolute(path) && resolve(path) === path
-  if (!normal || !roots.some((root) => resolve(root) !== path && isInside(root, path)))
+  const normal = typeof path === 'string' && isNormalAbsolute(path)
+  if (!normal || !roots.some((root) => strictlyInside(root, path)))
     return `The session's log names ${JSON.stringify(path)}, which is not a file of its workspace ${workspace}: the log was edited or damaged.`
   if (relPath !== relativeTo(workspace, path))
     return `The session's log names ${JSON.stringify(path)} as ${JSON.stringify(relPath)}: the log was edited or damaged.`
   return undefined
+}
+
+/**
+ * Whether `path` is absolute and normalized (what `resolve` gives back unchanged). A rewind of 20,000 files asks
+ * this of each: on POSIX a look at the text (no `//`, no `.` or `..` segment, no trailing `/`) instead of a
+ * resolve, which costs microseconds each.
+ */
+function isNormalAbsolute(path: string): boolean {
+  if (sep !== '/') return isAbsolute(path) && resolve(path) === path
+  return path.startsWith('/') && (path === '/' || !/\/\/|\/\.\.?(?:\/|$)|\/$/.test(path))
+}
+
+/** A normalized `path` strictly inside `root` (not the root itself). */
+function strictlyInside(root: string, path: string): boolean {
+  // Both normalized: isInside's test without its resolves.
+  const base = isNormalAbsolute(root) ? root : resolve(root)
+  return path !== base && path.startsWith(base.endsWith(sep) ? base : base + sep)
 }
 
 /**
@@ -156,7 +173,7 @@ function relativeTo(workspace: string, path: string): string {
   if (
     path.startsWith(workspace + sep) &&
     path.length > workspace.length + 1 &&
-    resolve(workspace) === workspace
+    isNormalAbsolute(workspace)
   )
     return sep === '/'
       ? path.slice(workspace.length + 1)
