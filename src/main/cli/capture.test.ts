@@ -126,6 +126,9 @@ describe.skipIf(!overlay)('a command’s changes through lanes run', { timeout: 
         'chmod 755 bin/run',
         'ln -s ../src/a.ts bin/a-link',
         'mkdir -p build/out && echo built > build/out/app.js',
+        // Folders in folders: undo removes them one at a time, the deepest first.
+        'mkdir -p build/out/a/b/c build/lib && echo c > build/out/a/b/c/c.js && echo l > build/lib/l.js',
+        'for i in $(seq 1 40); do mkdir -p build/many/m$i/n; done',
         'rm -rf docs && mkdir docs && echo new > docs/z.md',
         'ln -sfn new-target src/dangling',
       ],
@@ -141,7 +144,7 @@ describe.skipIf(!overlay)('a command’s changes through lanes run', { timeout: 
       .metadata.changes
     expect(changes.mode).toBe('overlay')
     // docs/ was made again (0o755 where it was 0o750): a mode change too.
-    expect(changes.counts).toEqual({ added: 7, changed: 1, removed: 4, modeChanged: 2 })
+    expect(changes.counts).toEqual({ added: 94, changed: 1, removed: 4, modeChanged: 2 })
     const after = await tree(t.workspace)
     expect(after['src/a.ts']).toBe('644 export const a = 2\n')
     expect(after['bin/run']).toMatch(/^755 /)

@@ -170,11 +170,7 @@ function strictlyInside(root: string, path: string): boolean {
  * holds it, which is what the tools log (a rewind of 20,000 files asks this 20,000 times).
  */
 function relativeTo(workspace: string, path: string): string {
-  if (
-    path.startsWith(workspace + sep) &&
-    path.length > workspace.length + 1 &&
-    isNormalAbsolute(workspace)
-  )
+  if (path.startsWith(workspace + sep) && path.length > workspace.length + 1 && isNormalAbsolute(workspace))
     return sep === '/'
       ? path.slice(workspace.length + 1)
       : path

@@ -417,8 +417,9 @@ export async function applyRewind(
   let notDurable: unknown
   try {
     for (const [items, concurrency] of phases(work)) {
-      const inMemory = items.every((w) => w.content !== undefined)
-      await phase(items, inMemory ? Math.max(concurrency, STAGED_CONCURRENCY) : concurrency)
+      // Only a phase of side-by-side changes goes wider (the folders' phases go one at a time, in order).
+      const wider = concurrency > 1 && items.every((w) => w.content !== undefined)
+      await phase(items, wider ? Math.max(concurrency, STAGED_CONCURRENCY) : concurrency)
       if (failure !== undefined) break
     }
     notDurable = await settled
