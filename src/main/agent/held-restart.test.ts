@@ -154,6 +154,7 @@ describe.skipIf(!overlay)('a command cut short by the app’s end', () => {
     const callId = heldEvent!.callId
     // Everything it changed is held, protected or not: the user never saw the command finish.
     expect(heldEvent?.review?.map((f) => f.relPath).sort()).toEqual(['new.txt', 'out.txt'])
+    expect(heldEvent?.interrupted).toBe(true)
     for (let i = 0; i < 400 && !session.waitsForHeldReview(callId); i++)
       await new Promise((r) => setTimeout(r, 25))
     expect(await readFile(join(workspace, 'out.txt'), 'utf8')).toBe('before\n')

@@ -183,10 +183,13 @@ export async function resumeCapture(opts: {
       ),
     ])
     if (!changed || landing) return null
+    // The review says why everything is held: the command was cut short.
+    const log: CaptureHost['log'] = (draft) =>
+      host.log(draft.type === 'command.held' ? { ...draft, interrupted: true } : draft)
     const changes = await finishOverlay(
       { workspace: opts.workspace, callId: opts.callId, rules: opts.rules, holdAll: true },
       layer,
-      host,
+      { ...host, log },
       opts.interrupted,
     )
     return { ran: opts.interrupted, changes }
