@@ -4,7 +4,15 @@ import type { HunkDecision, SessionEvent, SessionEventDraft, SessionRule } from 
 import type { ToolCallState } from '../../shared/tool-call'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import { describeEveryHunkRejected } from '../tools/hunk-review'
-import type { Approved, PolicyOptions, Tool, ToolContext, ToolResult } from '../tools/tool'
+import type {
+  AlwaysAllowRule,
+  Approved,
+  PolicyOptions,
+  PolicyVerdict,
+  Tool,
+  ToolContext,
+  ToolResult,
+} from '../tools/tool'
 import type { AgentOptions } from './agent-options'
 import { buildPreview, decidePolicy } from './approval-policy'
 import type { GateVerdict } from './scheduler'
@@ -221,16 +229,35 @@ export class ApprovalGate {
     const { options } = this.host
     const tool = options.registry.get(call.name)
     const policy = this.policyOptions()
-    const verdictReady = (async () => {
-      // Read once per session, then a resolved promise: an allowed call still starts at once.
-      const rules = options.alwaysAllow ? await options.alwaysAllow.rules(options.workspace) : []
-      return decidePolicy(tool, call.input, { ...policy, alwaysAllow: rules })
-    })()
+    const decide = (rules: AlwaysAllowRule[]): PolicyVerdict =>
+      decidePolicy(tool, call.input, { ...policy, alwaysAllow: rules })
+    // Decided now when the folder's rules are at hand (after the first call, or none kept): a call that needs
+    // no one is allowed or failed before the scheduler looks at it, and `verdict` answers without an await, so
+    // it starts in the same synchronous run as its block's close (each await let other queued work go first).
+    const known = options.alwaysAllow ? options.alwaysAllow.rulesNow(options.workspace) : []
+    let now: PolicyVerdict | undefined
+    let thrown: { error: unknown } | undefined
+    try {
+      if (known !== undefined) now = decide(known)
+    } catch (error) {
+      thrown = { error }
+    }
+    if (now !== undefined && now.kind !== 'ask') {
+      if (now.kind === 'deny') this.fail(call, now.reason)
+      else move(call, { kind: 'allowed', byRule: now.byRule === true })
+      return Promise.resolve()
+    }
+    const alwaysAllow = options.alwaysAllow
+    const verdictReady: Promise<PolicyVerdict> = thrown
+      ? Promise.reject(thrown.error as Error)
+      : now !== undefined || !alwaysAllow
+        ? Promise.resolve(now ?? decide([]))
+        : alwaysAllow.rules(options.workspace).then(decide)
     const link = this.preparing.then(async () => {
       const verdict = await verdictReady
       if (verdict.kind !== 'ask' || !tool) return
       // The preview is logged through the redactor (AgentSession.emit): it knows the values once its scan is done.
-      await Promise.all([...earlierSafe, this.host.secrets.ready()])
+      await Promise.all([...(tool.previewFromArguments ? [] : earlierSafe), this.host.secrets.ready()])
       const { ctx } = this.host.toolContext(call.callId, this.host.stopSignal)
       const target = (call.input as { path?: unknown }).path
       const base =
@@ -311,10 +338,20 @@ export class ApprovalGate {
    * tells the scheduler so). A call's own failure skips its siblings; a rejection is the user's choice and
    * does not.
    */
-  async verdict(call: PendingCall, ready: Promise<void>, waiting: () => void): Promise<GateVerdict> {
+  verdict(call: PendingCall, ready: Promise<void>, waiting: () => void): GateVerdict | Promise<GateVerdict> {
+    // Settled before the call reached the gate (allowed or failed when its block closed, decided while earlier
+    // calls ran): answered now, so the scheduler starts it without an await, which would let other queued work
+    // go first.
+    return this.settledVerdict(call) ?? this.verdictWhenReady(call, ready, waiting)
+  }
+
+  private async verdictWhenReady(
+    call: PendingCall,
+    ready: Promise<void>,
+    waiting: () => void,
+  ): Promise<GateVerdict> {
     await ready
     const state = call.state
-    if (state.kind === 'failed') return { run: false, result: state.result, failed: true }
     if (state.kind === 'asking') {
       const decision = await new Promise<Decision>((resolve) => {
         state.waiter = resolve
@@ -322,8 +359,16 @@ export class ApprovalGate {
       })
       move(call, { kind: 'decided', review: state.review, decision })
     }
-    if (call.state.kind !== 'decided') return { run: true }
-    const { decision, review } = call.state
+    return this.settledVerdict(call) ?? { run: true }
+  }
+
+  /** The verdict of a call whose state says it (failed, allowed, decided); undefined while it is not settled. */
+  private settledVerdict(call: PendingCall): GateVerdict | undefined {
+    const state = call.state
+    if (state.kind === 'failed') return { run: false, result: state.result, failed: true }
+    if (state.kind === 'allowed') return { run: true }
+    if (state.kind !== 'decided') return undefined
+    const { decision, review } = state
     if (decision.decision === 'approved' && rejectsEveryHunk(review.preview, decision.hunks)) {
       const path = review.preview.kind === 'write' ? review.preview.path : call.label
       return {
