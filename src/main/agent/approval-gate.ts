@@ -221,7 +221,8 @@ export class ApprovalGate {
    * the turn that needs the user is on the review screen together. The policy is decided at once, so an
    * allowed call (a read) starts without waiting; previews are built one after another in call order, after
    * the safe calls issued before them (`earlierSafe`), so a write's preview sees the turn's earlier reads and
-   * writes.
+   * writes; a preview made from the arguments alone (`Tool.previewFromArguments`: a command) does not wait for
+   * those reads.
    */
   prepare(call: PendingCall, earlierSafe: Promise<void>[]): Promise<void> {
     if (call.state.kind !== 'preparing') return Promise.resolve()
@@ -233,25 +234,24 @@ export class ApprovalGate {
     // Decided now when the folder's rules are at hand (after the first call, or none kept): a call that needs
     // no one is allowed or failed before the scheduler looks at it, and `verdict` answers without an await, so
     // it starts in the same synchronous run as its block's close (each await let other queued work go first).
-    const known = options.alwaysAllow ? options.alwaysAllow.rulesNow(options.workspace) : []
-    let now: PolicyVerdict | undefined
-    let thrown: { error: unknown } | undefined
-    try {
-      if (known !== undefined) now = decide(known)
-    } catch (error) {
-      thrown = { error }
-    }
-    if (now !== undefined && now.kind !== 'ask') {
-      if (now.kind === 'deny') this.fail(call, now.reason)
-      else move(call, { kind: 'allowed', byRule: now.byRule === true })
-      return Promise.resolve()
-    }
     const alwaysAllow = options.alwaysAllow
-    const verdictReady: Promise<PolicyVerdict> = thrown
-      ? Promise.reject(thrown.error as Error)
-      : now !== undefined || !alwaysAllow
-        ? Promise.resolve(now ?? decide([]))
-        : alwaysAllow.rules(options.workspace).then(decide)
+    const known = alwaysAllow ? alwaysAllow.rulesNow(options.workspace) : []
+    let verdictReady: Promise<PolicyVerdict>
+    if (alwaysAllow && known === undefined) verdictReady = alwaysAllow.rules(options.workspace).then(decide)
+    else {
+      try {
+        const now = decide(known ?? [])
+        if (now.kind !== 'ask') {
+          if (now.kind === 'deny') this.fail(call, now.reason)
+          else move(call, { kind: 'allowed', byRule: now.byRule === true })
+          return Promise.resolve()
+        }
+        verdictReady = Promise.resolve(now)
+      } catch (error) {
+        // A policy that throws fails the call at its gate (an internal error), never the stream reading it.
+        verdictReady = Promise.reject(error as Error)
+      }
+    }
     const link = this.preparing.then(async () => {
       const verdict = await verdictReady
       if (verdict.kind !== 'ask' || !tool) return
