@@ -475,6 +475,10 @@ async function create20k(cache: string): Promise<BenchResult[]> {
       await approved(plain, 'node create.js')
       uncaptured.push(performance.now() - t0)
 
+      // The undo and rm -rf each start from a settled disk: whatever the landing (or the other side) left unwritten
+      // is written out first, or the undo, run right after the landing, would pay for the landing's writeback and
+      // rm -rf, run on a tree made long before, would not.
+      await run('sync', [])
       const undone = await released(session, async () => {
         const t1 = performance.now()
         const done = await withRewindSession(
@@ -492,6 +496,7 @@ async function create20k(cache: string): Promise<BenchResult[]> {
       })
       if (!undone.ok) throw new Error(undone.reason)
       // The folders the command made stay behind an undo only when something else is in them: none here.
+      await run('sync', [])
       t0 = performance.now()
       await run('rm', ['-rf', join(plain, 'made')])
       rmMs.push(performance.now() - t0)
