@@ -57,7 +57,8 @@ import {
  * before is kept in the session's store and logged (file.preimage with `before` and `after`) before anything
  * moves, so undo and rewind cover it. Then the journal's intent (command.landing) is synced, the changes are
  * applied in the change set's order (a file or link is *moved* out of the layer: a rename on the same file
- * system, never a copy where a rename works), and command.landed closes it. A failure half-way (a full disk making a folder, a file in the way) puts back what had landed, so
+ * system, never a copy where a rename works; files moving in go a few dozen renames at a time, see Moves), and
+ * command.landed closes it. A failure half-way (a full disk making a folder, a file in the way) puts back what had landed, so
  * nothing is ever half-landed; a crash half-way is finished or rolled back on the next start (recover.ts).
  *
  * Memory stays bounded whatever the size: the change set is streamed from the layer, each landed change goes
