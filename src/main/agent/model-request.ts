@@ -36,6 +36,11 @@ export interface TurnRequest {
   messages: MessageParam[]
   signal: AbortSignal
   onEvent: (event: StreamEvent) => void
+  /**
+   * Told once the request is on the wire (its body sent; where that cannot be seen, once the API answered or the
+   * attempt ended). Possibly more than once: after the body and the answer, and on every retry.
+   */
+  onSent?: () => void
   /** Told before each retry, so the UI can say why nothing is happening. */
   onRetry?: (info: RetryInfo) => void
   /** Tool ids the session already used: a tool_use repeating one gets a fresh id (model-stream.ts). */

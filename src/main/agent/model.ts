@@ -19,6 +19,7 @@ import {
   stalledError,
 } from './model-errors'
 import { buildParams, type TurnRequest } from './model-request'
+import { originOf, watchSent } from './request-sent'
 
 export type { MessageParam, RetryInfo, TurnRequest } from './model-request'
 import { ListenerError, TurnAccumulator, type TurnResult } from './model-stream'
@@ -120,6 +121,7 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
   const retryBaseMs = opts.retryBaseDelayMs ?? DEFAULT_RETRY_BASE_MS
   const idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
   const where = baseUrl ?? 'https://api.anthropic.com'
+  const origin = originOf(where)
   const known = modelContext(model)
   const context = {
     window: opts.contextWindow ?? known.window,
@@ -157,6 +159,9 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
     const controller = new AbortController()
     const onAbort = (): void => controller.abort()
     req.signal.addEventListener('abort', onAbort, { once: true })
+    // Told when the body is on the socket, else when the API answered, else when the attempt ended.
+    const sent = req.onSent
+    const stopWatching = sent && origin !== null ? watchSent(origin, sent) : () => undefined
     let stalled = false
     let idle: NodeJS.Timeout | undefined
     const armIdle = (): void => {
@@ -177,6 +182,8 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
           ? await api.beta.messages.create(params, { signal: controller.signal })
           : await api.messages.create(params as unknown as PlainParams, { signal: controller.signal })
       connected = true
+      stopWatching()
+      sent?.()
       for await (const event of stream) {
         armIdle()
         turn.apply(event as RawMessageStreamEvent, req.onEvent)
@@ -191,6 +198,8 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
     } finally {
       clearTimeout(idle)
       req.signal.removeEventListener('abort', onAbort)
+      stopWatching()
+      if (!connected) sent?.()
     }
     // The SDK ends the iteration quietly when the request is aborted: say why it ended.
     if (req.signal.aborted) throw abortError()

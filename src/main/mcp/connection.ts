@@ -38,7 +38,8 @@ export class McpConnection {
   private restarts: number[] = []
   private closing = false
   private lastError: string | undefined
-  private readonly launch: ServerLaunch | null
+  /** How a stdio server starts (its sandbox prepared), worked out at its first start: never on the way of a request. */
+  private launch: ServerLaunch | null | undefined
   /** An HTTP server's OAuth (stored tokens, refreshed by the SDK); none where its entry sets Authorization. */
   private oauthProvider: LanesOAuthProvider | null = null
 
@@ -47,11 +48,7 @@ export class McpConnection {
     private readonly workspace: string,
     private readonly events: ConnectionEvents,
     private readonly oauth?: McpOAuthStore,
-  ) {
-    const launch = config.kind === 'stdio' ? serverLaunch(config, workspace) : null
-    this.launch = launch && !('error' in launch) ? launch : null
-    if (launch && 'error' in launch) this.lastError = launch.error
-  }
+  ) {}
 
   get status(): ServerStatus | 'new' {
     return this.state
@@ -86,7 +83,16 @@ export class McpConnection {
     return this.ready
   }
 
+  private prepare(): void {
+    if (this.launch !== undefined) return
+    const launch = this.config.kind === 'stdio' ? serverLaunch(this.config, this.workspace) : null
+    this.launch = launch && !('error' in launch) ? launch : null
+    if (launch && 'error' in launch) this.lastError = launch.error
+  }
+
   private async connect(status: 'starting' | 'restarting'): Promise<void> {
+    if (this.closing) return
+    this.prepare()
     if (this.state !== status) this.setStatus(status)
     if (this.config.kind === 'stdio' && !this.launch) {
       this.setStatus('failed', this.lastError)
@@ -280,7 +286,9 @@ export class McpConnection {
     this.client = null
     if (client) this.retire(client)
     await Promise.all(this.retiring)
-    this.setStatus('stopped')
+    // One that never started has nothing to report.
+    if (this.state === 'new') this.state = 'stopped'
+    else this.setStatus('stopped')
   }
 
   /** Closing a client ends its process (stdin closed, then SIGTERM, then SIGKILL); `close()` waits for all. */

@@ -20,6 +20,11 @@ export interface ToolSource {
    * or one the model knew from before, waits for it instead of failing as unknown.
    */
   pending?(name: string): Tool | undefined
+  /**
+   * A model request is on the wire: work the source held back so as not to delay it (MCP servers' start) may
+   * begin. Called for every request; cheap after the first.
+   */
+  requestSent?(): void
 }
 
 export class ToolRegistry {
@@ -51,6 +56,11 @@ export class ToolRegistry {
       if (pending) return pending
     }
     return undefined
+  }
+
+  /** A model request is on the wire (see `ToolSource.requestSent`). */
+  requestSent(): void {
+    for (const source of this.sources) source.requestSent?.()
   }
 
   names(): string[] {
