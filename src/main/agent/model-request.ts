@@ -37,8 +37,8 @@ export interface TurnRequest {
   signal: AbortSignal
   onEvent: (event: StreamEvent) => void
   /**
-   * Told once the request is on the wire (its body sent; where that cannot be seen, once the API answered or the
-   * attempt ended). Possibly more than once: after the body and the answer, and on every retry.
+   * Told once per attempt that the request went out (request-sent.ts: the API answered it, or its body has been
+   * on the wire a moment, or the attempt ended).
    */
   onSent?: () => void
   /** Told before each retry, so the UI can say why nothing is happening. */

@@ -19,7 +19,7 @@ import {
   stalledError,
 } from './model-errors'
 import { buildParams, type TurnRequest } from './model-request'
-import { originOf, watchSent } from './request-sent'
+import { sentSignal } from './request-sent'
 
 export type { MessageParam, RetryInfo, TurnRequest } from './model-request'
 import { ListenerError, TurnAccumulator, type TurnResult } from './model-stream'
@@ -121,7 +121,6 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
   const retryBaseMs = opts.retryBaseDelayMs ?? DEFAULT_RETRY_BASE_MS
   const idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
   const where = baseUrl ?? 'https://api.anthropic.com'
-  const origin = originOf(where)
   const known = modelContext(model)
   const context = {
     window: opts.contextWindow ?? known.window,
@@ -159,9 +158,7 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
     const controller = new AbortController()
     const onAbort = (): void => controller.abort()
     req.signal.addEventListener('abort', onAbort, { once: true })
-    // Told when the body is on the socket, else when the API answered, else when the attempt ended.
-    const sent = req.onSent
-    const stopWatching = sent && origin !== null ? watchSent(origin, sent) : () => undefined
+    const sent = sentSignal(where, req.onSent)
     let stalled = false
     let idle: NodeJS.Timeout | undefined
     const armIdle = (): void => {
@@ -182,8 +179,7 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
           ? await api.beta.messages.create(params, { signal: controller.signal })
           : await api.messages.create(params as unknown as PlainParams, { signal: controller.signal })
       connected = true
-      stopWatching()
-      sent?.()
+      sent.answered()
       for await (const event of stream) {
         armIdle()
         turn.apply(event as RawMessageStreamEvent, req.onEvent)
@@ -198,8 +194,7 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
     } finally {
       clearTimeout(idle)
       req.signal.removeEventListener('abort', onAbort)
-      stopWatching()
-      if (!connected) sent?.()
+      sent.ended()
     }
     // The SDK ends the iteration quietly when the request is aborted: say why it ended.
     if (req.signal.aborted) throw abortError()

@@ -1,40 +1,54 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 
 /**
- * When a request's body has gone out on the socket: Node's fetch (undici, which the SDK uses) reports it on the
- * `undici:request:bodySent` channel. `watchSent(origin, call)` calls `call` once, at the first POST to `origin`
- * whose body was sent (a request of another session to the same address may be the one: early by a request,
- * never before one went out). Returns the function that stops watching.
+ * Tells once that a model request went out (what waited for it, the MCP servers' start, may begin): when the API
+ * answered it (status and headers), or SENT_GRACE_MS after its body went out on the socket without an answer yet,
+ * or when the attempt ended. Not at the very moment the body is sent: the answer's first events are read in this
+ * process, and a server's start (preparing its sandbox, spawning it) would hold them up.
+ *
+ * The body's sending is seen on the `undici:request:bodySent` channel of Node's fetch (which the SDK uses): the
+ * first POST to the request's origin counts (a request of another session to the same address may be the one:
+ * early by a request, never before one went out).
  */
 
 const CHANNEL = 'undici:request:bodySent'
+export const SENT_GRACE_MS = 100
 
 interface SentMessage {
   request?: { origin?: unknown; method?: unknown }
 }
 
-export function watchSent(origin: string, call: () => void): () => void {
-  let done = false
-  const stop = (): void => {
-    if (done) return
-    done = true
-    unsubscribe(CHANNEL, listener)
+export interface SentSignal {
+  /** The API answered the request. */
+  answered(): void
+  /** The attempt is over, answered or not. */
+  ended(): void
+}
+
+export function sentSignal(url: string, call: (() => void) | undefined): SentSignal {
+  if (call === undefined) return { answered: () => undefined, ended: () => undefined }
+  let origin: string | null
+  try {
+    origin = new URL(url).origin
+  } catch {
+    origin = null
   }
+  let done = false
+  let grace: NodeJS.Timeout | undefined
   const listener = (message: unknown): void => {
     const request = (message as SentMessage).request
     if (request?.method !== 'POST' || request.origin !== origin) return
-    stop()
+    unsubscribe(CHANNEL, listener)
+    grace = setTimeout(fire, SENT_GRACE_MS)
+    grace.unref()
+  }
+  const fire = (): void => {
+    if (done) return
+    done = true
+    clearTimeout(grace)
+    unsubscribe(CHANNEL, listener)
     call()
   }
-  subscribe(CHANNEL, listener)
-  return stop
-}
-
-/** `http://host:port` of a URL, as undici names a request's origin; null for an address that is not one. */
-export function originOf(url: string): string | null {
-  try {
-    return new URL(url).origin
-  } catch {
-    return null
-  }
+  if (origin !== null) subscribe(CHANNEL, listener)
+  return { answered: fire, ended: fire }
 }

@@ -3,6 +3,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { CallToolResult, Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import type { McpServerConfig } from './config'
 import { serverLaunch, type ServerLaunch } from './launch'
 import { LanesOAuthProvider, usesOwnAuthorization, type McpOAuthStore } from './oauth'
@@ -102,6 +104,7 @@ export class McpConnection {
       { name: 'lanes', version: '0.1.0' },
       {
         capabilities: {},
+        jsonSchemaValidator: this.outputValidator,
         listChanged: {
           tools: {
             debounceMs: 100,
@@ -266,6 +269,16 @@ export class McpConnection {
   }
 
   private lastStatusMessage: string | undefined
+
+  /**
+   * The SDK checks tools' results against their output schemas with it. Made at the first such check, not with
+   * every client (an Ajv instance costs milliseconds while the first request streams); one per server, so a
+   * schema's `$id` never reaches another server's.
+   */
+  private readonly outputValidator: jsonSchemaValidator = (() => {
+    let ajv: AjvJsonSchemaValidator | undefined
+    return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) }
+  })()
 
   private setStatus(status: ServerStatus, message?: string): void {
     this.state = status

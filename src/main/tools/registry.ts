@@ -31,6 +31,8 @@ export class ToolRegistry {
   private readonly byName = new Map<string, Tool>()
   private cachedDefinitions: { key: string; definitions: ToolDefinition[] } | null = null
   private cachedDynamic: { key: string; byName: Map<string, Tool> } | null = null
+  /** Lanes' own tools' definitions, made once and shared with the registries `withSource` derives from this one. */
+  private own: { definitions: ToolDefinition[] | null } = { definitions: null }
 
   constructor(
     tools: readonly Tool[],
@@ -44,7 +46,9 @@ export class ToolRegistry {
 
   /** The same tools and `source`'s too (a session's MCP servers): the shared registry stays as it was. */
   withSource(source: ToolSource): ToolRegistry {
-    return new ToolRegistry([...this.byName.values()], [...this.sources, source])
+    const derived = new ToolRegistry([...this.byName.values()], [...this.sources, source])
+    derived.own = this.own
+    return derived
   }
 
   /** Looked up by own name only: a model asking for `__proto__` or `toString` finds nothing. */
@@ -74,19 +78,8 @@ export class ToolRegistry {
   definitions(): ToolDefinition[] {
     const key = this.key()
     if (this.cachedDefinitions?.key === key) return this.cachedDefinitions.definitions
-    const definitions = [...this.byName.values(), ...this.dynamic().values()].map((tool) => {
-      if (tool.inputJsonSchema)
-        return { name: tool.name, description: tool.description, input_schema: tool.inputJsonSchema }
-      const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.input, { io: 'input' }) as Record<
-        string,
-        unknown
-      >
-      return {
-        name: tool.name,
-        description: tool.description,
-        input_schema: { ...schema, type: 'object' as const },
-      }
-    })
+    this.own.definitions ??= [...this.byName.values()].map(definitionOf)
+    const definitions = [...this.own.definitions, ...[...this.dynamic().values()].map(definitionOf)]
     this.cachedDefinitions = { key, definitions }
     return definitions
   }
@@ -110,3 +103,17 @@ export class ToolRegistry {
 }
 
 const EMPTY: Map<string, Tool> = new Map()
+
+function definitionOf(tool: Tool): ToolDefinition {
+  if (tool.inputJsonSchema)
+    return { name: tool.name, description: tool.description, input_schema: tool.inputJsonSchema }
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.input, { io: 'input' }) as Record<
+    string,
+    unknown
+  >
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: { ...schema, type: 'object' as const },
+  }
+}
