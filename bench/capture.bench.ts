@@ -125,6 +125,27 @@ async function approved(workspace: string, command: string, session?: Session): 
   return callId
 }
 
+/**
+ * Waits (untimed) until the overlays of earlier captured calls are unmounted: each is let go by a holder process
+ * beside the landing, off the call's own time (capture/overlay.ts), and its unmount must not land in the time of
+ * whichever side runs next.
+ */
+async function layersReleased(): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const holders = await new Promise<string>((resolve) => {
+      const p = spawn('pgrep', ['-f', ' lanes-capture /'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      })
+      let text = ''
+      p.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()))
+      p.on('error', () => resolve(''))
+      p.on('close', () => resolve(text.trim()))
+    })
+    if (holders === '') return
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
 function run(command: string, args: string[], cwd?: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const p = spawn(command, args, { stdio: 'ignore', ...(cwd ? { cwd } : {}) })
@@ -234,6 +255,7 @@ async function unchanged(cache: string): Promise<BenchResult[]> {
       const t0 = performance.now()
       await fn()
       into.push(performance.now() - t0)
+      await layersReleased()
     }
     const sides: (() => Promise<unknown>)[] = [
       () => timed(captured, () => approved(tree.root, 'git status --porcelain', session)),
@@ -390,6 +412,7 @@ async function rewrite100(cache: string): Promise<BenchResult[]> {
       for (const [side, fn] of i % 2 === 0 ? sides : sides.reverse()) {
         await run('sync', [])
         round[side] = await timed(fn)
+        await layersReleased()
       }
       captured.push(round.c)
       uncaptured.push(round.u)
@@ -447,6 +470,7 @@ async function create20k(cache: string): Promise<BenchResult[]> {
       let t0 = performance.now()
       const callId = await approved(workspace, 'node create.js', session)
       captured.push(performance.now() - t0)
+      await layersReleased()
       t0 = performance.now()
       await approved(plain, 'node create.js')
       uncaptured.push(performance.now() - t0)

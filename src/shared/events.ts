@@ -461,6 +461,11 @@ export const CommandHeldEvent = defineEvent('command.held', {
   review: z.array(HeldFile).optional(),
   /** With `review`: every held change, counted by folder (at most HELD_GROUPS_MAX groups). */
   groups: z.array(HeldGroup).max(HELD_GROUPS_MAX).optional(),
+  /**
+   * The command was cut short when Lanes stopped (quit or crash), and every change it had made by then is held:
+   * reviewed when the session went on.
+   */
+  interrupted: z.literal(true).optional(),
 })
 
 /** The user's decision on one held change (an `approval:reply` for a call whose changes are held). */

@@ -112,6 +112,8 @@ const ToolCallBase = z.object({
       landed: z.boolean(),
       review: z.array(HeldFile).optional(),
       groups: z.array(HeldGroup).optional(),
+      /** Cut short when Lanes stopped: everything it had changed is held (command.held `interrupted`). */
+      interrupted: z.literal(true).optional(),
       pending: z.boolean().optional(),
       accepted: z.array(z.string()).optional(),
       rejected: z.array(HeldPath).optional(),

@@ -133,9 +133,8 @@ export class ApprovalGate {
     call.resumed = true
     const approval = logged.approval
     if (logged.status === 'running') {
-      // A command whose held changes waited for the review: its tool asks it again (bash.resume).
-      if (logged.held?.pending === true && this.host.options.registry.get(call.name)?.resume)
-        return move(call, { kind: 'resuming' })
+      // Its tool may know what became of it (bash.resume: a command's changes, kept apart, are reviewed).
+      if (this.host.options.registry.get(call.name)?.resume) return move(call, { kind: 'resuming' })
       return this.fail(call, INTERRUPTED_TEXT)
     }
     if (logged.input === null) return this.fail(call, 'Not executed: its arguments could not be parsed.')

@@ -84,6 +84,104 @@ async function killedInReview(): Promise<{
   return { base, workspace, sessionsDir, sessionId }
 }
 
+/** A session whose approved command is still running (it changed a file, then waits) when its process is killed. */
+async function killedWhileRunning(): Promise<{
+  base: string
+  workspace: string
+  sessionsDir: string
+  sessionId: string
+}> {
+  const cache = join(process.cwd(), 'node_modules', '.cache')
+  await mkdir(cache, { recursive: true })
+  const base = await realpath(await mkdtemp(join(cache, 'lanes-cut-short-')))
+  const workspace = join(base, 'ws')
+  const sessionsDir = join(base, 'sessions')
+  await mkdir(workspace)
+  await writeFile(join(workspace, 'out.txt'), 'before\n')
+  await writeFile(
+    join(workspace, 'slow.js'),
+    `require('fs').writeFileSync('out.txt', 'half done\\n')\nrequire('fs').writeFileSync('new.txt', 'new\\n')\nconsole.log('wrote')\nsetTimeout(() => {}, 60000)\n`,
+  )
+  const first = await startScriptedModel({
+    scenario: { turns: [{ blocks: [{ tool: 'bash', input: { command: 'node slow.js' } }] }] },
+  })
+  cleanups.push(async () => {
+    await first.close()
+    await rm(base, { recursive: true, force: true })
+  })
+  const proc = spawn(process.execPath, ['--import', 'tsx', child, workspace, sessionsDir, first.baseUrl], {
+    cwd: fileURLToPath(new URL('../../../', import.meta.url)),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const exited = new Promise((resolve) => proc.once('exit', resolve))
+  let sessionId = ''
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      if (line.startsWith('session ')) sessionId = line.slice('session '.length)
+      if (line === 'event tool.output') resolve()
+    })
+    proc.once('exit', (code) => reject(new Error(`the run ended (${code}) before the command wrote`)))
+  })
+  proc.kill('SIGKILL')
+  await exited
+  return { base, workspace, sessionsDir, sessionId }
+}
+
+describe.skipIf(!overlay)('a command cut short by the app’s end', () => {
+  it('has what it changed by then reviewed when the session goes on, and only what the user accepts lands', async () => {
+    const { workspace, sessionsDir, sessionId } = await killedWhileRunning()
+    // The command died with the app; nothing of it landed.
+    expect(await readFile(join(workspace, 'out.txt'), 'utf8')).toBe('before\n')
+    await expect(access(join(workspace, 'new.txt'))).rejects.toThrow()
+    const model = await startScriptedModel({ scenario: { turns: [{ blocks: [{ text: 'Done.' }] }] } })
+    cleanups.push(() => model.close())
+    const events: SessionEvent[] = []
+    const { session } = await AgentSession.open(
+      sessionId,
+      scriptedAgentOptions({
+        workspace,
+        sessionsDir,
+        baseUrl: model.baseUrl,
+        approvals: 'interactive',
+        onEvent: (e) => events.push(e),
+      }),
+    )
+    cleanups.push(() => session.close())
+    const outcome = session.continue()
+    const held = async () => events.find((e): e is EventOf<'command.held'> => e.type === 'command.held')
+    for (let i = 0; i < 400 && !(await held()); i++) await new Promise((r) => setTimeout(r, 25))
+    const heldEvent = await held()
+    const callId = heldEvent!.callId
+    // Everything it changed is held, protected or not: the user never saw the command finish.
+    expect(heldEvent?.review?.map((f) => f.relPath).sort()).toEqual(['new.txt', 'out.txt'])
+    expect(heldEvent?.interrupted).toBe(true)
+    for (let i = 0; i < 400 && !session.waitsForHeldReview(callId); i++)
+      await new Promise((r) => setTimeout(r, 25))
+    expect(await readFile(join(workspace, 'out.txt'), 'utf8')).toBe('before\n')
+    expect(
+      await session.decide(callId, {
+        decision: 'approved',
+        files: [
+          { relPath: 'new.txt', decision: 'accepted' },
+          { relPath: 'out.txt', decision: 'rejected' },
+        ],
+      }),
+    ).toEqual({ ok: true })
+    expect(await outcome).toEqual({ status: 'finished' })
+    expect(await readFile(join(workspace, 'new.txt'), 'utf8')).toBe('new\n')
+    expect(await readFile(join(workspace, 'out.txt'), 'utf8')).toBe('before\n')
+    const finished = events.find((e): e is EventOf<'tool.finished'> => e.type === 'tool.finished')
+    expect(finished?.isError).toBe(true)
+    expect(finished?.output).toMatch(/Interrupted: Lanes stopped while this command was running/)
+    expect(finished?.output).toMatch(/1 landed; 1 did not/)
+    const outputDir = sessionPaths(sessionsDir, sessionId).outputDir
+    await expect(access(layerDir(outputDir, callId))).rejects.toThrow()
+    // Undo covers what landed.
+    expect((await session.rewind({ mode: 'undo', callId })).ok).toBe(true)
+    await expect(access(join(workspace, 'new.txt'))).rejects.toThrow()
+  })
+})
+
 describe.skipIf(!overlay)('a held review across a restart', () => {
   it('is offered again after the app was killed in it, and only what the user then accepts lands', async () => {
     const { base, workspace, sessionsDir, sessionId } = await killedInReview()

@@ -198,8 +198,9 @@ export interface Tool<S extends z.ZodType = z.ZodType, P = unknown> {
   reportsExecutionTime?: boolean
   /**
    * A call the log shows running when the app stopped (a restart's continue): finishes what the tool had left
-   * waiting for the user (bash: a command's held changes, asked again), and answers the call as `execute` would
-   * have. Null, or no hook, when there is nothing to finish: the call was interrupted.
+   * (bash: a command's held changes, asked again, or the changes of a command cut short, held for review), and
+   * answers the call as `execute` would have. Null, or no hook, when there is nothing to finish: the call was
+   * interrupted.
    */
   resume?(input: z.infer<S>, ctx: ToolContext): Promise<ToolResult | null>
   /** `approved`: set when the call went through approval, with the plan its preview made. */

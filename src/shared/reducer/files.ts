@@ -34,6 +34,7 @@ export function onCommandHeld(r: Reduction, event: EventOf<'command.held'>): voi
       landed: event.landed,
       ...(event.review ? { review: event.review, pending: true } : {}),
       ...(event.groups ? { groups: event.groups } : {}),
+      ...(event.interrupted ? { interrupted: true } : {}),
     }
 }
 

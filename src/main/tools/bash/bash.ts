@@ -5,7 +5,7 @@ import { workspaceSecrets } from '../../secrets/workspace-secrets'
 import { defineTool, fail, ok, type ToolResult } from '../tool'
 import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner'
 import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
-import { describeChanges, resumeHeldCapture, startCapture, type CommandChanges } from './capture/capture'
+import { describeChanges, resumeCapture, startCapture, type CommandChanges } from './capture/capture'
 import { prepareSandbox, sandboxStartFailure } from './sandbox/launch'
 import { rulesAllowCommand } from '../../../shared/events'
 import { checkBashCommand, loadBashGrammar, type BashCommandCheck } from './validate'
@@ -302,14 +302,34 @@ export const bashTool = defineTool({
     if (approval) await secrets.refresh()
     return commandResult(ran, changes)
   },
-  // The app stopped while this command's held changes waited for the user's review (issue 20): the review is
-  // asked again, and the call is answered as it would have been.
-  async resume(_input, ctx) {
-    const found = await resumeHeldCapture({
+  // The app stopped while this command ran, or while its held changes waited for the user's review (issue 20):
+  // what it changed is reviewed (again), and the call is answered as it would have been.
+  async resume(input, ctx) {
+    const interrupted: RanCommand = {
+      title: bashTitle(input),
+      metadata: {
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        aborted: false,
+        interrupted: true,
+        cwd: ctx.workspace,
+        description: input.description,
+        sandbox: 'writable',
+      },
+      output: '(its output was not kept)',
+      status:
+        'Interrupted: Lanes stopped while this command was running, so it did not finish. What it had changed by ' +
+        'then was kept apart from the workspace; what the user accepted of it is said above.',
+      createdSensitive: [],
+    }
+    const found = await resumeCapture({
       workspace: ctx.workspace,
       outputDir: ctx.outputDir,
       callId: ctx.callId,
+      rules: ctx.pathRules,
       host: ctx.capture,
+      interrupted,
     })
     if (!found || !isRanCommand(found.ran)) return null
     await workspaceSecrets(ctx.workspace).refresh()

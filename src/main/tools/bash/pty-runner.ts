@@ -148,8 +148,10 @@ interface Terminal {
   /** The master side's descriptor, owned by `output`, which closes it. */
   fd: number
   output: TtyReadStream
-  /** Everything the launch program wrote on its status descriptor, once it closed it. */
+  /** Everything the launch program wrote on its status descriptor, once it closed it (or wrote `statusEnd`). */
   status: Promise<string> | null
+  /** Lanes' end of the status descriptor, closed when the run is finished (a holder of the other end sees it). */
+  statusPipe: Readable | null
 }
 
 /**
@@ -214,7 +216,7 @@ function startInTerminal({ command, cwd, env, launch }: PtyRunOptions): Terminal
       statusPipe.on('close', () => resolve(text))
     })
   }
-  return { child, pid: child.pid, fd: master, output: new TtyReadStream(master), status }
+  return { child, pid: child.pid, fd: master, output: new TtyReadStream(master), status, statusPipe }
 }
 
 class PtyRun {
@@ -328,7 +330,8 @@ class PtyRun {
     clearTimeout(cutOff)
     const tail = this.lineEndings.flush()
     if (tail.length > 0 && this.error === undefined) void this.options.onData(tail)
-    // Written before the launcher exits; closed with its exit (a descendant cannot hold it: not inherited).
+    // Written before the launcher exits; closed with its exit (the command cannot hold it: bubblewrap does not
+    // pass it on), or, when the capture wrapper's holder keeps it (capture/overlay.ts), ended by `statusEnd`.
     // The fallback timer must not keep the process alive once the status came (`lanes run` would linger).
     if (this.term.status)
       this.statusText = await Promise.race([this.term.status, delay(1000, '', { ref: false })])
@@ -357,6 +360,7 @@ class PtyRun {
     clearTimeout(this.exitWatchdog)
     this.options.signal?.removeEventListener('abort', this.onAbort)
     this.term.output.destroy()
+    this.term.statusPipe?.destroy()
     this.resolveFinished({
       pid: this.term.pid,
       exitCode: this.exit?.exitCode ?? null,

@@ -170,6 +170,28 @@ describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { time
     expect(t.events).toEqual([])
   })
 
+  it('leaves nothing running once the call is finished (the layer’s unmount happens beside the landing)', async () => {
+    const t = await setup({ 'a.txt': 'a\n' })
+    const { result } = await t.run('cat a.txt')
+    expect(result.isError, result.output).toBe(false)
+    // The wrapper leaves a holder that unmounts the layer after the call; it ends when the call is finished.
+    const running = async (): Promise<string[]> => {
+      const found: string[] = []
+      for (const pid of await readdir('/proc')) {
+        if (!/^\d+$/.test(pid)) continue
+        const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')
+        if (cmdline.includes(t.session)) found.push(pid)
+      }
+      return found
+    }
+    let left = await running()
+    for (let i = 0; i < 100 && left.length > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      left = await running()
+    }
+    expect(left).toEqual([])
+  })
+
   it('lands nothing from git status, and lands git’s own index refresh as git wrote it', async () => {
     const t = await setup({ 'a.txt': 'a\n', 'src/b.ts': 'export const b = 1\n', 'src/c.ts': 'c\n' })
     const git = (...args: string[]) =>

@@ -1,4 +1,5 @@
-import { rm } from 'node:fs/promises'
+import { readdir, rm, stat } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { CommandChangeCounts, CommandChangedPath, HeldGroup, HeldPath } from '../../../../shared/events'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import type { SandboxLaunch } from '../sandbox/launch'
@@ -7,6 +8,7 @@ import { readOpaque } from './change-set'
 import {
   landChangeSet,
   PATHS_SHOWN,
+  PLAN_FILE,
   readHeldState,
   resumeLanding,
   type CaptureHost,
@@ -136,28 +138,61 @@ async function finishOverlay(
 }
 
 /**
- * A command whose held changes waited for the user's review when the app stopped (issue 20): the review is asked
- * again and what the user accepts lands, from what the layer kept. Null when there is no such review (the
- * command was cut short before it was asked; its layer, if any, is removed): the call was interrupted.
+ * A command Lanes stopped under (quit or crash; issue 20, "a command killed mid-way: its partial changes are
+ * still captured and shown"), when the session goes on:
+ * - its held changes waited for the user's review: the review is asked again and what the user accepts lands,
+ *   from what the layer kept;
+ * - it was cut short before its changes were read: everything it had changed by then is in its layer and none
+ *   of it landed, so all of it is held for the review (headless: discarded and reported, or landed with
+ *   --land-protected), with `interrupted` as the tool's account of the command;
+ * - its landing had begun (the layer has its plan): the recovery at the start rolled it back, and the layer goes.
+ * Null when there is nothing to review (no layer, an empty one, or a landing begun): the call was interrupted.
  */
-export async function resumeHeldCapture(opts: {
+export async function resumeCapture(opts: {
   workspace: string
   outputDir: string
   callId: string
+  rules: SensitivePathRules
   host: CaptureHost | undefined
+  interrupted: unknown
 }): Promise<{ ran: unknown; changes: CommandChanges } | null> {
   const dir = layerDir(opts.outputDir, opts.callId)
-  const state = opts.host ? await readHeldState(dir) : null
+  const host = opts.host
+  if (!host) return null
+  const state = await readHeldState(dir)
   try {
-    if (!state || !opts.host) return null
-    const landed = await resumeLanding({
-      workspace: opts.workspace,
-      callId: opts.callId,
-      layerDir: dir,
-      state,
-      host: opts.host,
-    })
-    return { ran: state.ran, changes: changesOf(landed, state.incomplete === true) }
+    if (state) {
+      const landed = await resumeLanding({
+        workspace: opts.workspace,
+        callId: opts.callId,
+        layerDir: dir,
+        state,
+        host,
+      })
+      return { ran: state.ran, changes: changesOf(landed, state.incomplete === true) }
+    }
+    const layer: Layer = { dir, upper: join(dir, 'upper'), opaqueFile: join(dir, 'opaque') }
+    const [changed, landing] = await Promise.all([
+      readdir(layer.upper).then(
+        (names) => names.length > 0,
+        () => false,
+      ),
+      stat(join(dir, PLAN_FILE)).then(
+        () => true,
+        () => false,
+      ),
+    ])
+    if (!changed || landing) return null
+    // The review says why everything is held: the command was cut short.
+    const log: CaptureHost['log'] = (draft) =>
+      host.log(draft.type === 'command.held' ? { ...draft, interrupted: true } : draft)
+    const changes = await finishOverlay(
+      { workspace: opts.workspace, callId: opts.callId, rules: opts.rules, holdAll: true },
+      layer,
+      { ...host, log },
+      opts.interrupted,
+    )
+    return { ran: opts.interrupted, changes }
   } finally {
     await rm(dir, { recursive: true, force: true }).catch(() => undefined)
   }

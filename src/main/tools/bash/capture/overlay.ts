@@ -35,12 +35,23 @@ import { findProgram } from '../sandbox/support'
  * descriptor bash picks, `$lower`) from before the mount, and reads it through /proc/$$/fd/$lower. That
  * descriptor is closed for the command (`{lower}<&-`): the sandbox never holds a way around the layer. Bash builtins only (globs, tests): no
  * process at all.
+ *
+ * The overlay is unmounted when the last process of its namespace exits, and for a command that looked at many
+ * files that is the dearest part of the call: the kernel lets go of an overlay inode and dentry per file (200-300
+ * ms after `git status` on 100,000 files, more than the overlay cost the command itself). So the wrapper leaves a
+ * holder behind: a forked shell that keeps the namespace until Lanes closes its end of the status descriptor
+ * (when the run is finished, or when Lanes dies; at most a minute), holding no other descriptor (not the
+ * terminal, whose end is the end of the command's output, nor any Lanes let slip to its children), and says on that descriptor that the layer is
+ * read (`statusEnd`). The wrapper's own exit then costs nothing, and the unmount happens in the holder, beside the
+ * landing rather than before it. Nothing can reach the overlay meanwhile: the sandbox's processes are gone (its
+ * PID namespace died with bubblewrap), the holder holds no descriptor into it and sits in `/`, and Lanes reads
+ * and moves the layer's files through the real file system, not through the overlay.
  */
 
 const WRAPPER = String.raw`
 set -u
-ws=$1 layer=$2
-shift 2
+ws=$1 layer=$2 status=$3
+shift 3
 exec {lower}<"$ws" || exit 125
 mount -t overlay overlay -o "lowerdir=$ws,upperdir=$layer/upper,workdir=$layer/work,userxattr" "$ws" || exit 125
 trap : TERM INT HUP
@@ -66,8 +77,22 @@ walk() {
   walk ''
   printf 'done\0'
 } > "$layer/opaque" 2>/dev/null
+cd /
+(
+  trap - TERM INT HUP
+  exec </dev/null >/dev/null 2>&1
+  cd /proc/$BASHPID/fd && for f in *; do
+    [ "$f" -gt 2 ] && [ "$f" != "$status" ] && eval "exec $f>&-"
+  done
+  cd /
+  read -r -t 60 _ <&"$status"
+) &
+printf '{"lanes-layer": "read"}\n' >&"$status" 2>/dev/null
 exit $rc
 `
+
+/** What the wrapper writes on the status descriptor once the layer is read: after bubblewrap's own reports. */
+const LAYER_READ = '"lanes-layer"'
 
 /** How commands' changes are seen on this machine, for Settings and the review. */
 export type CaptureSupport =
@@ -117,6 +142,8 @@ export function probeCapture(platform: NodeJS.Platform, searchPath: string): Cap
         'lanes-capture',
         join(dir, 'ws'),
         dir,
+        // No status descriptor: standard input (/dev/null), so the holder it leaves behind ends at once.
+        '0',
         'touch',
         join(dir, 'ws', 'probe'),
       ],
@@ -203,6 +230,7 @@ export function overlayLaunch(
   const deathSignal = found.setpriv ? ['--pdeathsig', 'KILL', found.unshare] : []
   return {
     ...sandbox,
+    statusEnd: LAYER_READ,
     program: found.setpriv ?? found.unshare,
     args: [
       ...deathSignal,
@@ -214,6 +242,7 @@ export function overlayLaunch(
       'lanes-capture',
       workspace,
       layer.dir,
+      String(sandbox.statusFd),
       sandbox.program,
       ...bwrap,
       '--uid',
