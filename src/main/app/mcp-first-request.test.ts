@@ -4,11 +4,11 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { SessionEventDraft } from '../../shared/events'
 import { DEFAULT_CONTEXT_WINDOW } from '../../shared/models'
 import { startScriptedModel, type ScriptedModel } from '../agent/scripted-model'
-import { DEFAULT_ENGINE_SETTINGS, launchSession, prepareEngine } from '../app/engine'
+import { DEFAULT_ENGINE_SETTINGS, launchSession, prepareEngine } from './engine'
 import { useTempDir } from '../test-fixtures/temp-dir'
 import { makeToolContext } from '../tools/test-fixtures/tool-context'
-import { defaultPermissions, type McpServerConfig } from './config'
-import { McpHub } from './hub'
+import { defaultPermissions, type McpServerConfig } from '../mcp/config'
+import { McpHub } from '../mcp/hub'
 
 /**
  * A session's MCP servers start once its first model request is on the wire (issue 22: "a slow server never
@@ -16,7 +16,7 @@ import { McpHub } from './hub'
  * of the turns after they are ready.
  */
 
-const TEST_SERVER = fileURLToPath(new URL('./test-fixtures/test-server.mjs', import.meta.url))
+const TEST_SERVER = fileURLToPath(new URL('../mcp/test-fixtures/test-server.mjs', import.meta.url))
 
 function server(name: string): McpServerConfig {
   return {
@@ -69,9 +69,8 @@ describe('MCP servers and the first model request', () => {
       requestSent()
     }
     const registry = shared.withSource(made)
-    let model!: ScriptedModel
     let atArrival: string[] = []
-    model = await startScriptedModel({
+    const model: ScriptedModel = await startScriptedModel({
       scenario: { turns: [] },
       respond: async () => {
         if (model.requests.length === 1) {
