@@ -1,16 +1,15 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { DEFAULT_CONTEXT_WINDOW } from '../src/shared/models'
 import { TurnScheduler } from '../src/main/agent/scheduler'
 import { startScriptedModel } from '../src/main/agent/scripted-model'
 import { launchSession, prepareEngine, DEFAULT_ENGINE_SETTINGS } from '../src/main/app/engine'
-import { defaultPermissions, type McpServerConfig } from '../src/main/mcp/config'
 import { McpHub } from '../src/main/mcp/hub'
 import { openMcp } from '../src/main/mcp/index'
+import { stdioServer, TEST_SERVER } from '../src/main/mcp/test-fixtures/servers'
 import { parseToolArgs } from '../src/main/tools/args'
 import { formatForModel } from '../src/main/tools/result-format'
 import { makeToolContext } from '../src/main/tools/test-fixtures/tool-context'
@@ -25,25 +24,10 @@ import { median, result, type Benchmark, type BenchResult } from './harness'
  * request of a session with a server that takes its time to start, against a session without one.
  */
 
-const TEST_SERVER = fileURLToPath(new URL('../src/main/mcp/test-fixtures/test-server.mjs', import.meta.url))
-
-function server(name: string, args: string[], timeoutSec = 60): McpServerConfig {
-  return {
-    name,
-    origin: 'user',
-    source: 'bench',
-    permissions: { ...defaultPermissions('user'), timeoutSec },
-    kind: 'stdio',
-    command: process.execPath,
-    args,
-    env: {},
-  }
-}
-
 async function readyHub(workspace: string): Promise<McpHub> {
   const hub = new McpHub({
     workspace,
-    servers: [server('t', [TEST_SERVER])],
+    servers: [stdioServer('t', { source: 'bench' })],
     trust: (server) => server.permissions,
     reserved: new Set(),
     contextWindowTokens: DEFAULT_CONTEXT_WINDOW,

@@ -1,5 +1,4 @@
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { SessionEventDraft } from '../../shared/events'
 import { DEFAULT_CONTEXT_WINDOW } from '../../shared/models'
@@ -7,29 +6,14 @@ import { startScriptedModel, type ScriptedModel } from '../agent/scripted-model'
 import { DEFAULT_ENGINE_SETTINGS, launchSession, prepareEngine } from './engine'
 import { useTempDir } from '../test-fixtures/temp-dir'
 import { makeToolContext } from '../tools/test-fixtures/tool-context'
-import { defaultPermissions, type McpServerConfig } from '../mcp/config'
 import { McpHub } from '../mcp/hub'
+import { stdioServer } from '../mcp/test-fixtures/servers'
 
 /**
  * A session's MCP servers start once its first model request is on the wire (issue 22: "a slow server never
  * blocks the first turn"): that request offers Lanes' own tools only, and the servers' tools join the requests
  * of the turns after they are ready.
  */
-
-const TEST_SERVER = fileURLToPath(new URL('../mcp/test-fixtures/test-server.mjs', import.meta.url))
-
-function server(name: string): McpServerConfig {
-  return {
-    name,
-    origin: 'user',
-    source: 'test',
-    permissions: defaultPermissions('user'),
-    kind: 'stdio',
-    command: process.execPath,
-    args: [TEST_SERVER],
-    env: {},
-  }
-}
 
 const toolNames = (request: unknown): string[] =>
   ((request as { tools?: { name: string }[] }).tools ?? []).map((t) => t.name)
@@ -41,16 +25,16 @@ describe('MCP servers and the first model request', () => {
     for (const close of closers.splice(0).reverse()) await close()
   })
 
-  function hub(): { hub: McpHub; statuses: string[] } {
+  /** By default only a request (or a call) starts the server: the time without one is far off. */
+  function hub(startWithoutRequestMs = 600_000): { hub: McpHub; statuses: string[] } {
     const statuses: string[] = []
     const made = new McpHub({
       workspace: dir(),
-      servers: [server('t')],
+      servers: [stdioServer('t')],
       trust: (s) => s.permissions,
       reserved: new Set(),
       contextWindowTokens: DEFAULT_CONTEXT_WINDOW,
-      // Only the request may start them here.
-      startWithoutRequestMs: 600_000,
+      startWithoutRequestMs,
     })
     made.attach((draft: SessionEventDraft<'mcp.server'>) => statuses.push(draft.status))
     closers.push(() => made.close())
@@ -126,17 +110,7 @@ describe('MCP servers and the first model request', () => {
     expect(result).toMatchObject({ isError: false, output: expect.stringContaining('waited') })
     expect(statuses).toEqual(['starting', 'ready'])
 
-    const late = new McpHub({
-      workspace: dir(),
-      servers: [server('u')],
-      trust: (s) => s.permissions,
-      reserved: new Set(),
-      contextWindowTokens: DEFAULT_CONTEXT_WINDOW,
-      startWithoutRequestMs: 50,
-    })
-    closers.push(() => late.close())
-    const seen: string[] = []
-    late.attach((draft) => seen.push(draft.status))
+    const { hub: late, statuses: seen } = hub(50)
     late.start()
     const deadline = Date.now() + 30_000
     while (!seen.includes('ready') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
