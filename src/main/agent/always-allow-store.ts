@@ -14,10 +14,17 @@ export class AlwaysAllowStore {
 
   /** Read once, then kept: the policy asks for every call, on the path from block close to tool start. */
   private cache: Promise<Record<string, AlwaysAllowRule[]>> | null = null
+  /** What `cache` resolved to, once it has: the rules without an await. */
+  private loaded: Record<string, AlwaysAllowRule[]> | null = null
 
   async rules(workspace: string): Promise<AlwaysAllowRule[]> {
-    this.cache ??= this.lists.read()
+    this.cache ??= this.lists.read().then((all) => (this.loaded = all))
     return WorkspaceListsFile.listOf(await this.cache, workspace)
+  }
+
+  /** The rules, if they have been read already (`rules` reads them); undefined before. */
+  rulesNow(workspace: string): AlwaysAllowRule[] | undefined {
+    return this.loaded ? WorkspaceListsFile.listOf(this.loaded, workspace) : undefined
   }
 
   async add(workspace: string, rule: AlwaysAllowRule): Promise<void> {
@@ -26,6 +33,7 @@ export class AlwaysAllowStore {
     if (!rules.some((r) => sameAlwaysAllowRule(r, rule))) rules.push(rule)
     await this.lists.write(all, workspace, rules)
     this.cache = Promise.resolve(all)
+    this.loaded = all
   }
 }
 

@@ -4,7 +4,15 @@ import type { HunkDecision, SessionEvent, SessionEventDraft, SessionRule } from 
 import type { ToolCallState } from '../../shared/tool-call'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
 import { describeEveryHunkRejected } from '../tools/hunk-review'
-import type { Approved, PolicyOptions, Tool, ToolContext, ToolResult } from '../tools/tool'
+import type {
+  AlwaysAllowRule,
+  Approved,
+  PolicyOptions,
+  PolicyVerdict,
+  Tool,
+  ToolContext,
+  ToolResult,
+} from '../tools/tool'
 import type { AgentOptions } from './agent-options'
 import { buildPreview, decidePolicy } from './approval-policy'
 import type { GateVerdict } from './scheduler'
@@ -213,23 +221,42 @@ export class ApprovalGate {
    * the turn that needs the user is on the review screen together. The policy is decided at once, so an
    * allowed call (a read) starts without waiting; previews are built one after another in call order, after
    * the safe calls issued before them (`earlierSafe`), so a write's preview sees the turn's earlier reads and
-   * writes.
+   * writes; a preview made from the arguments alone (`Tool.previewFromArguments`: a command) does not wait for
+   * those reads.
    */
   prepare(call: PendingCall, earlierSafe: Promise<void>[]): Promise<void> {
     if (call.state.kind !== 'preparing') return Promise.resolve()
     const { options } = this.host
     const tool = options.registry.get(call.name)
     const policy = this.policyOptions()
-    const verdictReady = (async () => {
-      // Read once per session, then a resolved promise: an allowed call still starts at once.
-      const rules = options.alwaysAllow ? await options.alwaysAllow.rules(options.workspace) : []
-      return decidePolicy(tool, call.input, { ...policy, alwaysAllow: rules })
-    })()
+    const decide = (rules: AlwaysAllowRule[]): PolicyVerdict =>
+      decidePolicy(tool, call.input, { ...policy, alwaysAllow: rules })
+    // Decided now when the folder's rules are at hand (after the first call, or none kept): a call that needs
+    // no one is allowed or failed before the scheduler looks at it, and `verdict` answers without an await, so
+    // it starts in the same synchronous run as its block's close (each await let other queued work go first).
+    const alwaysAllow = options.alwaysAllow
+    const known = alwaysAllow ? alwaysAllow.rulesNow(options.workspace) : []
+    let verdictReady: Promise<PolicyVerdict>
+    if (alwaysAllow && known === undefined) verdictReady = alwaysAllow.rules(options.workspace).then(decide)
+    else {
+      try {
+        const now = decide(known ?? [])
+        if (now.kind !== 'ask') {
+          if (now.kind === 'deny') this.fail(call, now.reason)
+          else move(call, { kind: 'allowed', byRule: now.byRule === true })
+          return Promise.resolve()
+        }
+        verdictReady = Promise.resolve(now)
+      } catch (error) {
+        // A policy that throws fails the call at its gate (an internal error), never the stream reading it.
+        verdictReady = Promise.reject(error as Error)
+      }
+    }
     const link = this.preparing.then(async () => {
       const verdict = await verdictReady
       if (verdict.kind !== 'ask' || !tool) return
       // The preview is logged through the redactor (AgentSession.emit): it knows the values once its scan is done.
-      await Promise.all([...earlierSafe, this.host.secrets.ready()])
+      await Promise.all([...(tool.previewFromArguments ? [] : earlierSafe), this.host.secrets.ready()])
       const { ctx } = this.host.toolContext(call.callId, this.host.stopSignal)
       const target = (call.input as { path?: unknown }).path
       const base =
@@ -310,10 +337,20 @@ export class ApprovalGate {
    * tells the scheduler so). A call's own failure skips its siblings; a rejection is the user's choice and
    * does not.
    */
-  async verdict(call: PendingCall, ready: Promise<void>, waiting: () => void): Promise<GateVerdict> {
+  verdict(call: PendingCall, ready: Promise<void>, waiting: () => void): GateVerdict | Promise<GateVerdict> {
+    // Settled before the call reached the gate (allowed or failed when its block closed, decided while earlier
+    // calls ran): answered now, so the scheduler starts it without an await, which would let other queued work
+    // go first.
+    return this.settledVerdict(call) ?? this.verdictWhenReady(call, ready, waiting)
+  }
+
+  private async verdictWhenReady(
+    call: PendingCall,
+    ready: Promise<void>,
+    waiting: () => void,
+  ): Promise<GateVerdict> {
     await ready
     const state = call.state
-    if (state.kind === 'failed') return { run: false, result: state.result, failed: true }
     if (state.kind === 'asking') {
       const decision = await new Promise<Decision>((resolve) => {
         state.waiter = resolve
@@ -321,8 +358,16 @@ export class ApprovalGate {
       })
       move(call, { kind: 'decided', review: state.review, decision })
     }
-    if (call.state.kind !== 'decided') return { run: true }
-    const { decision, review } = call.state
+    return this.settledVerdict(call) ?? { run: true }
+  }
+
+  /** The verdict of a call whose state says it (failed, allowed, decided); undefined while it is not settled. */
+  private settledVerdict(call: PendingCall): GateVerdict | undefined {
+    const state = call.state
+    if (state.kind === 'failed') return { run: false, result: state.result, failed: true }
+    if (state.kind === 'allowed') return { run: true }
+    if (state.kind !== 'decided') return undefined
+    const { decision, review } = state
     if (decision.decision === 'approved' && rejectsEveryHunk(review.preview, decision.hunks)) {
       const path = review.preview.kind === 'write' ? review.preview.path : call.label
       return {

@@ -179,6 +179,24 @@ describe('TurnScheduler in streaming mode', () => {
     await h.scheduler.done()
   })
 
+  it('starts a call whose gate answers at once in the same synchronous run as its arrival', async () => {
+    const h = harness('streaming')
+    h.scheduler.add(h.call('read', true, 5, {}, { gate: () => ({ run: true }) }))
+    // No await between: nothing else queued may run before the tool starts.
+    expect(h.events).toEqual(['start read'])
+    const rejection = { output: 'denied', isError: true }
+    h.scheduler.add(
+      h.call('bash', false, 5, {}, { gate: () => ({ run: false, result: rejection, failed: true }) }),
+    )
+    h.scheduler.add(h.call('write', false, 5))
+    h.scheduler.close()
+    const [read, bash, write] = await h.scheduler.done()
+    expect(read).toMatchObject({ kind: 'finished', ran: true })
+    expect(bash).toMatchObject({ kind: 'finished', ran: false, result: rejection })
+    expect(write).toMatchObject({ kind: 'skipped', causeCallId: 'bash' })
+    expect(h.events).toEqual(['start read', 'finished read', 'finished bash', 'skipped write'])
+  })
+
   it('skips unsafe calls that arrive after an unsafe failure', async () => {
     const h = harness('streaming')
     h.scheduler.add(h.call('bash', false, 5, { isError: true }))

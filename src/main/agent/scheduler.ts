@@ -33,7 +33,7 @@ export interface CallSpec {
    * `waiting()` when it starts waiting for a person (as opposed to preparing), so the scheduler can tell a
    * paused turn from a busy one.
    */
-  gate?: (waiting: () => void) => Promise<GateVerdict>
+  gate?: (waiting: () => void) => GateVerdict | Promise<GateVerdict>
   execute(signal: AbortSignal): Promise<ToolResult>
 }
 
@@ -210,13 +210,12 @@ export class TurnScheduler {
     try {
       if (spec.gate) {
         entry.state = 'gated'
-        const verdict = await raceAbort(
-          spec.gate(() => {
-            entry.waiting = true
-            this.checkBlocked()
-          }),
-          entry,
-        )
+        const given = spec.gate(() => {
+          entry.waiting = true
+          this.checkBlocked()
+        })
+        // A verdict known at once is taken without an await: the call starts in this synchronous run.
+        const verdict = given instanceof Promise ? await raceAbort(given, entry) : given
         entry.waiting = false
         this.blockedReported = false
         if (verdict === ABORTED) return this.finishCancelled(entry)

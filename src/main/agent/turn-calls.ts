@@ -201,7 +201,9 @@ export class TurnCalls {
         const tool = this.host.options.registry.get(call.name)
         if (!tool) return { output: `Unknown tool "${call.name}".`, isError: true }
         // The redactor knows the workspace's values once its first scan (begun when the session opened) is done.
-        await this.host.secrets.ready()
+        // Awaited only while it runs: an await even of a settled promise lets everything queued meanwhile (the
+        // reducer and listeners of the events just logged) run first, and the tool started that much later.
+        if (!this.host.secrets.isReady()) await this.host.secrets.ready()
         const { ctx, flush } = this.host.toolContext(call.callId, signal)
         this.flushers.set(call.callId, flush)
         return this.gate.execute(call, tool, ctx)

@@ -93,6 +93,24 @@ describe('Redactor', () => {
     const text = `${'lorem ipsum dolor sit amet '.repeat(2000)}${many[500]?.value ?? ''}`
     expect(r.redactText(text).endsWith(ENV)).toBe(true)
   })
+
+  it('finds every one of thousands of values, as a plain search for each one does', () => {
+    // Enough values that table slots are shared by different first windows and by the same one: each lookup
+    // must walk its slot's chain to the entries with its key.
+    const rand = seededInts(11)
+    const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_'
+    const word = (n: number): string => Array.from({ length: n }, () => alphabet[rand() % 64]).join('')
+    const values = Array.from(
+      { length: 5000 },
+      (_, i) => `${i % 3 === 0 ? 'sk-live-' : ''}${word(10 + (i % 7))}`,
+    )
+    const r = new Redactor(values.map((value) => ({ value, source: '.env' })))
+    const picked = Array.from({ length: 400 }, () => values[rand() % values.length] ?? '')
+    const text = picked.map((v) => `${word(rand() % 9)} ${v}.`).join('\n')
+    let expected = text
+    for (const v of [...picked].sort((a, b) => b.length - a.length)) expected = expected.split(v).join(ENV)
+    expect(r.redactText(text)).toBe(expected)
+  })
 })
 
 describe('the floor: what is too short or too common to be a secret', () => {

@@ -58,6 +58,8 @@ export class WorkspaceSecrets {
   /** Lanes' own folders that happen to lie in the workspace: masked like secrets, refused by the tools. */
   private readonly ownFolders = new Set<string>()
   private scan: Promise<void> | null = null
+  /** The first scan has ended (done, or given up with a note): `ready()` would resolve at once. */
+  private scanned = false
   private readonly noteSet = new Set<string>()
 
   constructor(readonly root: string) {
@@ -66,17 +68,24 @@ export class WorkspaceSecrets {
 
   /** Starts the first scan if it has not started; never rejects. */
   start(): Promise<void> {
-    this.scan ??= this.firstScan().catch((err: unknown) => {
-      this.note(
-        `The workspace could not be fully scanned for secrets (${err instanceof Error ? err.message : String(err)}).`,
-      )
-    })
+    this.scan ??= this.firstScan()
+      .catch((err: unknown) => {
+        this.note(
+          `The workspace could not be fully scanned for secrets (${err instanceof Error ? err.message : String(err)}).`,
+        )
+      })
+      .finally(() => (this.scanned = true))
     return this.scan
   }
 
   /** Resolves once the first scan is done (starting it if needed). */
   ready(): Promise<void> {
     return this.start()
+  }
+
+  /** Whether the first scan has ended: a caller on a latency-critical path then need not await `ready()`. */
+  isReady(): boolean {
+    return this.scanned
   }
 
   /** The redactor with every value known now. */

@@ -178,6 +178,12 @@ export interface Tool<S extends z.ZodType = z.ZodType, P = unknown> {
   /** What the user reviews when the policy asks; without one, the call's arguments. */
   preview?(input: z.infer<S>, ctx: ToolContext, opts: PreviewOptions): Promise<PreviewResult<P>>
   /**
+   * Its preview is made from the call's arguments alone (bash: the command as written), never from the
+   * workspace: it need not wait for the turn's earlier reads to finish (approval-gate.ts `prepare`), so the
+   * user is asked sooner and the call is decided by the time the scheduler lets it run.
+   */
+  previewFromArguments?: boolean
+  /**
    * Runs in the OS sandbox (DESIGN 2.3): an approval of it keeps the review's "needs the internet" and "run
    * outside the sandbox" switches (dropped for any other tool).
    */

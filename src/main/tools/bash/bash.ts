@@ -113,6 +113,7 @@ export const bashTool = defineTool({
     const [program, next] = words as [string, ...string[]]
     return { kind: 'command', words: next && SUBCOMMAND.test(next) ? [program, next] : [program] }
   },
+  previewFromArguments: true,
   async preview(input, ctx) {
     const { command, description } = input
     return { ok: true, preview: { kind: 'bash', command, description, cwd: ctx.workspace } }
