@@ -64,6 +64,11 @@ describe('countLines', () => {
     expect(countLines('a\r\nb\r\n')).toBe(2)
   })
 
+  it('counts the same lines in a text’s UTF-8 bytes, undecoded', () => {
+    for (const text of ['', 'a', 'a\n', 'a\nb', '\n\n', 'a\r\nb\r\n', 'naïve\n日本語 🎉\nend'])
+      expect(countLines(utf8(text))).toBe(countLines(text))
+  })
+
   it('says 11,000 new lines when 11,000 lines are written', () => {
     const text = Array.from({ length: 11_000 }, (_, i) => `line ${i + 1}`).join('\n') + '\n'
     expect(countLines(text)).toBe(11_000)

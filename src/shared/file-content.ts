@@ -48,14 +48,24 @@ export const ContentFacts = z.object({
 })
 export type ContentFacts = z.infer<typeof ContentFacts>
 
-/** Binary: a NUL byte, or bytes that are not valid UTF-8. Such content is never shown or edited as text. */
-export function isBinary(bytes: Uint8Array): boolean {
-  if (bytes.includes(0)) return true
+/**
+ * Binary: a NUL byte, or bytes that are not valid UTF-8. Such content is never shown or edited as text.
+ * `validUtf8`: the runtime's own check where it has one (Node's `isUtf8` validates without making a string,
+ * twenty times faster than decoding), for the same rule.
+ */
+export function isBinary(
+  bytes: Uint8Array,
+  validUtf8: (bytes: Uint8Array) => boolean = decodesAsUtf8,
+): boolean {
+  return bytes.includes(0) || !validUtf8(bytes)
+}
+
+function decodesAsUtf8(bytes: Uint8Array): boolean {
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-    return false
-  } catch {
     return true
+  } catch {
+    return false
   }
 }
 
@@ -113,12 +123,18 @@ export function isPreviewableImage(mime: string | undefined): boolean {
   return mime === 'image/png' || mime === 'image/jpeg' || mime === 'image/gif' || mime === 'image/webp'
 }
 
-/** Lines of a text: a last line without a line break counts; an empty text has none. */
-export function countLines(text: string): number {
+/**
+ * Lines of a text: a last line without a line break counts; an empty text has none. The text may be given as its
+ * UTF-8 bytes (not decoded: a line break's byte never occurs inside another character's).
+ */
+export function countLines(text: string | Uint8Array): number {
   if (text.length === 0) return 0
-  let lines = text.endsWith('\n') ? 0 : 1
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++
-  return lines
+  let breaks = 0
+  if (typeof text === 'string')
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) breaks++
+  else for (let i = text.indexOf(10); i !== -1; i = text.indexOf(10, i + 1)) breaks++
+  const last = text[text.length - 1]
+  return last === '\n' || last === 10 ? breaks : breaks + 1
 }
 
 /**

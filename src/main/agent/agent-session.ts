@@ -543,7 +543,9 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
       this.opts.workspace,
       '',
       this.pathRules,
-      await this.instructionsRedactor(),
+      // Only a file to read waits for the secrets scan: a workspace without instructions sends its first
+      // request at once.
+      () => this.instructionsRedactor(),
     )
     this.rootInstructions = loaded.text
     await this.emit({ type: 'instructions.loaded', scope: 'root', files: loaded.files, text: loaded.text })
@@ -565,11 +567,8 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
       for (const folder of foldersOf(rel)) {
         if (this.instructionFolders.has(folder)) continue
         this.instructionFolders.add(folder)
-        const loaded = await readInstructions(
-          this.opts.workspace,
-          folder,
-          this.pathRules,
-          await this.instructionsRedactor(),
+        const loaded = await readInstructions(this.opts.workspace, folder, this.pathRules, () =>
+          this.instructionsRedactor(),
         )
         if (loaded.files.length === 0) continue
         await this.emit({

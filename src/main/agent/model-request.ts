@@ -36,6 +36,11 @@ export interface TurnRequest {
   messages: MessageParam[]
   signal: AbortSignal
   onEvent: (event: StreamEvent) => void
+  /**
+   * Told once per attempt that the request went out (request-sent.ts: the API answered it, or its body has been
+   * on the wire a moment, or the attempt ended).
+   */
+  onSent?: () => void
   /** Told before each retry, so the UI can say why nothing is happening. */
   onRetry?: (info: RetryInfo) => void
   /** Tool ids the session already used: a tool_use repeating one gets a fresh id (model-stream.ts). */

@@ -19,6 +19,7 @@ import {
   stalledError,
 } from './model-errors'
 import { buildParams, type TurnRequest } from './model-request'
+import { sentSignal } from './request-sent'
 
 export type { MessageParam, RetryInfo, TurnRequest } from './model-request'
 import { ListenerError, TurnAccumulator, type TurnResult } from './model-stream'
@@ -157,6 +158,7 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
     const controller = new AbortController()
     const onAbort = (): void => controller.abort()
     req.signal.addEventListener('abort', onAbort, { once: true })
+    const sent = sentSignal(where, req.onSent)
     let stalled = false
     let idle: NodeJS.Timeout | undefined
     const armIdle = (): void => {
@@ -177,6 +179,7 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
           ? await api.beta.messages.create(params, { signal: controller.signal })
           : await api.messages.create(params as unknown as PlainParams, { signal: controller.signal })
       connected = true
+      sent.answered()
       for await (const event of stream) {
         armIdle()
         turn.apply(event as RawMessageStreamEvent, req.onEvent)
@@ -191,6 +194,7 @@ export function createModelClient(opts: ModelClientOptions = {}): ModelClient {
     } finally {
       clearTimeout(idle)
       req.signal.removeEventListener('abort', onAbort)
+      sent.ended()
     }
     // The SDK ends the iteration quietly when the request is aborted: say why it ended.
     if (req.signal.aborted) throw abortError()

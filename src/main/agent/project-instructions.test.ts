@@ -74,11 +74,28 @@ describe('readInstructions', () => {
 
   it('passes every text through the redactor seam', async () => {
     await writeFile(join(root, 'AGENTS.md'), 'token: ghp_abcdefghijklmnopqrstuvwxyz0123456789\n')
-    const loaded = await readInstructions(root, '', STRICT_RULES, (text) =>
-      text.replace(/ghp_\w+/g, '[REDACTED]'),
+    const loaded = await readInstructions(
+      root,
+      '',
+      STRICT_RULES,
+      async () => (text) => text.replace(/ghp_\w+/g, '[REDACTED]'),
     )
     expect(loaded.text).toContain('token: [REDACTED]')
     expect(loaded.text).not.toContain('ghp_')
+  })
+
+  it('asks for the redactor only when there is a file to read (a workspace without any does not wait for it)', async () => {
+    let asked = 0
+    const redactor = async () => {
+      asked++
+      return (text: string) => text
+    }
+    expect((await readInstructions(root, '', STRICT_RULES, redactor)).files).toEqual([])
+    expect(asked).toBe(0)
+    await writeFile(join(root, 'AGENTS.md'), 'one\n')
+    await writeFile(join(root, 'CLAUDE.md'), 'two\n')
+    expect((await readInstructions(root, '', STRICT_RULES, redactor)).files).toHaveLength(2)
+    expect(asked).toBe(1)
   })
 
   it('a folder has only AGENTS.md and CLAUDE.md, and says where they apply', async () => {

@@ -39,8 +39,10 @@ export async function readInstructions(
   root: string,
   folder: string,
   rules: SensitivePathRules,
-  redact: Redact = (text) => text,
+  /** Gives the redactor; asked only when there is a file to read (it may wait for the secrets scan). */
+  redactor: () => Promise<Redact> = async () => (text) => text,
 ): Promise<LoadedInstructions> {
+  let redact: Redact | undefined
   const names = folder === '' ? ROOT_INSTRUCTION_FILES : NESTED_INSTRUCTION_FILES
   const files: InstructionFile[] = []
   const sections: string[] = []
@@ -48,6 +50,7 @@ export async function readInstructions(
     const rel = folder === '' ? name : `${folder}/${name}`
     const read = await readOne(root, rel, rules)
     if (read === null) continue
+    redact ??= await redactor()
     const text = read.text === undefined ? '' : redact(read.text, rel)
     files.push({
       path: rel,

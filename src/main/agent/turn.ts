@@ -77,6 +77,8 @@ export async function playTurn(
       tools: host.options.registry.definitions(),
       messages: host.conversation,
       signal,
+      // What waited for the first request to go out (MCP servers' start) starts now.
+      onSent: () => host.options.registry.requestSent(),
       compactAt: thresholdOf(host.options),
       usedToolIds: (id) => getCall(host.current, id) !== undefined,
       onRetry: (info) => {
@@ -125,6 +127,8 @@ export async function playTurn(
   } catch (e) {
     streamError = e
   }
+  // A model client that does not say when its request went out (the demo): the answer is in, so it did.
+  host.options.registry.requestSent()
 
   // The response is complete (or broken off): dispatch what waited, but never a call that was cut off.
   // After a broken stream nothing more is dispatched: that response is not one the model finished. A refused

@@ -113,7 +113,11 @@ describe("lanes run with the user's servers of Settings", () => {
       workspace,
       sessionsDir,
       turns: [
-        { blocks: [{ tool: 'mcp__remote__whoami', id: 'w2', input: {} }] },
+        // Its server starts once the first request is out; the call comes when it has given up on it.
+        {
+          afterStatus: { remote: 'needs-sign-in' },
+          blocks: [{ tool: 'mcp__remote__whoami', id: 'w2', input: {} }],
+        },
         { blocks: [{ text: 'ok' }] },
       ],
     })

@@ -162,21 +162,29 @@ export async function loadMcpConfigs(opts: {
 }): Promise<{ servers: McpServerConfig[]; problems: McpConfigProblem[] }> {
   const servers: McpServerConfig[] = [...(opts.userServers ?? [])]
   const problems: McpConfigProblem[] = []
-  const read = async (file: string, origin: McpOrigin, optional: boolean): Promise<void> => {
-    let text: string
+  /** A file's text, or null when there is none to read (its problem noted). */
+  const load = async (file: string, optional: boolean): Promise<string | McpConfigProblem | null> => {
     try {
       // A configuration is a few hundred bytes: a huge file (or a device) is refused, not read into memory.
       const size = (await stat(file)).size
-      if (size > MAX_CONFIG_BYTES) {
-        problems.push({ source: file, message: `it is ${size} bytes; a configuration may be at most 1 MiB` })
-        return
-      }
-      text = await readFile(file, 'utf8')
+      if (size > MAX_CONFIG_BYTES)
+        return { source: file, message: `it is ${size} bytes; a configuration may be at most 1 MiB` }
+      return await readFile(file, 'utf8')
     } catch (e) {
-      if (optional && (e as NodeJS.ErrnoException).code === 'ENOENT') return
-      problems.push({ source: file, message: `it could not be read: ${(e as Error).message}` })
-      return
+      if (optional && (e as NodeJS.ErrnoException).code === 'ENOENT') return null
+      return { source: file, message: `it could not be read: ${(e as Error).message}` }
     }
+  }
+  const files = [
+    ...opts.userFiles.map((file) => ({ file, origin: 'user' as const, optional: false })),
+    { file: join(opts.workspace, WORKSPACE_MCP_FILE), origin: 'workspace' as const, optional: true },
+  ]
+  // Read side by side, taken in order: the first file to name a server keeps it.
+  const texts = await Promise.all(files.map((f) => load(f.file, f.optional)))
+  files.forEach(({ file, origin }, i) => {
+    const text = texts[i]
+    if (text === null || text === undefined) return
+    if (typeof text !== 'string') return void problems.push(text)
     const parsed = parseMcpConfig(text, file, origin)
     problems.push(...parsed.problems)
     for (const server of parsed.servers) {
@@ -189,9 +197,7 @@ export async function loadMcpConfigs(opts: {
         })
       } else servers.push(server)
     }
-  }
-  for (const file of opts.userFiles) await read(file, 'user', false)
-  await read(join(opts.workspace, WORKSPACE_MCP_FILE), 'workspace', true)
+  })
   return { servers, problems }
 }
 

@@ -3,6 +3,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { CallToolResult, Tool as McpToolDef } from '@modelcontextprotocol/sdk/types.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import type { McpServerConfig } from './config'
 import { serverLaunch, type ServerLaunch } from './launch'
 import { LanesOAuthProvider, usesOwnAuthorization, type McpOAuthStore } from './oauth'
@@ -38,7 +40,8 @@ export class McpConnection {
   private restarts: number[] = []
   private closing = false
   private lastError: string | undefined
-  private readonly launch: ServerLaunch | null
+  /** How a stdio server starts (its sandbox prepared), worked out at its first start: never on the way of a request. */
+  private launch: ServerLaunch | null | undefined
   /** An HTTP server's OAuth (stored tokens, refreshed by the SDK); none where its entry sets Authorization. */
   private oauthProvider: LanesOAuthProvider | null = null
 
@@ -47,11 +50,7 @@ export class McpConnection {
     private readonly workspace: string,
     private readonly events: ConnectionEvents,
     private readonly oauth?: McpOAuthStore,
-  ) {
-    const launch = config.kind === 'stdio' ? serverLaunch(config, workspace) : null
-    this.launch = launch && !('error' in launch) ? launch : null
-    if (launch && 'error' in launch) this.lastError = launch.error
-  }
+  ) {}
 
   get status(): ServerStatus | 'new' {
     return this.state
@@ -86,7 +85,16 @@ export class McpConnection {
     return this.ready
   }
 
+  private prepare(): void {
+    if (this.launch !== undefined) return
+    const launch = this.config.kind === 'stdio' ? serverLaunch(this.config, this.workspace) : null
+    this.launch = launch && !('error' in launch) ? launch : null
+    if (launch && 'error' in launch) this.lastError = launch.error
+  }
+
   private async connect(status: 'starting' | 'restarting'): Promise<void> {
+    if (this.closing) return
+    this.prepare()
     if (this.state !== status) this.setStatus(status)
     if (this.config.kind === 'stdio' && !this.launch) {
       this.setStatus('failed', this.lastError)
@@ -96,6 +104,7 @@ export class McpConnection {
       { name: 'lanes', version: '0.1.0' },
       {
         capabilities: {},
+        jsonSchemaValidator: this.outputValidator,
         listChanged: {
           tools: {
             debounceMs: 100,
@@ -261,6 +270,16 @@ export class McpConnection {
 
   private lastStatusMessage: string | undefined
 
+  /**
+   * The SDK checks tools' results against their output schemas with it. Made at the first such check, not with
+   * every client (an Ajv instance costs milliseconds while the first request streams); one per server, so a
+   * schema's `$id` never reaches another server's.
+   */
+  private readonly outputValidator: jsonSchemaValidator = (() => {
+    let ajv: AjvJsonSchemaValidator | undefined
+    return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) }
+  })()
+
   private setStatus(status: ServerStatus, message?: string): void {
     this.state = status
     this.lastStatusMessage = message
@@ -280,7 +299,9 @@ export class McpConnection {
     this.client = null
     if (client) this.retire(client)
     await Promise.all(this.retiring)
-    this.setStatus('stopped')
+    // One that never started has nothing to report.
+    if (this.state === 'new') this.state = 'stopped'
+    else this.setStatus('stopped')
   }
 
   /** Closing a client ends its process (stdin closed, then SIGTERM, then SIGKILL); `close()` waits for all. */

@@ -1,26 +1,10 @@
-import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { makeToolContext } from '../tools/test-fixtures/tool-context'
 import { ToolRegistry } from '../tools/registry'
 import { useTempDir } from '../test-fixtures/temp-dir'
-import { defaultPermissions, type McpServerConfig } from './config'
 import { McpHub } from './hub'
+import { stdioServer } from './test-fixtures/servers'
 import { TOOL_SEARCH_NAME } from './tool-search'
-
-const TEST_SERVER = fileURLToPath(new URL('./test-fixtures/test-server.mjs', import.meta.url))
-
-function server(name: string): McpServerConfig {
-  return {
-    name,
-    origin: 'user',
-    source: 'test',
-    permissions: defaultPermissions('user'),
-    kind: 'stdio',
-    command: process.execPath,
-    args: [TEST_SERVER],
-    env: {},
-  }
-}
 
 describe('McpHub', () => {
   const dir = useTempDir('lanes-mcp-hub-')
@@ -32,7 +16,7 @@ describe('McpHub', () => {
   async function hub(contextWindowTokens: number): Promise<{ hub: McpHub; registry: ToolRegistry }> {
     const made = new McpHub({
       workspace: dir(),
-      servers: [server('t')],
+      servers: [stdioServer('t')],
       trust: (server) => server.permissions,
       reserved: new Set(),
       contextWindowTokens,

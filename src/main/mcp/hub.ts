@@ -12,11 +12,16 @@ import { toolSearch } from './tool-search'
 import { mcpTool } from './tools'
 
 /**
- * A session's MCP servers: started together in the background when the session starts (a slow one never holds
- * up the first model request: its tools join the request after it is ready), their tools offered through the
- * registry as `mcp__<server>__<tool>` (a `ToolSource`), every change of state an `mcp.server` event carrying the
- * server's name, all stopped with the session. A workspace's server nobody trusted is never started.
+ * A session's MCP servers: started together in the background once the session's first model request is on the
+ * wire (`requestSent`), so nothing of their start (preparing the sandbox, spawning, their own start competing for
+ * the CPU) comes before it; their tools join the requests of the turns after they are ready. Their tools are
+ * offered through the registry as `mcp__<server>__<tool>` (a `ToolSource`), every change of state an `mcp.server`
+ * event carrying the server's name, all stopped with the session. A workspace's server nobody trusted is never
+ * started.
  */
+
+/** A host that sends no request soon (a resumed session waiting for the user): the servers start anyway after this. */
+const START_WITHOUT_REQUEST_MS = 1000
 
 export interface McpHubOptions {
   workspace: string
@@ -33,6 +38,8 @@ export interface McpHubOptions {
   contextWindowTokens: number
   /** Where remote servers' OAuth tokens are kept (none: no OAuth, a server that needs it fails). */
   oauth?: McpOAuthStore
+  /** Servers start after this long when no request went out before (default START_WITHOUT_REQUEST_MS). */
+  startWithoutRequestMs?: number
 }
 
 type Emit = (draft: SessionEventDraft<'mcp.server'>) => void
@@ -48,10 +55,18 @@ export class McpHub implements ToolSource {
   private emit: Emit | null = null
   private readonly early: SessionEventDraft<'mcp.server'>[] = []
   private starts: Promise<void>[] = []
+  /** The servers were told to start (`launch`). */
+  private launched = false
+  private closed = false
+  private fallback: NodeJS.Timeout | undefined
 
   constructor(private readonly opts: McpHubOptions) {}
 
-  /** Starts every trusted server; returns at once. */
+  /**
+   * Reports the problems and the servers nobody trusted, and readies the others, which start when the first
+   * request is on the wire (`requestSent`), when something waits for them (a call, `settled`), or after
+   * START_WITHOUT_REQUEST_MS; returns at once, having done no work of theirs.
+   */
   start(): void {
     for (const p of this.opts.problems ?? []) {
       this.send({ server: p.server ?? p.source, status: 'misconfigured', message: describeProblem(p) })
@@ -83,8 +98,24 @@ export class McpHub implements ToolSource {
         server.origin === 'user' ? this.opts.oauth : undefined,
       )
       this.connections.push(connection)
-      this.starts.push(connection.start())
     }
+    if (this.connections.length > 0) {
+      const wait = this.opts.startWithoutRequestMs ?? START_WITHOUT_REQUEST_MS
+      this.fallback = setTimeout(() => this.launch(), wait)
+      this.fallback.unref()
+    }
+  }
+
+  /** The session's model request is on the wire (or its attempt ended): the servers start now, if not yet. */
+  requestSent(): void {
+    this.launch()
+  }
+
+  private launch(): void {
+    if (this.launched || this.closed) return
+    this.launched = true
+    clearTimeout(this.fallback)
+    for (const connection of this.connections) this.starts.push(connection.start())
   }
 
   /** Events go to the session from now on (those from before it existed first). */
@@ -95,6 +126,7 @@ export class McpHub implements ToolSource {
 
   /** Resolves once every server has become ready or failed (tests, benchmarks; runs never wait for it). */
   async settled(): Promise<void> {
+    this.launch()
     await Promise.all(this.starts)
   }
 
@@ -131,8 +163,8 @@ export class McpHub implements ToolSource {
   }
 
   /**
-   * A call to a tool of a server that is still starting or restarting (a call resumed from the log right after
-   * a continue): it waits for the server, then runs as the tool it lists, or fails as unknown. Until the server
+   * A call to a tool of a server that is still starting, restarting or waiting to start (a call resumed from the
+   * log right after a continue, which starts it at once): it waits for the server, then runs as the tool it lists, or fails as unknown. Until the server
    * says what the tool is, it is taken as unsafe and asks.
    */
   pending(name: string): Tool | undefined {
@@ -141,7 +173,7 @@ export class McpHub implements ToolSource {
     if (unloaded) return unloaded
     const connection = this.connections.find(
       (c) =>
-        (c.status === 'starting' || c.status === 'restarting') &&
+        (c.status === 'new' || c.status === 'starting' || c.status === 'restarting') &&
         name.startsWith(`mcp__${sanitizePart(c.config.name)}__`),
     )
     if (!connection) return undefined
@@ -155,6 +187,7 @@ export class McpHub implements ToolSource {
       title: () => `${server}: ${name.slice(`mcp__${sanitizePart(server)}__`.length)}`,
       // What the user reviews is the tool's own preview, once its server has said what the tool is.
       preview: async (input, ctx, opts) => {
+        this.launch()
         await connection.whenSettled()
         const tool = this.built.find((t) => t.name === name)
         if (tool?.preview) return tool.preview(input, ctx, opts)
@@ -162,6 +195,7 @@ export class McpHub implements ToolSource {
         return { ok: true, preview: { kind: 'other', summary } }
       },
       execute: async (input, ctx, approved) => {
+        this.launch()
         await connection.whenSettled()
         const tool = this.built.find((t) => t.name === name)
         if (!tool) return fail(`Unknown tool "${name}": the MCP server "${server}" does not offer it.`)
@@ -176,6 +210,8 @@ export class McpHub implements ToolSource {
   }
 
   async close(): Promise<void> {
+    this.closed = true
+    clearTimeout(this.fallback)
     await Promise.all(this.connections.map((c) => c.close()))
   }
 

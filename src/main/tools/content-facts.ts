@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import { createHash } from 'node:crypto'
 import {
   countLines,
@@ -14,12 +15,12 @@ import {
  * file tools (file-change.ts) describe contents alike without importing each other.
  */
 export function contentFacts(bytes: Buffer, text?: string, opts: { image?: boolean } = {}): ContentFacts {
-  const binary = isBinary(bytes)
+  const binary = isBinary(bytes, isUtf8)
   const mime = sniffType(bytes)
   return {
     bytes: bytes.length,
     binary,
-    ...(!binary ? { lines: countLines(text ?? bytes.toString('utf8')) } : {}),
+    ...(!binary ? { lines: countLines(text ?? bytes) } : {}),
     ...(mime ? { mime } : {}),
     sha256: createHash('sha256').update(bytes).digest('hex'),
     ...(opts.image !== false && isPreviewableImage(mime) && bytes.length <= IMAGE_PREVIEW_MAX_BYTES

@@ -20,12 +20,19 @@ export interface ToolSource {
    * or one the model knew from before, waits for it instead of failing as unknown.
    */
   pending?(name: string): Tool | undefined
+  /**
+   * A model request is on the wire: work the source held back so as not to delay it (MCP servers' start) may
+   * begin. Called for every request; cheap after the first.
+   */
+  requestSent?(): void
 }
 
 export class ToolRegistry {
   private readonly byName = new Map<string, Tool>()
   private cachedDefinitions: { key: string; definitions: ToolDefinition[] } | null = null
   private cachedDynamic: { key: string; byName: Map<string, Tool> } | null = null
+  /** Lanes' own tools' definitions, made once and shared with the registries `withSource` derives from this one. */
+  private own: { definitions: ToolDefinition[] | null } = { definitions: null }
 
   constructor(
     tools: readonly Tool[],
@@ -39,7 +46,9 @@ export class ToolRegistry {
 
   /** The same tools and `source`'s too (a session's MCP servers): the shared registry stays as it was. */
   withSource(source: ToolSource): ToolRegistry {
-    return new ToolRegistry([...this.byName.values()], [...this.sources, source])
+    const derived = new ToolRegistry([...this.byName.values()], [...this.sources, source])
+    derived.own = this.own
+    return derived
   }
 
   /** Looked up by own name only: a model asking for `__proto__` or `toString` finds nothing. */
@@ -53,6 +62,11 @@ export class ToolRegistry {
     return undefined
   }
 
+  /** A model request is on the wire (see `ToolSource.requestSent`). */
+  requestSent(): void {
+    for (const source of this.sources) source.requestSent?.()
+  }
+
   names(): string[] {
     return [...this.byName.keys(), ...this.dynamic().keys()]
   }
@@ -64,19 +78,8 @@ export class ToolRegistry {
   definitions(): ToolDefinition[] {
     const key = this.key()
     if (this.cachedDefinitions?.key === key) return this.cachedDefinitions.definitions
-    const definitions = [...this.byName.values(), ...this.dynamic().values()].map((tool) => {
-      if (tool.inputJsonSchema)
-        return { name: tool.name, description: tool.description, input_schema: tool.inputJsonSchema }
-      const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.input, { io: 'input' }) as Record<
-        string,
-        unknown
-      >
-      return {
-        name: tool.name,
-        description: tool.description,
-        input_schema: { ...schema, type: 'object' as const },
-      }
-    })
+    this.own.definitions ??= [...this.byName.values()].map(definitionOf)
+    const definitions = [...this.own.definitions, ...[...this.dynamic().values()].map(definitionOf)]
     this.cachedDefinitions = { key, definitions }
     return definitions
   }
@@ -100,3 +103,17 @@ export class ToolRegistry {
 }
 
 const EMPTY: Map<string, Tool> = new Map()
+
+function definitionOf(tool: Tool): ToolDefinition {
+  if (tool.inputJsonSchema)
+    return { name: tool.name, description: tool.description, input_schema: tool.inputJsonSchema }
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.input, { io: 'input' }) as Record<
+    string,
+    unknown
+  >
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: { ...schema, type: 'object' as const },
+  }
+}

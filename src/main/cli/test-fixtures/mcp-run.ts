@@ -13,27 +13,36 @@ const require = createRequire(import.meta.url)
 export const FILESYSTEM_SERVER = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js')
 export const EVERYTHING_SERVER = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
 
-/** Waits until the newest session log shows each server ready at least that many times. */
-async function readyInLog(sessionsDir: string, wanted: Record<string, number>): Promise<void> {
+/**
+ * Waits until the session logs show each server ready at least that many times (a number), or in that status
+ * (a string).
+ */
+async function readyInLog(sessionsDir: string, wanted: Record<string, number | string>): Promise<void> {
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
     const logs = (await readdir(sessionsDir)).filter((f) => f.endsWith('.jsonl'))
     const texts = await Promise.all(logs.map((f) => readFile(join(sessionsDir, f), 'utf8').catch(() => '')))
     const lines = texts.flatMap((t) => t.split('\n')).filter((l) => l.includes('"mcp.server"'))
-    const readyTimes = (server: string) =>
-      lines.filter((l) => l.includes('"status":"ready"') && l.includes(`"server":${JSON.stringify(server)}`))
-        .length
-    if (Object.entries(wanted).every(([server, n]) => readyTimes(server) >= n)) return
+    const times = (server: string, status: string) =>
+      lines.filter(
+        (l) =>
+          l.includes(`"status":${JSON.stringify(status)}`) &&
+          l.includes(`"server":${JSON.stringify(server)}`),
+      ).length
+    const reached = ([server, n]: [string, number | string]): boolean =>
+      typeof n === 'number' ? times(server, 'ready') >= n : times(server, n) > 0
+    if (Object.entries(wanted).every(reached)) return
     await new Promise((r) => setTimeout(r, 50))
   }
-  throw new Error(`the MCP servers ${JSON.stringify(wanted)} were not ready within a minute`)
+  throw new Error(`the MCP servers ${JSON.stringify(wanted)} were not there within a minute`)
 }
 
 /** Runs `lanes run` against a scripted model and returns its events, stderr, exit code and the requests. */
 export async function runWithMcp(opts: {
   workspace: string
   sessionsDir: string
-  turns: (ScenarioTurn & { afterReady?: Record<string, number> })[]
+  /** A turn is played once its servers were ready that many times (`afterReady`) or reached a status. */
+  turns: (ScenarioTurn & { afterReady?: Record<string, number>; afterStatus?: Record<string, string> })[]
   config?: unknown
   args?: string[]
   /** Continue this session instead of starting one. */
@@ -52,8 +61,8 @@ export async function runWithMcp(opts: {
     respond: async () => {
       const turn = opts.turns[played++]
       if (!turn) return { blocks: [{ text: 'The scripted conversation has no more turns.' }] }
-      const { afterReady, ...rest } = turn
-      if (afterReady) await readyInLog(opts.sessionsDir, afterReady)
+      const { afterReady, afterStatus, ...rest } = turn
+      if (afterReady || afterStatus) await readyInLog(opts.sessionsDir, { ...afterReady, ...afterStatus })
       return rest
     },
   })

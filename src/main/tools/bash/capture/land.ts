@@ -57,7 +57,8 @@ import {
  * before is kept in the session's store and logged (file.preimage with `before` and `after`) before anything
  * moves, so undo and rewind cover it. Then the journal's intent (command.landing) is synced, the changes are
  * applied in the change set's order (a file or link is *moved* out of the layer: a rename on the same file
- * system, never a copy where a rename works), and command.landed closes it. A failure half-way (a full disk making a folder, a file in the way) puts back what had landed, so
+ * system, never a copy where a rename works; files moving in go a few dozen renames at a time, see Moves), and
+ * command.landed closes it. A failure half-way (a full disk making a folder, a file in the way) puts back what had landed, so
  * nothing is ever half-landed; a crash half-way is finished or rolled back on the next start (recover.ts).
  *
  * Memory stays bounded whatever the size: the change set is streamed from the layer, each landed change goes
@@ -211,10 +212,12 @@ async function tokenOf(
   if (seen.size > KEEP_MAX_BYTES) return { token: fileToken(await hashStream(path), seen.mode), kept: false }
   // Most files a command leaves are small: read by direct system calls (see quick-read.ts).
   const content = await readFileQuick(path)
-  const hash = keep ? await keep(content) : createHash('sha256').update(content).digest('hex')
-  // The same facts a write's review shows, without the image (a command may change hundreds of files).
-  const { sha256: _hash, ...facts } = contentFacts(content, undefined, { image: false })
-  return { token: fileToken(hash, seen.mode), kept: true, content: facts }
+  // What was there is kept, and hashed by the store; what the command left is described for the card (the same
+  // facts a write's review shows, without the image: a command may change hundreds of files), and its hash is the
+  // description's. Each content is hashed once, and never decoded.
+  if (keep) return { token: fileToken(await keep(content), seen.mode), kept: true }
+  const { sha256, ...facts } = contentFacts(content, undefined, { image: false })
+  return { token: fileToken(sha256 as string, seen.mode), kept: true, content: facts }
 }
 
 async function hashStream(path: string): Promise<string> {
@@ -639,24 +642,31 @@ async function applyPlan(
   /** New folders with something in them that does not land: made entry by entry, not moved whole. */
   partial: ReadonlySet<string>,
 ): Promise<string | undefined> {
-  // Only how many landed is kept; a roll-back reads them back from the plan (memory stays bounded).
-  let done = 0
+  // Only how many landed is kept (and the few in flight beside a failure); a roll-back reads them back from the
+  // plan (memory stays bounded).
+  const progress = new Moves()
   const modes: { path: string; mode: number }[] = []
   const checked = new Set<string>([workspace])
-  let failure: string | undefined
   const slices = new TimeSlices()
   // The folder moved in whole last: the lines inside it follow it in the plan and have landed with it.
   let moved: string | undefined
   for await (const line of planLines(planFile)) {
     if (moved !== undefined && line.rel.startsWith(moved)) {
-      done++
+      progress.done++
       continue
     }
     moved = undefined
     const path = join(workspace, line.rel)
+    const want = parseToken(line.after)
+    // A file or link replacing a file, a link or nothing goes in beside the renames in flight; anything else
+    // (a folder made or removed, a removal) waits for those first: it may be what they stand on.
+    const beside = (want.kind === 'file' || want.kind === 'link') && parseToken(line.before).kind !== 'dir'
+    if (!beside) await progress.settle()
+    if (progress.failure !== undefined) break
     let failed: string | undefined
     try {
-      if (
+      if (beside) await progress.start(line, folderCheck(workspace, path, checked) ?? moveIn(path, line))
+      else if (
         line.whole &&
         line.source !== undefined &&
         !partial.has(line.rel) &&
@@ -669,12 +679,13 @@ async function applyPlan(
     }
     await slices.tick()
     if (failed !== undefined) {
-      failure = `${line.rel}: ${failed}`
+      progress.failure ??= `${line.rel}: ${failed}`
       break
     }
-    done++
+    if (!beside) progress.done++
   }
-  if (failure === undefined) {
+  await progress.settle()
+  if (progress.failure === undefined) {
     // What moved in is as durable as the command's own writes would have been without Lanes: the system writes
     // it back as it does any file. Not fsynced one by one (20,000 files of an `npm install` would pay 20,000
     // journal commits), nor the whole file system at once (a syncfs waits for every other program's writes).
@@ -685,11 +696,56 @@ async function applyPlan(
   }
   const landed: PlanLine[] = []
   for await (const line of planLines(planFile)) {
-    if (landed.length >= done) break
+    if (landed.length >= progress.done) break
     landed.push(line)
   }
-  const stuck = await rollBackLines(workspace, landed, host)
-  return `the command’s changes could not be landed (${failure}); the workspace was put back as it was before the command${stuck}`
+  const stuck = await rollBackLines(workspace, [...landed, ...progress.strays], host)
+  return `the command’s changes could not be landed (${progress.failure}); the workspace was put back as it was before the command${stuck}`
+}
+
+/** Renames in flight at once while landing (they queue for the thread pool's few threads). */
+const MOVES_IN_FLIGHT = 32
+
+/**
+ * The landing's progress through the plan, with files moving in several at a time: replacing a file whose new data
+ * is not written yet makes ext4 start writing it at the rename, a wait of its own for each that overlaps only when
+ * several renames are in flight (see quick-read.ts). Lines count as landed in the plan's order; the renames in
+ * flight beside a failure that landed all the same are kept apart for the roll-back.
+ */
+class Moves {
+  /** Lines of the plan, from its start, that landed. */
+  done = 0
+  failure: string | undefined
+  /** Lines after the failure that landed (in flight beside it). */
+  readonly strays: PlanLine[] = []
+  private inFlight: { line: PlanLine; result: Promise<string | undefined> }[] = []
+
+  /**
+   * Puts a line in flight (`work` a failure already: it did not start); waits for those in flight when there are
+   * MOVES_IN_FLIGHT. A failure is found by `settle`.
+   */
+  async start(line: PlanLine, work: string | Promise<void>): Promise<void> {
+    const result =
+      typeof work === 'string'
+        ? Promise.resolve(work)
+        : work.then(
+            () => undefined,
+            (error: unknown) => message(error),
+          )
+    this.inFlight.push({ line, result })
+    if (this.inFlight.length >= MOVES_IN_FLIGHT) await this.settle()
+  }
+
+  async settle(): Promise<void> {
+    const batch = this.inFlight.splice(0)
+    const results = await Promise.all(batch.map((b) => b.result))
+    batch.forEach(({ line }, i) => {
+      const failed = results[i]
+      if (failed !== undefined) this.failure ??= `${line.rel}: ${failed}`
+      else if (this.failure === undefined) this.done++
+      else this.strays.push(line)
+    })
+  }
 }
 
 /**
@@ -749,14 +805,8 @@ function applyOne(
   checked: Set<string>,
   modes: { path: string; mode: number }[],
 ): string | undefined {
-  // The folder it goes into is a folder of the workspace, not a link to elsewhere made since the capture.
-  const dir = dirname(path)
-  if (!checked.has(dir)) {
-    const real = realpathSync.native(dir)
-    if (real !== dir || !(real + sep).startsWith(workspace + sep))
-      return 'its folder is no longer where it was'
-    checked.add(dir)
-  }
+  const outside = folderCheck(workspace, path, checked)
+  if (outside !== undefined) return outside
   const want = parseToken(line.after)
   const was = parseToken(line.before)
   switch (want.kind) {
@@ -783,23 +833,49 @@ function applyOne(
         renameSync(line.source, path)
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error
-        // The layer is on another file system: copied beside, then renamed in (still atomic for readers).
-        const temp = `${path}.lanes-${process.pid}-land`
-        try {
-          if (want.kind === 'link') symlinkSync(want.target, temp)
-          else {
-            copyFileSync(line.source, temp)
-            chmodSync(temp, want.mode ?? 0o644)
-          }
-          renameSync(temp, path)
-        } catch (copyError) {
-          // A copy cut short (a full disk) leaves nothing behind, and gives its space back to the roll-back.
-          rmSync(temp, { force: true })
-          throw copyError
-        }
+        copyIn(path, line)
       }
       return undefined
     }
+  }
+}
+
+/** The folder a path goes into is a folder of the workspace, not a link to elsewhere made since the capture. */
+function folderCheck(workspace: string, path: string, checked: Set<string>): string | undefined {
+  const dir = dirname(path)
+  if (checked.has(dir)) return undefined
+  const real = realpathSync.native(dir)
+  if (real !== dir || !(real + sep).startsWith(workspace + sep)) return 'its folder is no longer where it was'
+  checked.add(dir)
+  return undefined
+}
+
+/** A file or link moved in from the layer, by the thread pool (see Moves). */
+async function moveIn(path: string, line: PlanLine): Promise<void> {
+  if (line.source === undefined) throw new Error('its new content is missing from the layer')
+  try {
+    await fs.rename(line.source, path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error
+    copyIn(path, line)
+  }
+}
+
+/** The layer is on another file system: the new file or link is copied beside, then renamed in (still atomic for readers). */
+function copyIn(path: string, line: PlanLine): void {
+  const want = parseToken(line.after)
+  const temp = `${path}.lanes-${process.pid}-land`
+  try {
+    if (want.kind === 'link') symlinkSync(want.target, temp)
+    else if (want.kind === 'file') {
+      copyFileSync(line.source as string, temp)
+      chmodSync(temp, want.mode ?? 0o644)
+    } else throw new Error('it is not a file or a link')
+    renameSync(temp, path)
+  } catch (copyError) {
+    // A copy cut short (a full disk) leaves nothing behind, and gives its space back to the roll-back.
+    rmSync(temp, { force: true })
+    throw copyError
   }
 }
 

@@ -59,17 +59,21 @@ trap : TERM INT HUP
 rc=$?
 trap '' TERM INT HUP
 shopt -s nullglob dotglob
+LC_ALL=C
 low=/proc/$$/fd/$lower
 cd "$layer/upper" || exit $rc
 walk() {
   local d e k n
   for d in "$1"*; do
     [ -d "$d" ] && ! [ -L "$d" ] && [ -d "$low/$d" ] && ! [ -L "$low/$d" ] || continue
-    k=0
-    for e in "$ws/$d"/*; do k=$((k+1)); done
-    n=0
-    for e in "$d"/*; do [ -c "$e" ] && ! [ -L "$e" ] || n=$((n+1)); done
-    [ "$k" -eq "$n" ] && printf '%s\0' "$d"
+    set -- "$ws/$d"/*
+    k=$#
+    set -- "$d"/*
+    if [ "$k" -le $# ]; then
+      n=0
+      for e; do [ -c "$e" ] && ! [ -L "$e" ] || n=$((n+1)); done
+      [ "$k" -eq "$n" ] && printf '%s\0' "$d"
+    fi
     walk "$d/"
   done
 }
