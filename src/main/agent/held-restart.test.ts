@@ -37,13 +37,23 @@ fs.writeFileSync('out.txt', 'made by the command\\n')
 console.log('changed three files')
 `
 
-/** A session whose command's held changes wait for review, in a process killed (SIGKILL) right then. */
-async function killedInReview(): Promise<{
+interface Killed {
   base: string
   workspace: string
   sessionsDir: string
   sessionId: string
-}> {
+}
+
+/**
+ * A session in a process of its own (as the app runs it) whose one approved command runs over `files`, killed
+ * (SIGKILL) at the moment `at` says, given each event line the process prints in turn.
+ */
+async function killedSession(opts: {
+  files: Record<string, string>
+  command: string
+  at: () => (line: string) => boolean
+  what: string
+}): Promise<Killed> {
   // Not under /tmp: the sandbox has a private tmpfs there.
   const cache = join(process.cwd(), 'node_modules', '.cache')
   await mkdir(cache, { recursive: true })
@@ -51,11 +61,9 @@ async function killedInReview(): Promise<{
   const workspace = join(base, 'ws')
   const sessionsDir = join(base, 'sessions')
   await mkdir(workspace)
-  // Protected files that exist are read-only in the sandbox: the command adds new ones.
-  await writeFile(join(workspace, 'out.txt'), 'before\n')
-  await writeFile(join(workspace, 'change.js'), CHANGE)
+  for (const [name, content] of Object.entries(opts.files)) await writeFile(join(workspace, name), content)
   const first = await startScriptedModel({
-    scenario: { turns: [{ blocks: [{ tool: 'bash', input: { command: 'node change.js' } }] }] },
+    scenario: { turns: [{ blocks: [{ tool: 'bash', input: { command: opts.command } }] }] },
   })
   cleanups.push(async () => {
     await first.close()
@@ -68,63 +76,48 @@ async function killedInReview(): Promise<{
   })
   const exited = new Promise((resolve) => proc.once('exit', resolve))
   let sessionId = ''
+  const at = opts.at()
   await new Promise<void>((resolve, reject) => {
-    let held = false
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       if (line.startsWith('session ')) sessionId = line.slice('session '.length)
-      if (line === 'event command.held') held = true
-      // The run pauses on the review once the review is in the log.
-      if (held && line === 'event run.paused') resolve()
+      if (at(line)) resolve()
     })
-    proc.once('exit', (code) => reject(new Error(`the run ended (${code}) before the review`)))
+    proc.once('exit', (code) => reject(new Error(`the run ended (${code}) before ${opts.what}`)))
   })
   proc.kill('SIGKILL')
   await exited
-
   return { base, workspace, sessionsDir, sessionId }
 }
 
-/** A session whose approved command is still running (it changed a file, then waits) when its process is killed. */
-async function killedWhileRunning(): Promise<{
-  base: string
-  workspace: string
-  sessionsDir: string
-  sessionId: string
-}> {
-  const cache = join(process.cwd(), 'node_modules', '.cache')
-  await mkdir(cache, { recursive: true })
-  const base = await realpath(await mkdtemp(join(cache, 'lanes-cut-short-')))
-  const workspace = join(base, 'ws')
-  const sessionsDir = join(base, 'sessions')
-  await mkdir(workspace)
-  await writeFile(join(workspace, 'out.txt'), 'before\n')
-  await writeFile(
-    join(workspace, 'slow.js'),
-    `require('fs').writeFileSync('out.txt', 'half done\\n')\nrequire('fs').writeFileSync('new.txt', 'new\\n')\nconsole.log('wrote')\nsetTimeout(() => {}, 60000)\n`,
-  )
-  const first = await startScriptedModel({
-    scenario: { turns: [{ blocks: [{ tool: 'bash', input: { command: 'node slow.js' } }] }] },
+/** A session whose command's held changes wait for review, in a process killed (SIGKILL) right then. */
+function killedInReview(): Promise<Killed> {
+  return killedSession({
+    // Protected files that exist are read-only in the sandbox: the command adds new ones.
+    files: { 'out.txt': 'before\n', 'change.js': CHANGE },
+    command: 'node change.js',
+    at: () => {
+      let held = false
+      return (line) => {
+        if (line === 'event command.held') held = true
+        // The run pauses on the review once the review is in the log.
+        return held && line === 'event run.paused'
+      }
+    },
+    what: 'the review',
   })
-  cleanups.push(async () => {
-    await first.close()
-    await rm(base, { recursive: true, force: true })
+}
+
+/** A session whose approved command is still running (it changed files, then waits) when its process is killed. */
+function killedWhileRunning(): Promise<Killed> {
+  return killedSession({
+    files: {
+      'out.txt': 'before\n',
+      'slow.js': `require('fs').writeFileSync('out.txt', 'half done\\n')\nrequire('fs').writeFileSync('new.txt', 'new\\n')\nconsole.log('wrote')\nsetTimeout(() => {}, 60000)\n`,
+    },
+    command: 'node slow.js',
+    at: () => (line) => line === 'event tool.output',
+    what: 'the command wrote',
   })
-  const proc = spawn(process.execPath, ['--import', 'tsx', child, workspace, sessionsDir, first.baseUrl], {
-    cwd: fileURLToPath(new URL('../../../', import.meta.url)),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const exited = new Promise((resolve) => proc.once('exit', resolve))
-  let sessionId = ''
-  await new Promise<void>((resolve, reject) => {
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      if (line.startsWith('session ')) sessionId = line.slice('session '.length)
-      if (line === 'event tool.output') resolve()
-    })
-    proc.once('exit', (code) => reject(new Error(`the run ended (${code}) before the command wrote`)))
-  })
-  proc.kill('SIGKILL')
-  await exited
-  return { base, workspace, sessionsDir, sessionId }
 }
 
 describe.skipIf(!overlay)('a command cut short by the app’s end', () => {
