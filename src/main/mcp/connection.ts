@@ -31,6 +31,22 @@ const RESTART_WINDOW_MS = 60_000
 const STDERR_TAIL = 4096
 /** A single message above this closes the connection (the SDK's read buffer), so memory stays bounded. */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+/** The SDK's error for a message over MAX_MESSAGE_BYTES. */
+const TOO_LARGE = /exceeded maximum size/
+
+/**
+ * Ends a server at once: a sandboxed one with SIGKILL (bubblewrap's namespace dies with it), one run without a
+ * sandbox with SIGTERM, which a launcher such as npx passes on to the server it started.
+ */
+function killServer(transport: StdioClientTransport, sandboxed: boolean): void {
+  const pid = transport.pid
+  if (pid === null) return
+  try {
+    process.kill(pid, sandboxed ? 'SIGKILL' : 'SIGTERM')
+  } catch {
+    // Already gone.
+  }
+}
 
 export class McpConnection {
   private client: Client | null = null
@@ -124,6 +140,10 @@ export class McpConnection {
     }
     client.onerror = (error) => {
       this.lastError = error.message
+      // An answer over the limit: the SDK drops what it read and closes, but a close waits seconds for the
+      // server to end while the rest of its answer keeps being read (and copied). The server is killed now.
+      if (TOO_LARGE.test(error.message) && transport instanceof StdioClientTransport)
+        killServer(transport, this.launch?.sandboxed === true)
     }
     this.client = client
     try {
@@ -256,7 +276,7 @@ export class McpConnection {
       const message = (e as Error).message
       if (/Connection closed/i.test(message) || client !== this.client) {
         throw new ServerUnavailable(
-          `The MCP server "${this.config.name}" stopped while this call was running, so whether it completed is unknown; Lanes is starting it again.${this.lastError && /exceeded maximum size/.test(this.lastError) ? ` Its answer was larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB, which Lanes does not take.` : ''}`,
+          `The MCP server "${this.config.name}" stopped while this call was running, so whether it completed is unknown; Lanes is starting it again.${this.lastError && TOO_LARGE.test(this.lastError) ? ` Its answer was larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB, which Lanes does not take.` : ''}`,
         )
       }
       if (/timed out|timeout/i.test(message)) {
