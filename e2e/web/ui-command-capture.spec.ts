@@ -220,8 +220,9 @@ test('“Show me its changes before they land” holds every change of a command
     const review = page.getByTestId('held-review')
     await expect(review).toBeVisible({ timeout: 30_000 })
     await expect(review.getByTestId('held-file')).toHaveCount(4)
-    // Nothing here is protected: no warning.
+    // Nothing here is protected: no warning, no badge.
     await expect(review.getByTestId('held-warning')).toHaveCount(0)
+    await expect(review.getByTestId('protected-badge')).toHaveCount(0)
     await review.locator('[data-testid=held-file][data-path="new.txt"]').getByTestId('held-accept').click()
     await review.locator('[data-testid=held-file][data-path="logo.png"]').getByTestId('held-accept').click()
     await review.locator('[data-testid=held-file][data-path="a.txt"]').getByTestId('held-reject').click()

@@ -43,7 +43,7 @@ export async function startScriptedModel(scenario: unknown): Promise<ScriptedMod
         .map((l) => JSON.parse(l) as unknown)
     },
     async stop() {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once('exit', r))
         child.kill('SIGTERM')
         await exited

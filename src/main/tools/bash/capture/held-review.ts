@@ -149,7 +149,9 @@ export async function heldFileView(
         path: line.rel,
         hunks: diff.hunks,
         ...(diff.truncated ? { truncated: true, hunksCut: true } : {}),
-        protected: true,
+        // The diff's "protected path" badge only where it is true: a change held because the user asked to
+        // see it first (or because its command was cut short) is not a warning.
+        protected: view.reason !== undefined,
       },
     }
   } catch (error) {

@@ -195,19 +195,18 @@ function HeldReview({
         <div>
           <h2>Review what the command changed</h2>
           <p className="muted small">
-            <span className="approval-what">
-              {call.held?.interrupted ? (
-                <>
-                  The command <code>{commandOf(call)}</code> was cut short when Lanes stopped; here is what it
-                  had changed by then.
-                </>
-              ) : (
-                <>
-                  The command <code>{commandOf(call)}</code> has run:{' '}
-                  {protectedCount > 0 ? 'it changed protected files.' : 'you asked to see its changes first.'}
-                </>
-              )}
-            </span>{' '}
+            {call.held?.interrupted ? (
+              // Kept in a small window too (where the "what" line is hidden): without it the review is a riddle.
+              <span className="approval-cut-short" data-testid="held-cut-short">
+                The command <code>{commandOf(call)}</code> was cut short when Lanes stopped; here is what it
+                had changed by then.
+              </span>
+            ) : (
+              <span className="approval-what">
+                The command <code>{commandOf(call)}</code> has run:{' '}
+                {protectedCount > 0 ? 'it changed protected files.' : 'you asked to see its changes first.'}
+              </span>
+            )}{' '}
             None of its changes is applied until you decide.
             <span className="approval-each">
               {' '}
