@@ -258,6 +258,42 @@ export const benchmarks: Benchmark[] = [
         }),
       )
 
+      // grep of the same tree when the workspace knows 1,000 secret values: ripgrep is given them all, so that
+      // a line holding one is judged by its redacted text (secret-lens.ts); past EXACT_VALUES, such a line is
+      // left out instead. A copy of the tree made of hard links is a second workspace, with the values; the
+      // first has none.
+      const linked = `${tree.root}-with-values`
+      // Made afresh each run (cheap: links, not copies), so it is always the tree of this run.
+      await fs.rm(linked, { recursive: true, force: true })
+      execFileSync('cp', ['-al', tree.root, linked])
+      const withValues = workspaceSecrets(linked)
+      await withValues.ready()
+      for (const { value } of thousandValues()) withValues.addAppSecret(value, 'a bench value')
+      const linkedCtx = makeToolContext(linked, { callId: 'bench' })
+      const [lensOn, lensOff] = await alternate(
+        RUNS,
+        async () => (await grepTool.execute({ pattern: MODERATE_PATTERN }, linkedCtx)).output,
+        async () => (await grepTool.execute({ pattern: MODERATE_PATTERN }, treeCtx)).output,
+      )
+      out.push(
+        result('grep 100k files, 1,000 values known in the workspace vs none', lensOn, lensOff, 'ms', {
+          maxRatio: 1.05,
+          text: 'ratio < 1.05 (the issue: adding 1,000 values costs < 5%)',
+        }),
+      )
+      // A usual workspace (a `.env` of ten values): ripgrep is given them (EXACT_VALUES), so that a line holding
+      // one is found by its redacted text.
+      forgetWorkspaceSecrets(linked)
+      const fewValues = workspaceSecrets(linked)
+      await fewValues.ready()
+      for (const { value } of thousandValues().slice(0, 10)) fewValues.addAppSecret(value, 'a bench value')
+      const [fewOn, fewOff] = await alternate(
+        RUNS,
+        async () => (await grepTool.execute({ pattern: MODERATE_PATTERN }, linkedCtx)).output,
+        async () => (await grepTool.execute({ pattern: MODERATE_PATTERN }, treeCtx)).output,
+      )
+      out.push(result('grep 100k files, 10 values known in the workspace vs none', fewOn, fewOff, 'ms'))
+
       // The first scan of a 15,000-file workspace and the first command after it.
       const ws = await ensureWorkspace15k(cacheDir)
       await plainWalk(ws)

@@ -152,6 +152,42 @@ describe.skipIf(missing !== null)(
       expect(r1).toMatch(/^No matches/)
     })
 
+    it('the grep oracle through an ordinary file that repeats the value: grep searches the redacted text', async () => {
+      const base = await tempBase()
+      const ws = join(base, 'ws')
+      const secret = 'sk-live-R3peat-7c6b5a49'
+      await writeFile(join(ws, '.env'), `API_TOKEN=${secret}\n`)
+      // The same value in a config file beside it; in a minified line, past where lines are cut for display
+      // (500 columns) and past the part of a long line grep looks at (64 KB).
+      await writeFile(join(ws, 'settings.py'), `API_TOKEN = "${secret}"\nDEBUG = False\n`)
+      await writeFile(join(ws, 'bundle.min.js'), `var a="${'x'.repeat(480)}${secret}";\n`)
+      await writeFile(join(ws, 'huge.min.js'), `var b="${'y'.repeat(70_000)}${secret}";\n`)
+      const shapes = (g: string): string[] => [
+        `API_TOKEN = "${g}`,
+        // Matches the redacted line whatever the value: found for a right guess only if grep read the disk.
+        `API_TOKEN = "(${g}|\\[secret)`,
+        `x{480}${g}`,
+        `y{100}${g}`,
+        `${g}`,
+      ]
+      const guesses = ['sk-live-R3p', 'sk-live-XXX']
+      const run = await attack(
+        base,
+        guesses.flatMap((g) => shapes(g).map((pattern) => ({ tool: 'grep', input: { pattern } }))),
+      )
+      expectNowhere(secret, run)
+      // No part of the value either: a line cut for display is cut after redaction.
+      for (const r of run.results) expect(r).not.toContain('sk-live-R3pe')
+      const n = shapes('').length
+      const unguess = (r: string): string => r.replace(/sk-live-(R3p|XXX)/g, 'GUESS')
+      const right = run.results.slice(0, n).map(unguess)
+      const wrong = run.results.slice(n).map(unguess)
+      expect(right).toEqual(wrong)
+      // What the model may see still matches: the redacted line, found by its marker.
+      expect(right[1]).toContain(`settings.py:1:API_TOKEN = "${markerFor('.env')}"`)
+      expect(right[0]).toMatch(/^No matches/)
+    })
+
     it('a hard link to .env under another name is the secret file (read_file, grep, the sandbox)', async () => {
       const base = await tempBase()
       const ws = join(base, 'ws')

@@ -98,6 +98,11 @@ export class Redactor {
     this.maxLength = maxLength
   }
 
+  /** The distinct values it hides (for a search that must find every line holding one: grep's lens). */
+  values(): string[] {
+    return this.patterns.map((p) => p.bytes.toString('utf8'))
+  }
+
   /** Number of distinct values it hides. */
   get size(): number {
     return this.patterns.length

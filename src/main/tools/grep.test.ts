@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { grepTool } from './grep'
 import { globToRegExp } from './grep/gitignore'
 import { translateRegex } from './grep/rust-regex'
+import { EXACT_VALUES } from './grep/secret-lens'
 import type { ToolResult } from './tool'
 import { makeToolContext } from './test-fixtures/tool-context'
 import { makeWorkspace, removeWorkspaces } from './test-fixtures/workspace'
@@ -254,6 +255,52 @@ describe.each([
     )
   })
 
+  it('judges a line that repeats a secret value by its redacted text: a guess of the value finds nothing', async () => {
+    const secret = 'Rep3at-S3cret-Value-81f2'
+    const ws = await makeGrepWorkspace({
+      '.env': `API_TOKEN=${secret}\n`,
+      'settings.py': `API_TOKEN = "${secret}"\nTIMEOUT = 30\n`,
+      'other.py': `TOKEN_COPY = "${secret}"  # api_token\n`,
+      'long.js': `var a = "${'x'.repeat(480)}${secret}";\n`,
+    })
+    const results = async (guess: string, caseInsensitive = false): Promise<string[]> => {
+      const out: string[] = []
+      for (const pattern of [
+        `API_TOKEN = "${guess}`,
+        `(${guess}|\\[secret)`,
+        `x{480}${guess}`,
+        `${guess.toLowerCase()}`,
+      ]) {
+        const r = await grep(ws, { pattern, case_insensitive: caseInsensitive })
+        out.push(r.output.replaceAll(guess, 'GUESS').replaceAll(guess.toLowerCase(), 'GUESS'))
+      }
+      return out
+    }
+    for (const ci of [false, true]) {
+      const right = await results('Rep3at-S', ci)
+      expect(right).toEqual(await results('Wr0ng-Gu', ci))
+      expect(right.join('\n')).not.toContain('Rep3at-S3')
+    }
+    // The redacted lines are what the search sees: found by their marker, counted once each, long ones cut after
+    // redaction.
+    const marker = await grep(ws, { pattern: '\\[secret from \\.env hidden\\]' })
+    expect(outputLines(marker)).toEqual([
+      `long.js:1:${`var a = "${'x'.repeat(480)}[secret from .env hidden]`.slice(0, 500)} [... omitted end of long line]`,
+      'other.py:1:TOKEN_COPY = "[secret from .env hidden]"  # api_token',
+      'settings.py:1:API_TOKEN = "[secret from .env hidden]"',
+    ])
+    // A line that matches elsewhere is still found, shown redacted by the tool itself.
+    expect(outputLines(await grep(ws, { pattern: 'api_token', case_insensitive: true }))).toEqual([
+      'other.py:1:TOKEN_COPY = "[secret from .env hidden]"  # api_token',
+      'settings.py:1:API_TOKEN = "[secret from .env hidden]"',
+    ])
+    // A pattern that does not compile is reported as the model wrote it, never with the values beside it.
+    const invalid = await grep(ws, { pattern: 'API_TOKEN = (' })
+    expect(invalid.isError).toBe(true)
+    expect(invalid.output).toMatch(/^Invalid regex/)
+    expect(invalid.output).not.toContain(secret)
+  })
+
   it('cuts very long lines with a marker', async () => {
     const ws = await makeGrepWorkspace({ 'min.js': `${'x'.repeat(5000)}needle${'y'.repeat(5000)}\n` })
     const [line] = outputLines(await grep(ws, { pattern: 'needle' }))
@@ -353,6 +400,22 @@ describe.each([
 })
 
 describe('grep (ripgrep only)', () => {
+  it(`with more than ${EXACT_VALUES} secret values, leaves out every line that holds one, whatever the guess`, async () => {
+    delete process.env.LANES_RG_PATH
+    const values = Array.from({ length: EXACT_VALUES + 10 }, (_, i) => `Many-S3cret-${i}-${'q'.repeat(6)}`)
+    const secret = values[7] as string
+    const ws = await makeGrepWorkspace({
+      '.env': values.map((v, i) => `KEY_${i}=${v}`).join('\n') + '\n',
+      'settings.py': `API_TOKEN = "${secret}"\nAPI_HOST = "example.org"\n`,
+    })
+    const right = await grep(ws, { pattern: `(API_TOKEN = "Many-S3cret-7|\\[secret|API_HOST)` })
+    const wrong = await grep(ws, { pattern: `(API_TOKEN = "Wrong-Guess-7|\\[secret|API_HOST)` })
+    expect(outputLines(right)).toEqual(['settings.py:2:API_HOST = "example.org"'])
+    expect(right.output.replace('Many-S3cret-7', 'GUESS')).toBe(
+      wrong.output.replace('Wrong-Guess-7', 'GUESS'),
+    )
+  })
+
   // Finds ripgrep's process through /proc.
   it.skipIf(process.platform !== 'linux')('kills ripgrep when the call is aborted', async () => {
     delete process.env.LANES_RG_PATH

@@ -94,6 +94,8 @@ export const grepTool = defineTool({
     })
     if (!resolved.ok) return resolved.result
     const { isDirectory } = resolved
+    const secrets = workspaceSecrets(ctx.workspace)
+    await secrets.ready()
     const plan: SearchPlan = {
       pattern: input.pattern,
       include: input.include,
@@ -102,10 +104,9 @@ export const grepTool = defineTool({
       target: isDirectory ? '.' : path.basename(resolved.path),
       workspace: ctx.workspace,
       signal: ctx.signal,
+      redactor: secrets.redactor(),
     }
 
-    const secrets = workspaceSecrets(ctx.workspace)
-    await secrets.ready()
     // Judged by identity only when some secret file has another name: otherwise its name says it all, and the
     // search costs no `stat` per file.
     const linked = secrets.hasLinkedSecrets()

@@ -118,7 +118,10 @@ export async function runBuiltinSearch(plan: SearchPlan, collector: Collector): 
       if (plan.target !== '.') notes.push({ file: relative, reason: 'binary file, not searched' })
       return 'next'
     }
-    const hits = await matchFile(buffer.toString('utf8'), COUNT_LIMIT - collector.matches + 1)
+    // Matched on the text the model may see: a line holding a secret value matches as its redacted form
+    // (secret-lens.ts).
+    const text = plan.redactor.redactBytes(buffer).toString('utf8')
+    const hits = await matchFile(text, COUNT_LIMIT - collector.matches + 1)
     if (hits === 'cancelled') return { kind: 'cancelled' }
     if (hits instanceof Error)
       return { kind: 'fatal', message: `The built-in search failed: ${hits.message}` }

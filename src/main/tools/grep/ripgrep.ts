@@ -1,7 +1,15 @@
 import { spawn } from 'node:child_process'
 import { constants as fsConstants, promises as fs } from 'node:fs'
 import path from 'node:path'
-import { MAX_COLUMNS, type Collector, type EngineOutcome, type FileProblem, type SearchPlan } from './search'
+import {
+  LONG_LINE_MARKER,
+  MAX_COLUMNS,
+  type Collector,
+  type EngineOutcome,
+  type FileProblem,
+  type SearchPlan,
+} from './search'
+import { LINE_WINDOW, SecretLens, valuePatterns } from './secret-lens'
 
 /** grep's first engine: the ripgrep binary, its arguments, and its errors made readable for the model. */
 
@@ -56,6 +64,8 @@ export function runRipgrepProcess(
     onStderr(chunk: string): void
     /** Output that ends without a separator is a last record too (else it is dropped). */
     unterminatedLast: boolean
+    /** What the process reads on its standard input (patterns with `--file=-`, or text to search). */
+    input?: string
   },
 ): Promise<RipgrepExit> {
   const { signal, separator, onRecord } = options
@@ -63,9 +73,12 @@ export function runRipgrepProcess(
     if (signal.aborted) return resolve({ kind: 'cancelled' })
     const child = spawn(rgPath, args, {
       cwd: options.cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
       windowsHide: true,
     })
+    // A process that stops reading early (a pattern that does not compile) must not fail the write.
+    child.stdin.on('error', () => undefined)
+    child.stdin.end(options.input ?? '')
     let spawned = false
     let stopped = false
     let cancelled = false
@@ -122,6 +135,11 @@ export function runRipgrepProcess(
 /** Exported for the benchmark, which runs ripgrep directly with exactly these arguments. */
 export function ripgrepArgs(
   plan: Pick<SearchPlan, 'pattern' | 'include' | 'caseInsensitive' | 'target'>,
+  /**
+   * The secret lens (secret-lens.ts): `window`, long lines come up to LINE_WINDOW; `values`, the values come as
+   * patterns on standard input.
+   */
+  lens: { window: boolean; values: boolean } = { window: false, values: false },
 ): string[] {
   const args = [
     '--no-config',
@@ -133,7 +151,7 @@ export function ripgrepArgs(
     // NUL after the file name: names may contain ':'.
     '--null',
     '--max-columns',
-    String(MAX_COLUMNS),
+    String(lens.window ? LINE_WINDOW : MAX_COLUMNS),
     '--max-columns-preview',
     '--hidden',
     '--no-require-git',
@@ -145,7 +163,18 @@ export function ripgrepArgs(
   if (plan.caseInsensitive) args.push('--ignore-case')
   if (plan.include !== undefined) args.push('--glob', plan.include)
   // After the include glob: the last matching glob wins, so `.git/` stays out whatever the include says.
-  args.push('--glob', '!.git', '--', plan.pattern, plan.target)
+  args.push('--glob', '!.git')
+  if (lens.values) args.push(`--regexp=${plan.pattern}`, '--file=-', '--', plan.target)
+  else args.push('--', plan.pattern, plan.target)
+  return args
+}
+
+/** Arguments of the second ripgrep that judges lines (secret-lens.ts): the pattern, read against stdin. */
+function judgeArgs(plan: Pick<SearchPlan, 'pattern' | 'caseInsensitive'>): string[] {
+  const args = ['--no-config', '--line-number', '--no-heading', '--color', 'never', '--max-columns', '1']
+  args.push('--engine', 'auto', '--crlf', '--text')
+  if (plan.caseInsensitive) args.push('--ignore-case')
+  args.push(`--regexp=${plan.pattern}`, '-')
   return args
 }
 
@@ -156,6 +185,11 @@ export async function runRipgrep(
 ): Promise<EngineOutcome> {
   let stderr = ''
   const notes: FileProblem[] = []
+  const lens = new SecretLens(plan.redactor)
+  /** Lines judged again on their redacted text once the search is done, and that text, one per line. */
+  const judged: { file: string; line: number; text: string }[] = []
+  const judgeInput: string[] = []
+  let judgeBytes = 0
   /** One line of output; false when the collector has enough. */
   const handleLine = (line: Buffer): boolean => {
     const nul = line.indexOf(0)
@@ -174,10 +208,22 @@ export async function runRipgrep(
     if (path.sep === '\\') file = file.replaceAll('\\', '/')
     let text = rest.slice(colon + 1)
     if (text.endsWith('\r')) text = text.slice(0, -1)
-    return collector.add(file, lineNumber, text)
+    const cut = lens.active && text.endsWith(LONG_LINE_MARKER)
+    const seen = lens.look(cut ? text.slice(0, -LONG_LINE_MARKER.length) : text, cut)
+    if (seen.kind === 'shown') return collector.add(file, lineNumber, seen.text)
+    if (seen.kind === 'left out' || collector.isSecret(file)) return true
+    judged.push({ file, line: lineNumber, text: seen.text })
+    judgeInput.push(seen.judge)
+    judgeBytes += seen.judge.length
+    if (judgeBytes <= MAX_JUDGED_CHARS) return true
+    // Bounded: the search stops here, as it does at COUNT_LIMIT.
+    collector.complete = false
+    return false
   }
 
-  const exit = await runRipgrepProcess(rgPath, ripgrepArgs(plan), {
+  const args = ripgrepArgs(plan, { window: lens.active, values: lens.exact })
+  const exit = await runRipgrepProcess(rgPath, args, {
+    ...(lens.exact ? { input: valuePatterns(plan.redactor, plan.caseInsensitive) } : {}),
     cwd: plan.cwd,
     signal: plan.signal,
     separator: 10,
@@ -194,16 +240,66 @@ export async function runRipgrep(
     }
   if (exit.kind === 'cancelled') return { kind: 'cancelled' }
   const { code } = exit
-  // Killed by us at COUNT_LIMIT: what it found so far is the answer.
-  if (exit.stopped) return { kind: 'done', problems: classifyRipgrepErrors(stderr), notes }
-  if (code === 0 || code === 1) return { kind: 'done', problems: [], notes }
+  const problems = exit.stopped || code === 2 ? classifyRipgrepErrors(stderr) : []
   // Exit code 2 is also "searched, but some files failed": keep the results unless nothing could run at all
   // (a pattern or glob that does not compile, or an error that names no file and left no results).
-  const problems = classifyRipgrepErrors(stderr)
-  const searched = collector.matches > 0 || problems.some((p) => p.file !== '')
-  if (code !== 2 || COMPILE_ERROR.test(stderr) || !searched)
-    return { kind: 'fatal', message: readableRipgrepError(stderr, plan.pattern, code) }
+  const searched = collector.matches > 0 || judged.length > 0 || problems.some((p) => p.file !== '')
+  if (!exit.stopped && code !== 0 && code !== 1 && (code !== 2 || COMPILE_ERROR.test(stderr) || !searched)) {
+    // ripgrep's report names every pattern it was given: with the values among them, ask again without them.
+    const report = lens.exact ? await patternError(rgPath, plan) : stderr
+    return { kind: 'fatal', message: readableRipgrepError(report || stderr, plan.pattern, code) }
+  }
+  if (judged.length > 0) {
+    const accepted = await judge(rgPath, plan, judgeInput)
+    if (accepted === 'cancelled') return { kind: 'cancelled' }
+    for (const [i, m] of judged.entries())
+      if (accepted.has(i + 1) && !collector.add(m.file, m.line, m.text)) break
+  }
+  // Killed by us at COUNT_LIMIT: what it found so far is the answer.
   return { kind: 'done', problems, notes }
+}
+
+/** The text of the judged lines ripgrep holds at most; past it the search stops, like at COUNT_LIMIT. */
+const MAX_JUDGED_CHARS = 16 * 1024 * 1024
+
+/**
+ * Which of `texts` (redacted lines) the pattern matches, by 1-based index, as ripgrep decides it; none when it
+ * cannot (the line then does not match: a verdict that depends on the pattern alone).
+ */
+async function judge(rgPath: string, plan: SearchPlan, texts: string[]): Promise<Set<number> | 'cancelled'> {
+  const accepted = new Set<number>()
+  const exit = await runRipgrepProcess(rgPath, judgeArgs(plan), {
+    cwd: plan.cwd,
+    signal: plan.signal,
+    separator: 10,
+    input: `${texts.join('\n')}\n`,
+    onRecord: (data, start, end) => {
+      const line = data.toString('utf8', start, end)
+      const n = Number.parseInt(line.slice(0, line.indexOf(':')), 10)
+      if (Number.isFinite(n)) accepted.add(n)
+      return true
+    },
+    onStderr: () => undefined,
+    unterminatedLast: true,
+  })
+  return exit.kind === 'cancelled' ? 'cancelled' : accepted
+}
+
+/** ripgrep's error for the pattern alone, searched in empty input (the values left out of the report). */
+async function patternError(rgPath: string, plan: SearchPlan): Promise<string> {
+  let stderr = ''
+  await runRipgrepProcess(rgPath, judgeArgs(plan), {
+    cwd: plan.cwd,
+    signal: plan.signal,
+    separator: 10,
+    input: '',
+    onRecord: () => true,
+    onStderr: (chunk) => {
+      if (stderr.length < MAX_STDERR_BYTES) stderr += chunk
+    },
+    unterminatedLast: true,
+  })
+  return stderr
 }
 
 /** ripgrep's messages for a pattern or glob it cannot compile: nothing was searched. */

@@ -1,4 +1,5 @@
 import path from 'node:path'
+import type { Redactor } from '../../secrets/redactor'
 import { isSecretPath } from '../sensitive-paths'
 
 /** What grep's two engines (ripgrep, the built-in search) share: the plan, the collector, the outcome. */
@@ -34,6 +35,8 @@ export class Collector {
   files = 0
   /** False once COUNT_LIMIT was reached and the search stopped: `matches` is then a lower bound. */
   complete = true
+  /** The files with a line counted (an engine may hand a file's lines over in more than one run). */
+  private readonly counted = new Set<string>()
   private lastFile: string | null = null
   /** Verdict for `lastFile`: engines report a file's lines together, so each file is judged once. */
   private lastFileAccepted = false
@@ -64,7 +67,10 @@ export class Collector {
       // Secrets are judged by their name in the workspace: `credentials` found by a search of `.aws` is one.
       this.lastFileSecret = this.isSecret(file)
       this.lastFileAccepted = !this.lastFileSecret && !path.isAbsolute(file) && !PARENT_IN_PATH.test(file)
-      if (this.lastFileAccepted && this.matches < COUNT_LIMIT) this.files += 1
+      if (this.lastFileAccepted && this.matches < COUNT_LIMIT && !this.counted.has(file)) {
+        this.counted.add(file)
+        this.files += 1
+      }
     }
     if (!this.lastFileAccepted) return true
     if (this.matches >= COUNT_LIMIT) {
@@ -99,4 +105,6 @@ export interface SearchPlan {
   target: string
   workspace: string
   signal: AbortSignal
+  /** The workspace's secret values: lines are judged by their redacted text (secret-lens.ts). */
+  redactor: Redactor
 }
