@@ -188,6 +188,20 @@ describe.skipIf(missing !== null)(
       expect(right[0]).toMatch(/^No matches/)
     })
 
+    it('read_file cuts a long line after redaction: no start of a value shows where the line is cut', async () => {
+      const base = await tempBase()
+      const ws = join(base, 'ws')
+      const secret = 'sk-live-W1deLine-0a9b8c7d'
+      await writeFile(join(ws, '.env'), `API_TOKEN=${secret}\n`)
+      // The value straddles the 2,000th character, where read_file cuts a line.
+      await writeFile(join(ws, 'wide.min.js'), `var t="${'z'.repeat(1985)}${secret}";\n`)
+      const run = await attack(base, [{ tool: 'read_file', input: { path: 'wide.min.js' } }])
+      expectNowhere(secret, run)
+      // Cut inside the marker that took the value's place.
+      expect(run.results[0]).toMatch(/z\[secret[^\]]*… \[line truncated/)
+      expect(run.sent).not.toContain('sk-live-W1')
+    })
+
     it('a hard link to .env under another name is the secret file (read_file, grep, the sandbox)', async () => {
       const base = await tempBase()
       const ws = join(base, 'ws')

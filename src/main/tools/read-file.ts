@@ -165,6 +165,9 @@ export const readFileTool = defineTool({
     const from = input.offset ?? 1
     const limit = input.limit ?? DEFAULT_LIMIT
     const to = from + limit - 1
+    // A long line is cut after its secret values are hidden (a saved output was redacted when it was kept).
+    const redactor = workspaceSecrets(ctx.workspace).redactor()
+    const redact = (text: string): string => redactor.redactText(text)
 
     for (let attempt = 1; ; attempt++) {
       let index: LineIndex | undefined
@@ -209,7 +212,7 @@ export const readFileTool = defineTool({
             if (!changing) ctx.snapshots.record({ path, mtimeMs: st.mtimeMs, hash: sha256(data) })
             return binaryFile(rel, binary, data)
           }
-          collector = new LineCollector(1, 0, from, to)
+          collector = new LineCollector(1, 0, from, to, redact)
           collector.feed(data, 0)
           totalLines = collector.end()
           // A file still being written (a growing log) is shown as read, but no snapshot vouches for it: a
@@ -224,7 +227,7 @@ export const readFileTool = defineTool({
 
           index = lineIndexFor(path, st)
           const start = nearestCheckpoint(index, from)
-          collector = new LineCollector(start.line, start.byte, from, to)
+          collector = new LineCollector(start.line, start.byte, from, to, redact)
           let position = start.byte
           let eof = false
           if (position === 0) {

@@ -55,6 +55,11 @@ export class LineCollector {
     startByte: number,
     private readonly from: number,
     private readonly to: number,
+    /**
+     * Hides known secret values in a line before it is cut: a cut after redaction never shows the start of a
+     * value that runs past it (the one redactor still sees the whole output afterwards).
+     */
+    private readonly redact: (text: string) => string = (text) => text,
   ) {
     this.line = startLine
     this.lineStart = startByte
@@ -120,10 +125,10 @@ export class LineCollector {
     // CRLF files show their lines without the CR; edit_file puts CRLF back (DESIGN 2).
     if (this.lastByte === CR) chars--
     if (this.lineBytes > COUNT_CHARS_UP_TO_BYTES) {
-      text = cutLongLine(text, this.lineBytes - (this.lastByte === CR ? 1 : 0), 'bytes')
+      text = cutLongLine(this.redact(text), this.lineBytes - (this.lastByte === CR ? 1 : 0), 'bytes')
       this.truncatedLines++
     } else if (chars > MAX_LINE_CHARS) {
-      text = cutLongLine(text, chars)
+      text = cutLongLine(this.redact(text), chars)
       this.truncatedLines++
     } else if (text.endsWith('\r')) text = text.slice(0, -1)
     this.kept = []
