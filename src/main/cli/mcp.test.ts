@@ -347,6 +347,29 @@ describe('lanes run with MCP servers', () => {
     expect(kept.length).toBe(1024 * 1024)
   })
 
+  it('a capped answer holding a secret value: cut after redaction, and kept redacted in the session folder', async () => {
+    const secret = 'sk-live-Mcp-Cap-5e4d3c2b'
+    await writeFile(join(workspace, '.env'), `API_TOKEN=${secret}\n`)
+    // The value straddles the cap (30,000 bytes), where the answer is cut for the model.
+    await writeFile(join(workspace, 'wide.txt'), `${'x'.repeat(29_990)}${secret}${'y'.repeat(5000)}\n`)
+    const config = { mcpServers: { t: { command: 'node', args: [TEST_SERVER] } } }
+    const { events, requests } = await runWithMcp({
+      workspace,
+      sessionsDir,
+      config,
+      turns: [
+        { ...start('t'), blocks: [{ tool: 'mcp__t__cat', id: 'c1', input: { path: 'wide.txt' } }] },
+        { blocks: [{ text: 'ok' }] },
+      ],
+    })
+    const capped = finished(events, 'c1')
+    expect(capped?.metadata).toMatchObject({ truncated: true })
+    expect(JSON.stringify(requests)).not.toContain('sk-live-M')
+    const kept = await readFile(String(capped?.metadata?.outputPath), 'utf8')
+    expect(kept).not.toContain(secret)
+    expect(kept).toContain('[secret from .env hidden]')
+  })
+
   it('a server still starting never holds up the first model request, and is stopped with the run', async () => {
     const config = {
       mcpServers: {

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { MODEL_IMAGE_TYPES, type ResultImage } from '../../shared/result-text'
+import { workspaceSecrets } from '../secrets/workspace-secrets'
 import { MAX_MODEL_BYTES } from '../tools/bash/rolling-buffer'
 import type { ToolResult } from '../tools/tool'
 
@@ -17,7 +18,7 @@ const MAX_IMAGE_CHARS = 5 * 1024 * 1024
 
 export async function toToolResult(
   result: CallToolResult,
-  ctx: { outputDir: string; callId: string },
+  ctx: { outputDir: string; callId: string; workspace: string },
   server: string,
 ): Promise<ToolResult> {
   const parts: string[] = []
@@ -65,7 +66,9 @@ export async function toToolResult(
   if (result.structuredContent !== undefined && !hasText) {
     parts.push(`Structured content:\n${JSON.stringify(result.structuredContent, null, 2)}`)
   }
-  const full = parts.join('\n\n')
+  // Redacted before it is cut (a cut through a value would show its start) and before it is kept in the
+  // session folder (stored output hides secrets too); the one redactor sees the result again after this.
+  const full = workspaceSecrets(ctx.workspace).redactor().redactText(parts.join('\n\n'))
   const { output, savedTo, totalBytes } = await capped(full, ctx)
   const metadata: Record<string, unknown> = { server }
   if (images.length > 0) metadata.images = images
