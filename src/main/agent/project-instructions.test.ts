@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { STRICT_RULES } from '../tools/sensitive-paths'
+import { Redactor } from '../secrets/redactor'
 import { foldersOf, MAX_INSTRUCTION_CHARS, readInstructions } from './project-instructions'
 
 let root: string
@@ -82,6 +83,15 @@ describe('readInstructions', () => {
     )
     expect(loaded.text).toContain('token: [REDACTED]')
     expect(loaded.text).not.toContain('ghp_')
+  })
+
+  it('caps a file only after redaction: a value running past the cap shows no start of itself', async () => {
+    const value = 'ghp_Straddles0123456789abcdefXYZ'
+    await writeFile(join(root, 'AGENTS.md'), `${'a'.repeat(MAX_INSTRUCTION_CHARS - 8)}${value}\nmore\n`)
+    const redactor = new Redactor([{ value, source: '.env' }])
+    const loaded = await readInstructions(root, '', STRICT_RULES, async () => (t) => redactor.redactText(t))
+    expect(loaded.text).not.toContain('ghp_')
+    expect(loaded.files[0]?.note).toMatch(/^capped/)
   })
 
   it('asks for the redactor only when there is a file to read (a workspace without any does not wait for it)', async () => {

@@ -51,15 +51,20 @@ export async function readInstructions(
     const read = await readOne(root, rel, rules)
     if (read === null) continue
     redact ??= await redactor()
-    const text = read.text === undefined ? '' : redact(read.text, rel)
+    let text = read.text === undefined ? '' : redact(read.text, rel)
+    let why = read.note
+    if (text.length > MAX_INSTRUCTION_CHARS || read.partial === true) {
+      text = text.slice(0, MAX_INSTRUCTION_CHARS)
+      why = `capped: the file is ${formatSize(read.bytes)}; only its first ${formatSize(Buffer.byteLength(text))} are used`
+    }
     files.push({
       path: rel,
       bytes: read.bytes,
       tokens: Math.ceil(text.length / CHARS_PER_TOKEN),
-      ...(read.note ? { note: read.note } : {}),
+      ...(why ? { note: why } : {}),
     })
     if (text.trim() === '') continue
-    const note = read.note ? `\n[Lanes: ${read.note}]` : ''
+    const note = why ? `\n[Lanes: ${why}]` : ''
     sections.push(`<file path="${rel}">\n${text}${note}\n</file>`)
   }
   if (sections.length === 0) return { files, text: '' }
@@ -75,7 +80,7 @@ async function readOne(
   root: string,
   rel: string,
   rules: SensitivePathRules,
-): Promise<{ bytes: number; text?: string; note?: string } | null> {
+): Promise<{ bytes: number; text?: string; note?: string; partial?: boolean } | null> {
   if (isSecretPath(rel)) return null
   const resolved = await resolveInWorkspace(root, rel, 'read', rules)
   if (!resolved.ok) return null
@@ -106,15 +111,8 @@ async function readOne(
       return { bytes: stats.size, note: 'it is not UTF-8 text, so it is not used' }
     }
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-    if (text.length > MAX_INSTRUCTION_CHARS || stats.size > bytesRead) {
-      const kept = text.slice(0, MAX_INSTRUCTION_CHARS)
-      return {
-        bytes: stats.size,
-        text: kept,
-        note: `capped: the file is ${formatSize(stats.size)}; only its first ${formatSize(Buffer.byteLength(kept))} are used`,
-      }
-    }
-    return { bytes: stats.size, text }
+    // Capped by the caller, after redaction: a cut through a secret value would show its start.
+    return { bytes: stats.size, text, partial: stats.size > bytesRead }
   } catch (e) {
     return { bytes: 0, note: `it could not be read (${(e as Error).message})` }
   } finally {
