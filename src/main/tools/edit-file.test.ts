@@ -49,6 +49,17 @@ describe('edit_file', () => {
     expect(result.title).toBe('Edit src/math.js (+1 -1)')
   })
 
+  it('its excerpt cuts a long line only after hiding secret values (no start of a value where it is cut)', async () => {
+    const secret = 'sk-live-Ed1tCut-44aa55bb'
+    await putFile(root, '.env', `API_TOKEN=${secret}\n`)
+    await readyFile('min.js', `var t="${'z'.repeat(1985)}${secret}";\nconst a = 1\n`)
+    const result = await edit({ path: 'min.js', old_string: 'const a = 1', new_string: 'const a = 2' })
+    expect(result.isError).toBe(false)
+    expect(result.output).toContain('     2|const a = 2')
+    expect(result.output).not.toContain('sk-live')
+    expect(result.output).toMatch(/z\[secret[^\]]*… \[line truncated/)
+  })
+
   it('refuses when old_string occurs twice, giving the count and the lines', async () => {
     const file = await readyFile('m.js', SOURCE)
     const result = await edit({ path: 'm.js', old_string: '(a, b) {', new_string: '(x, y) {' })

@@ -1,3 +1,4 @@
+import { workspaceSecrets } from '../secrets/workspace-secrets'
 import { cutLongLine, MAX_LINE_CHARS, numberedLine } from './read-file/line-collector'
 import { z } from 'zod'
 import { pathField, toolInput } from './input-fields'
@@ -229,7 +230,12 @@ export const editFileTool = defineChangeTool({
     if (!committed.ok) return committed.result
     const { diff } = committed
     const count = plan.replacements
-    const excerpt = excerptAround(plan.after, plan.firstLine, countLines(input.new_string) || 1)
+    const secrets = workspaceSecrets(ctx.workspace)
+    await secrets.ready()
+    const redactor = secrets.redactor()
+    const excerpt = excerptAround(plan.after, plan.firstLine, countLines(input.new_string) || 1, (text) =>
+      redactor.redactText(text),
+    )
     const what = count === 1 ? 'replaced 1 occurrence' : `replaced ${count} occurrences`
     const kept = notesSuffix(plan)
     return ok(
@@ -244,7 +250,13 @@ export const editFileTool = defineChangeTool({
 })
 
 /** Numbered lines around an edit, so the model can check the result without reading the file again. */
-function excerptAround(text: string, firstLine: number, spanned: number): string {
+function excerptAround(
+  text: string,
+  firstLine: number,
+  spanned: number,
+  /** Hides secret values in a long line before it is cut (a cut through a value would show its start). */
+  redact: (line: string) => string,
+): string {
   const start = Math.max(1, firstLine - EXCERPT_CONTEXT)
   const end = firstLine + spanned - 1 + EXCERPT_CONTEXT
   // Walk to the start line without splitting the whole (possibly large) text.
@@ -265,7 +277,7 @@ function excerptAround(text: string, firstLine: number, spanned: number): string
     if (content.endsWith('\r')) content = content.slice(0, -1)
     if (nl === -1 && content === '') break
     const chars = content.length > MAX_LINE_CHARS ? [...content].length : content.length
-    out.push(numberedLine(line, chars > MAX_LINE_CHARS ? cutLongLine(content, chars) : content))
+    out.push(numberedLine(line, chars > MAX_LINE_CHARS ? cutLongLine(redact(content), chars) : content))
     if (nl === -1) break
     pos = nl + 1
   }
