@@ -188,6 +188,32 @@ describe.skipIf(missing !== null)(
       expect(right[0]).toMatch(/^No matches/)
     })
 
+    it('the edit_file oracle: a guess of a value in old_string gets the same answer, right or wrong', async () => {
+      const base = await tempBase()
+      const ws = join(base, 'ws')
+      const secret = 'sk-live-Ed1tOracle-77aa66bb'
+      await writeFile(join(ws, '.env'), `API_TOKEN=${secret}\n`)
+      await writeFile(join(ws, 'settings.py'), `API_TOKEN = "${secret}"\nAPI_TOKEN_COPY = "${secret}"\n`)
+      const guesses = ['sk-live-Ed1', 'sk-live-XXX']
+      // Each guess in a turn of its own (a failed edit skips the later unsafe calls of its turn).
+      const run = await attack(base, [
+        [{ tool: 'read_file', input: { path: 'settings.py' } }],
+        ...guesses.flatMap((g) => [
+          [
+            {
+              tool: 'edit_file',
+              input: { path: 'settings.py', old_string: `API_TOKEN = "${g}`, new_string: 'x' },
+            },
+          ],
+          [{ tool: 'edit_file', input: { path: 'settings.py', old_string: `"${g}`, new_string: 'x' } }],
+        ]),
+      ])
+      expectNowhere(secret, run)
+      const [, r1, r2, w1, w2] = run.results.map((r) => r.replace(/sk-live-(Ed1|XXX)/g, 'GUESS'))
+      expect([r1, r2]).toEqual([w1, w2])
+      expect(r1).toMatch(/^old_string was not found/)
+    })
+
     it('read_file cuts a long line after redaction: no start of a value shows where the line is cut', async () => {
       const base = await tempBase()
       const ws = join(base, 'ws')

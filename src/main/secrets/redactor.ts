@@ -30,7 +30,7 @@ interface Pattern {
 }
 
 /** A span [start, end) to hide, and the marker that replaces it. */
-interface Span {
+export interface Span {
   start: number
   end: number
   marker: Buffer
@@ -182,7 +182,7 @@ export class Redactor {
 }
 
 /** `bytes[0, upTo)` with each span replaced by its marker. */
-function splice(bytes: Buffer, spans: readonly Span[], upTo: number): Buffer {
+export function splice(bytes: Buffer, spans: readonly Span[], upTo: number): Buffer {
   const parts: Buffer[] = []
   let from = 0
   for (const span of spans) {

@@ -60,6 +60,62 @@ describe('edit_file', () => {
     expect(result.output).toMatch(/z\[secret[^\]]*… \[line truncated/)
   })
 
+  describe('a file that holds a secret value is matched as the model saw it (the value hidden)', () => {
+    const secret = 'sk-live-Ed1tOracle-1a2b3c'
+    const marker = '[secret from .env hidden]'
+    beforeEach(async () => {
+      await putFile(root, '.env', `API_TOKEN=${secret}\n`)
+      await readyFile('settings.py', `API_TOKEN = "${secret}"\nDEBUG = True\n`)
+    })
+
+    it('a right and a wrong guess of the value get the same answer', async () => {
+      const answer = async (guess: string): Promise<string> =>
+        (await edit({ path: 'settings.py', old_string: `API_TOKEN = "${guess}`, new_string: 'x' })).output
+      const right = await answer('sk-live-Ed1')
+      expect(right).toBe(await answer('sk-live-XXX'))
+      expect(right).toMatch(/^old_string was not found/)
+    })
+
+    it('a line quoted with its marker is edited, the value kept where the marker stays', async () => {
+      const result = await edit({
+        path: 'settings.py',
+        old_string: `API_TOKEN = "${marker}"`,
+        new_string: `API_TOKEN = "${marker}"  # from the vault`,
+      })
+      expect(result.isError).toBe(false)
+      expect(await fs.readFile(path.join(root, 'settings.py'), 'utf8')).toBe(
+        `API_TOKEN = "${secret}"  # from the vault\nDEBUG = True\n`,
+      )
+      expect(result.output).not.toContain(secret)
+    })
+
+    it('the text around a value is edited without touching it', async () => {
+      const result = await edit({
+        path: 'settings.py',
+        old_string: 'DEBUG = True',
+        new_string: 'DEBUG = False',
+      })
+      expect(result.isError).toBe(false)
+      expect(await fs.readFile(path.join(root, 'settings.py'), 'utf8')).toBe(
+        `API_TOKEN = "${secret}"\nDEBUG = False\n`,
+      )
+    })
+
+    it('refuses part of a marker, and a marker new_string invents', async () => {
+      const partial = await edit({ path: 'settings.py', old_string: 'API_TOKEN = "[secret', new_string: 'x' })
+      expect(partial.output).toMatch(/covers part of \[secret from \.env hidden\]/)
+      const invented = await edit({
+        path: 'settings.py',
+        old_string: 'DEBUG = True',
+        new_string: `DEBUG = "${marker}"`,
+      })
+      expect(invented.output).toMatch(/old_string covers no value behind it/)
+      expect(await fs.readFile(path.join(root, 'settings.py'), 'utf8')).toBe(
+        `API_TOKEN = "${secret}"\nDEBUG = True\n`,
+      )
+    })
+  })
+
   it('refuses when old_string occurs twice, giving the count and the lines', async () => {
     const file = await readyFile('m.js', SOURCE)
     const result = await edit({ path: 'm.js', old_string: '(a, b) {', new_string: '(x, y) {' })

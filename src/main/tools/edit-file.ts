@@ -1,3 +1,4 @@
+import { HiddenView, unhide } from '../secrets/hidden-view'
 import { workspaceSecrets } from '../secrets/workspace-secrets'
 import { cutLongLine, MAX_LINE_CHARS, numberedLine } from './read-file/line-collector'
 import { z } from 'zod'
@@ -78,6 +79,14 @@ export async function planEdit(ctx: ToolContext, input: EditFileInput, base?: Pl
         error: `File not found: ${rel}. edit_file changes existing files: use glob to find the right path, or write_file to create a new file.`,
       }
 
+    // old_string is matched against the file as the model saw it, its secret values hidden (HiddenView): no
+    // answer below (found, not found, found twice, a near match) may depend on a value it was never shown.
+    const secrets = workspaceSecrets(ctx.workspace)
+    await secrets.ready()
+    const view = HiddenView.of(current.body, secrets.redactor())
+    const seen = view.plain ? current.body : view.bytes
+    const seenText = view.plain ? current.text : seen.toString('utf8')
+
     // read_file shows CRLF files without their CRs, so the model quotes them with LF: match and replace in the
     // file's own line ending first, then as written (a file with mixed endings may hold either).
     const crlf = lineEnding(current.text) === 'crlf'
@@ -90,11 +99,7 @@ export async function planEdit(ctx: ToolContext, input: EditFileInput, base?: Pl
     for (const [index, [oldText, newText]] of attempts.entries()) {
       const needle = Buffer.from(oldText, 'utf8')
       const positions: number[] = []
-      for (
-        let at = current.body.indexOf(needle);
-        at !== -1;
-        at = current.body.indexOf(needle, at + needle.length)
-      )
+      for (let at = seen.indexOf(needle); at !== -1; at = seen.indexOf(needle, at + needle.length))
         positions.push(at)
       if (positions.length > 0) {
         const converted = index === 0 && (oldText !== input.old_string || newText !== input.new_string)
@@ -102,11 +107,11 @@ export async function planEdit(ctx: ToolContext, input: EditFileInput, base?: Pl
         break
       }
     }
-    if (matched === null) return { ok: false, error: notFoundMessage(rel, current.text, input.old_string) }
+    if (matched === null) return { ok: false, error: notFoundMessage(rel, seenText, input.old_string) }
 
     const { needle, replacement, positions } = matched
     if (positions.length > 1 && input.replace_all !== true) {
-      const lines = lineNumbersOf(current.body, positions.slice(0, MAX_LISTED_LINES))
+      const lines = lineNumbersOf(seen, positions.slice(0, MAX_LISTED_LINES))
       const more = positions.length > MAX_LISTED_LINES ? ', ...' : ''
       return {
         ok: false,
@@ -119,9 +124,20 @@ export async function planEdit(ctx: ToolContext, input: EditFileInput, base?: Pl
 
     const parts: Buffer[] = []
     let from = 0
+    const starts: number[] = []
     for (const at of positions) {
-      parts.push(current.body.subarray(from, at), replacement)
-      from = at + needle.length
+      // Back to the bytes on disk: a marker quoted whole stands for its value, in new_string too.
+      const range = view.toOriginal(at, at + needle.length)
+      if ('partial' in range)
+        return {
+          ok: false,
+          error: `old_string covers part of ${range.partial}, a secret value hidden from you. Quote the whole marker, or none of it.`,
+        }
+      const unhidden = unhide(replacement, range.values, seen.subarray(at, at + needle.length))
+      if ('error' in unhidden) return { ok: false, error: unhidden.error }
+      parts.push(current.body.subarray(from, range.start), unhidden.bytes)
+      starts.push(range.start)
+      from = range.end
     }
     parts.push(current.body.subarray(from))
     const body = Buffer.concat(parts)
@@ -140,7 +156,7 @@ export async function planEdit(ctx: ToolContext, input: EditFileInput, base?: Pl
         notes: matched.converted ? [`the file's ${crlf ? 'CRLF' : 'LF'} line endings were kept`] : [],
       }),
       replacements: positions.length,
-      firstLine: lineNumbersOf(body, [positions[0] as number])[0] as number,
+      firstLine: lineNumbersOf(body, [starts[0] as number])[0] as number,
     }
   } catch (error) {
     return { ok: false, error: `Could not prepare the edit: ${(error as Error).message}` }
@@ -254,7 +270,7 @@ function excerptAround(
   text: string,
   firstLine: number,
   spanned: number,
-  /** Hides secret values in a long line before it is cut (a cut through a value would show its start). */
+  /** Hides secret values in each line, before a long one is cut (a cut through a value would show its start). */
   redact: (line: string) => string,
 ): string {
   const start = Math.max(1, firstLine - EXCERPT_CONTEXT)
@@ -277,7 +293,9 @@ function excerptAround(
     if (content.endsWith('\r')) content = content.slice(0, -1)
     if (nl === -1 && content === '') break
     const chars = content.length > MAX_LINE_CHARS ? [...content].length : content.length
-    out.push(numberedLine(line, chars > MAX_LINE_CHARS ? cutLongLine(redact(content), chars) : content))
+    out.push(
+      numberedLine(line, chars > MAX_LINE_CHARS ? cutLongLine(redact(content), chars) : redact(content)),
+    )
     if (nl === -1) break
     pos = nl + 1
   }
