@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, promises as fs, readdirSync, renameSync, statSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, promises as fs, readdirSync, renameSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { RewindChange } from '../../shared/events'
 import { parseToken } from '../fs/path-token'
@@ -205,6 +205,8 @@ export function isRewindId(rewindId: string): boolean {
  * of `open` (a rewind still to be recovered). Run once a cut-short rewind has been recovered.
  */
 export function clearTrash(root: string, open?: string): void {
+  // Most sessions never had one: a failed readdir costs an exception (its stack) on every rewind's start.
+  if (!existsSync(root)) return
   let names: string[]
   try {
     names = readdirSync(root)
