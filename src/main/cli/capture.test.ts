@@ -9,6 +9,7 @@ import {
   readFile,
   readlink,
   realpath,
+  rename,
   rm,
   symlink,
   truncate,
@@ -22,6 +23,7 @@ import { startScriptedModel, type ScriptedModel } from '../agent/scripted-model'
 import { sessionPaths } from '../session/log'
 import { contentHashOf } from '../fs/path-token'
 import { preimagesDir, PreimageStore } from '../session/preimages'
+import { applyRewind, planRewind } from '../session/rewind'
 import { withRewindSession } from '../session/rewind-session'
 import { trashDeleted, trashRoot } from '../session/rewind-trash'
 import { captureSupport } from '../tools/bash/capture/overlay'
@@ -390,6 +392,34 @@ describe.skipIf(!overlay)('undoing what a command made', { timeout: 60_000 }, ()
       }
     },
   )
+
+  it('never moves a folder from elsewhere when a folder on its way was swapped for a link after the plan', async () => {
+    const t = await prepare({ 'a/keep.txt': 'k\n' }, [
+      'set -e',
+      'mkdir -p a/made',
+      'echo one > a/made/x.js',
+      'sleep 0.3',
+    ])
+    const ran = await t.run()
+    expect(ran.code, ran.stderr).toBe(0)
+    const sessionId = ran.events.find((e) => e.type === 'session.created')!.sessionId
+    const outside = await mkdtemp(join(base, 'outside-'))
+    await mkdir(join(outside, 'made'))
+    await writeFile(join(outside, 'made/x.js'), 'one\n')
+    const applied = await withRewindSession(t.sessionsDir, sessionId, async (session) => {
+      const plan = await planRewind(session.events, session.store, session.workspace, {
+        mode: 'undo',
+        callId: callOf(ran.events),
+      })
+      if (!plan.ok) return plan
+      await rename(join(t.workspace, 'a'), join(t.root, 'a-moved'))
+      await symlink(outside, join(t.workspace, 'a'))
+      return applyRewind(plan, session.store, session.log)
+    })
+    expect(applied.ok).toBe(false)
+    expect(await tree(outside)).toEqual({ 'made/': '755', 'made/x.js': '644 one\n' })
+    expect(await trashOf(t.sessionsDir, sessionId)).toEqual([])
+  })
 
   it('deletes on the next start a trash whose deletion was cut short, and keeps one a roll-back could not empty', async () => {
     const t = await prepare({}, MAKE)

@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, promises as fs, readdirSync, renameSync, statSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import type { RewindChange } from '../../shared/events'
+import { openFolder } from '../fs/checked-folder'
 import { parseToken } from '../fs/path-token'
 
 /**
@@ -101,12 +102,28 @@ export function trashedAbove(path: string, folders: ReadonlySet<string>): string
 }
 
 /**
+ * `fn` with the entry of `path` named through its checked folder (checked-folder.ts), as writes go: a folder on
+ * the way swapped for a link to elsewhere since the rewind looked is refused, never followed.
+ */
+async function throughFolder<T>(path: string, create: boolean, fn: (entry: string) => T): Promise<T> {
+  const folder = await openFolder(dirname(path), create)
+  if ('reason' in folder) throw new Error(`its folder ${folder.reason}`)
+  try {
+    return fn(folder.inDir(basename(path)))
+  } finally {
+    await folder.handle?.close().catch(() => undefined)
+  }
+}
+
+/**
  * Moves the i-th folder into the trash. False when the rename cannot cross to the trash's file system (EXDEV:
  * another mount of it), which nothing above could tell; any other failure throws.
  */
-export function moveToTrash(trash: Trash, i: number): boolean {
+export async function moveToTrash(trash: Trash, i: number): Promise<boolean> {
   try {
-    renameSync(trash.folders[i] as string, join(trash.dir, String(i)))
+    await throughFolder(trash.folders[i] as string, false, (entry) =>
+      renameSync(entry, join(trash.dir, String(i))),
+    )
     return true
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EXDEV') return false
@@ -150,8 +167,7 @@ export async function restoreFromTrash(trash: Trash): Promise<string[]> {
       continue
     }
     try {
-      mkdirSync(dirname(folder), { recursive: true })
-      renameSync(inTrash, folder)
+      await throughFolder(folder, true, (entry) => renameSync(inTrash, entry))
       touched.add(dirname(folder))
     } catch {
       stuck.push(folder)

@@ -584,7 +584,7 @@ async function trashFolders(
   for (const [i, folder] of trash.folders.entries()) {
     const items = inside(folder)
     try {
-      if (!moveToTrash(trash, i)) {
+      if (!(await moveToTrash(trash, i))) {
         const unread = await keepUnkept(
           work.filter(
             (w) => w.unkept !== undefined && trash.folders.slice(i).some((f) => inFolder(w.change.path, f)),
