@@ -7,8 +7,6 @@ import {
   mkdtemp,
   readdir,
   readFile,
-  readlink,
-  realpath,
   rename,
   rm,
   symlink,
@@ -17,9 +15,8 @@ import {
   writeFile,
 } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { SessionEvent } from '../../shared/events'
-import { startScriptedModel, type ScriptedModel } from '../agent/scripted-model'
 import { sessionPaths } from '../session/log'
 import { contentHashOf } from '../fs/path-token'
 import { preimagesDir, PreimageStore } from '../session/preimages'
@@ -28,6 +25,7 @@ import { withRewindSession } from '../session/rewind-session'
 import { trashDeleted, trashRoot } from '../session/rewind-trash'
 import { captureSupport } from '../tools/bash/capture/overlay'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
+import { commandRuns, tree } from './test-fixtures/command-runs'
 import { child } from './test-fixtures/rewind-processes'
 import { runLanes } from './test-fixtures/run-lanes'
 
@@ -39,77 +37,7 @@ import { runLanes } from './test-fixtures/run-lanes'
 const overlay = sandboxSupport().available && captureSupport().mode === 'overlay'
 if (!overlay) console.warn(`Skipping the command capture tests: ${JSON.stringify(captureSupport())}`)
 
-let base: string
-let n = 0
-const models: ScriptedModel[] = []
-
-beforeAll(async () => {
-  // Not under /tmp: the sandbox has a private tmpfs there.
-  const cache = join(process.cwd(), 'node_modules', '.cache')
-  await mkdir(cache, { recursive: true })
-  base = await realpath(await mkdtemp(join(cache, 'lanes-capture-cli-')))
-})
-afterAll(async () => {
-  for (const model of models) await model.close()
-  await rm(base, { recursive: true, force: true })
-})
-
-/** Every entry under `dir`: a file's mode and content, a link's target, a folder's mode. */
-async function tree(dir: string, rel = ''): Promise<Record<string, string>> {
-  const out: Record<string, string> = {}
-  for (const name of (await readdir(join(dir, rel))).sort()) {
-    const child = rel === '' ? name : `${rel}/${name}`
-    const st = await lstat(join(dir, child))
-    if (st.isSymbolicLink()) out[child] = `-> ${await readlink(join(dir, child))}`
-    else if (st.isDirectory()) {
-      out[child + '/'] = (st.mode & 0o777).toString(8)
-      Object.assign(out, await tree(dir, child))
-    } else out[child] = `${(st.mode & 0o777).toString(8)} ${await readFile(join(dir, child), 'utf8')}`
-  }
-  return out
-}
-
-/** A workspace, and a scripted model whose one call runs `lines` as a bash script (through node). */
-async function prepare(files: Record<string, string>, lines: string[], sessionsIn?: string) {
-  const root = join(base, `case-${++n}`)
-  const workspace = join(root, 'ws')
-  const sessionsDir = sessionsIn ?? join(root, 'sessions')
-  await mkdir(workspace, { recursive: true })
-  for (const [rel, content] of Object.entries(files)) {
-    await mkdir(join(workspace, rel, '..'), { recursive: true })
-    await writeFile(join(workspace, rel), content)
-  }
-  const body = JSON.stringify(lines.join('\n'))
-  await writeFile(
-    join(workspace, 'change.js'),
-    `require('node:child_process').execFileSync('/bin/bash', ['-c', ${body}], { stdio: 'inherit' })\n`,
-  )
-  const model = await startScriptedModel({
-    scenario: {
-      turns: [
-        { blocks: [{ tool: 'bash', input: { command: 'node change.js' } }] },
-        { blocks: [{ text: 'Done.' }] },
-      ],
-    },
-  })
-  models.push(model)
-  const run = (...extra: string[]) =>
-    runLanes([
-      'run',
-      '--workspace',
-      workspace,
-      '--task',
-      'change things',
-      '--approve',
-      'all',
-      '--sessions-dir',
-      sessionsDir,
-      '--base-url',
-      model.baseUrl,
-      ...extra,
-    ])
-  return { root, workspace, sessionsDir, run }
-}
+const { prepare, base } = commandRuns('lanes-capture-cli-')
 
 const callOf = (events: SessionEvent[]) => {
   const queued = events.find((e) => e.type === 'tool.queued')
@@ -403,7 +331,7 @@ describe.skipIf(!overlay)('undoing what a command made', { timeout: 60_000 }, ()
     const ran = await t.run()
     expect(ran.code, ran.stderr).toBe(0)
     const sessionId = ran.events.find((e) => e.type === 'session.created')!.sessionId
-    const outside = await mkdtemp(join(base, 'outside-'))
+    const outside = await mkdtemp(join(base(), 'outside-'))
     await mkdir(join(outside, 'made'))
     await writeFile(join(outside, 'made/x.js'), 'one\n')
     const applied = await withRewindSession(t.sessionsDir, sessionId, async (session) => {
