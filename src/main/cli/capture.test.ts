@@ -25,7 +25,8 @@ import { withRewindSession } from '../session/rewind-session'
 import { trashDeleted, trashRoot } from '../session/rewind-trash'
 import { captureSupport } from '../tools/bash/capture/overlay'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
-import { commandRuns, tree } from './test-fixtures/command-runs'
+import { tree } from '../test-fixtures/tree'
+import { commandRuns } from './test-fixtures/command-runs'
 import { child } from './test-fixtures/rewind-processes'
 import { runLanes } from './test-fixtures/run-lanes'
 
@@ -37,7 +38,7 @@ import { runLanes } from './test-fixtures/run-lanes'
 const overlay = sandboxSupport().available && captureSupport().mode === 'overlay'
 if (!overlay) console.warn(`Skipping the command capture tests: ${JSON.stringify(captureSupport())}`)
 
-const { prepare, base } = commandRuns('lanes-capture-cli-')
+const { prepare, landed: ranCommand, base } = commandRuns('lanes-capture-cli-')
 
 const callOf = (events: SessionEvent[]) => {
   const queued = events.find((e) => e.type === 'tool.queued')
@@ -203,15 +204,11 @@ describe.skipIf(!overlay)('undoing what a command made', { timeout: 60_000 }, ()
     runLanes(['rewind', sessionId, '--to', callId, '--files-only', '--sessions-dir', t.sessionsDir])
 
   it('finds the files unchanged by their identity, moves the folder away whole, and deletes it', async () => {
-    const t = await prepare({ 'keep.txt': 'k\n' }, MAKE)
-    const before = await tree(t.workspace)
-    const ran = await t.run()
-    expect(ran.code, ran.stderr).toBe(0)
-    const sessionId = ran.events.find((e) => e.type === 'session.created')!.sessionId
+    const { t, ran, before, sessionId } = await ranCommand({ 'keep.txt': 'k\n' }, MAKE)
     // Made 300 ms before the landing: old enough for their identities to be trusted.
-    const landed = ran.events.filter((e) => e.type === 'file.preimage' && e.relPath.endsWith('.js'))
-    expect(landed).toHaveLength(31)
-    for (const e of landed) expect(e.type === 'file.preimage' && e.afterId).toMatch(/^\d+:\d+:\d+:\d+:\d+$/)
+    const made = ran.events.filter((e) => e.type === 'file.preimage' && e.relPath.endsWith('.js'))
+    expect(made).toHaveLength(31)
+    for (const e of made) expect(e.type === 'file.preimage' && e.afterId).toMatch(/^\d+:\d+:\d+:\d+:\d+$/)
 
     const undone = await undo(t, sessionId, callOf(ran.events))
     expect(undone.code, undone.stderr).toBe(0)
@@ -224,11 +221,7 @@ describe.skipIf(!overlay)('undoing what a command made', { timeout: 60_000 }, ()
   })
 
   it('catches a file edited after the landing with the same size and time, and never sends a user’s file away', async () => {
-    const t = await prepare({}, MAKE)
-    const ran = await t.run()
-    expect(ran.code, ran.stderr).toBe(0)
-    const sessionId = ran.events.find((e) => e.type === 'session.created')!.sessionId
-    const landed = await tree(t.workspace)
+    const { t, ran, after: landed, sessionId } = await ranCommand({}, MAKE)
     const edited = join(t.workspace, 'made/a/f7.js')
     const was = await lstat(edited)
     await writeFile(edited, 'FILE 7\n')
@@ -253,11 +246,7 @@ describe.skipIf(!overlay)('undoing what a command made', { timeout: 60_000 }, ()
   })
 
   it('finishes on the next start an undo killed once its folder was in the trash', async () => {
-    const t = await prepare({ 'keep.txt': 'k\n' }, MAKE)
-    const before = await tree(t.workspace)
-    const ran = await t.run()
-    expect(ran.code, ran.stderr).toBe(0)
-    const sessionId = ran.events.find((e) => e.type === 'session.created')!.sessionId
+    const { t, ran, before, sessionId } = await ranCommand({ 'keep.txt': 'k\n' }, MAKE)
     // Killed right after the first change: the folder's rename into the trash, the journal still open.
     const killed = await child(['crash', t.sessionsDir, sessionId, callOf(ran.events), '1'])
     expect(killed.signal, killed.stderr).toBe('SIGKILL')
@@ -272,11 +261,7 @@ describe.skipIf(!overlay)('undoing what a command made', { timeout: 60_000 }, ()
   })
 
   it('rolls back an undo killed once its folder was in the trash, when a file it changes was changed since', async () => {
-    const t = await prepare({ 'keep.txt': 'k\n' }, MAKE)
-    const ran = await t.run()
-    expect(ran.code, ran.stderr).toBe(0)
-    const landed = await tree(t.workspace)
-    const sessionId = ran.events.find((e) => e.type === 'session.created')!.sessionId
+    const { t, ran, after: landed, sessionId } = await ranCommand({ 'keep.txt': 'k\n' }, MAKE)
     const killed = await child(['crash', t.sessionsDir, sessionId, callOf(ran.events), '1'])
     expect(killed.signal, killed.stderr).toBe('SIGKILL')
     // Neither as the command left it nor gone: the rewind cannot be finished.
@@ -295,11 +280,7 @@ describe.skipIf(!overlay)('undoing what a command made', { timeout: 60_000 }, ()
     async () => {
       const other = await mkdtemp(join('/dev/shm', 'lanes-sessions-'))
       try {
-        const t = await prepare({ 'keep.txt': 'k\n' }, MAKE, other)
-        const before = await tree(t.workspace)
-        const ran = await t.run()
-        expect(ran.code, ran.stderr).toBe(0)
-        const sessionId = ran.events.find((e) => e.type === 'session.created')!.sessionId
+        const { t, ran, before, sessionId } = await ranCommand({ 'keep.txt': 'k\n' }, MAKE, other)
         const undone = await undo(t, sessionId, callOf(ran.events))
         expect(undone.code, undone.stderr).toBe(0)
         expect(await tree(t.workspace)).toEqual(before)
@@ -322,22 +303,19 @@ describe.skipIf(!overlay)('undoing what a command made', { timeout: 60_000 }, ()
   )
 
   it('never moves a folder from elsewhere when a folder on its way was swapped for a link after the plan', async () => {
-    const t = await prepare({ 'a/keep.txt': 'k\n' }, [
+    const { t, sessionId, callId } = await ranCommand({ 'a/keep.txt': 'k\n' }, [
       'set -e',
       'mkdir -p a/made',
       'echo one > a/made/x.js',
       'sleep 0.3',
     ])
-    const ran = await t.run()
-    expect(ran.code, ran.stderr).toBe(0)
-    const sessionId = ran.events.find((e) => e.type === 'session.created')!.sessionId
     const outside = await mkdtemp(join(base(), 'outside-'))
     await mkdir(join(outside, 'made'))
     await writeFile(join(outside, 'made/x.js'), 'one\n')
     const applied = await withRewindSession(t.sessionsDir, sessionId, async (session) => {
       const plan = await planRewind(session.events, session.store, session.workspace, {
         mode: 'undo',
-        callId: callOf(ran.events),
+        callId,
       })
       if (!plan.ok) return plan
       await rename(join(t.workspace, 'a'), join(t.root, 'a-moved'))
@@ -350,10 +328,7 @@ describe.skipIf(!overlay)('undoing what a command made', { timeout: 60_000 }, ()
   })
 
   it('deletes on the next start a trash whose deletion was cut short, and keeps one a roll-back could not empty', async () => {
-    const t = await prepare({}, MAKE)
-    const ran = await t.run()
-    expect(ran.code, ran.stderr).toBe(0)
-    const sessionId = ran.events.find((e) => e.type === 'session.created')!.sessionId
+    const { t, sessionId } = await ranCommand({}, MAKE)
     const root = trashRoot(preimagesDir(sessionPaths(t.sessionsDir, sessionId).outputDir))
     await mkdir(join(root, 'rw-abc123-0a0b0c/0/x'), { recursive: true })
     await mkdir(join(root, 'rw-abc124-0a0b0d-kept/0'), { recursive: true })

@@ -8,7 +8,8 @@ import { withRewindSession } from '../session/rewind-session'
 import { trashDeleted, trashRoot } from '../session/rewind-trash'
 import { captureSupport } from '../tools/bash/capture/overlay'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
-import { commandRuns, tree } from './test-fixtures/command-runs'
+import { tree } from '../test-fixtures/tree'
+import { commandRuns } from './test-fixtures/command-runs'
 import { child, timedFrom } from './test-fixtures/rewind-processes'
 
 // The undo of a command that made 200 files in 10 folders (moved whole into the trash, see rewind-trash.ts)
@@ -16,7 +17,7 @@ import { child, timedFrom } from './test-fixtures/rewind-processes'
 // before it, and no trash is left behind.
 
 const overlay = sandboxSupport().available && captureSupport().mode === 'overlay'
-const { prepare } = commandRuns('lanes-undo-crash-')
+const { landed } = commandRuns('lanes-undo-crash-')
 
 const MAKE = [
   'set -e',
@@ -25,23 +26,12 @@ const MAKE = [
   'sleep 0.3',
 ]
 
-async function landed() {
-  const t = await prepare({ 'keep.txt': 'k\n' }, MAKE)
-  const before = await tree(t.workspace)
-  const ran = await t.run()
-  expect(ran.code, ran.stderr).toBe(0)
-  const sessionId = ran.events.find((e) => e.type === 'session.created')!.sessionId
-  const queued = ran.events.find((e) => e.type === 'tool.queued')
-  const callId = queued?.type === 'tool.queued' ? queued.callId : ''
-  return { t, before, after: await tree(t.workspace), sessionId, callId }
-}
-
 describe.skipIf(!overlay)(
   'an undo of the folders a command made, killed at a random moment',
   { timeout: 300_000 },
   () => {
     it('is, after the next start, wholly done or wholly undone, and leaves no trash', async () => {
-      const uncut = await landed()
+      const uncut = await landed({ 'keep.txt': 'k\n' }, MAKE)
       // Uncut, to learn how long the apply takes here (from its plan to its "done").
       const { ms: applyMs, out: whole } = await timedFrom(
         ['apply', uncut.t.sessionsDir, uncut.sessionId, uncut.callId],
@@ -51,7 +41,7 @@ describe.skipIf(!overlay)(
       expect(await tree(uncut.t.workspace)).toEqual(uncut.before)
 
       for (let round = 0; round < 8; round++) {
-        const s = await landed()
+        const s = await landed({ 'keep.txt': 'k\n' }, MAKE)
         const delay = ((round + Math.random()) / 8) * applyMs * 1.2
         const killed = await child(['apply', s.t.sessionsDir, s.sessionId, s.callId], (line, kill) => {
           if (line === 'applying') setTimeout(kill, delay)

@@ -1,7 +1,8 @@
-import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, beforeAll, expect } from 'vitest'
 import { startScriptedModel, type ScriptedModel } from '../../agent/scripted-model'
+import { tree } from '../../test-fixtures/tree'
 import { runLanes } from './run-lanes'
 
 /**
@@ -68,20 +69,19 @@ export function commandRuns(prefix: string) {
       ])
     return { root: caseRoot, workspace, sessionsDir, run }
   }
-  return { prepare, base }
-}
-
-/** Every entry under `dir`: a file's mode and content, a link's target, a folder's mode. */
-export async function tree(dir: string, rel = ''): Promise<Record<string, string>> {
-  const out: Record<string, string> = {}
-  for (const name of (await readdir(join(dir, rel))).sort()) {
-    const child = rel === '' ? name : `${rel}/${name}`
-    const st = await lstat(join(dir, child))
-    if (st.isSymbolicLink()) out[child] = `-> ${await readlink(join(dir, child))}`
-    else if (st.isDirectory()) {
-      out[child + '/'] = (st.mode & 0o777).toString(8)
-      Object.assign(out, await tree(dir, child))
-    } else out[child] = `${(st.mode & 0o777).toString(8)} ${await readFile(join(dir, child), 'utf8')}`
+  /**
+   * `prepare`, then the run (which must succeed): the workspace before and after it, the session and the call,
+   * and the run's events.
+   */
+  async function landed(files: Record<string, string>, lines: string[], sessionsIn?: string) {
+    const t = await prepare(files, lines, sessionsIn)
+    const before = await tree(t.workspace)
+    const ran = await t.run()
+    expect(ran.code, ran.stderr).toBe(0)
+    const sessionId = ran.events.find((e) => e.type === 'session.created')?.sessionId ?? ''
+    const queued = ran.events.find((e) => e.type === 'tool.queued')
+    const callId = queued?.type === 'tool.queued' ? queued.callId : ''
+    return { t, ran, before, after: await tree(t.workspace), sessionId, callId }
   }
-  return out
+  return { prepare, landed, base }
 }
