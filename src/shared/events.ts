@@ -341,6 +341,9 @@ const ContentHash = z.string().regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 in he
 export const PATH_TOKEN = /^(?:[0-9a-f]{64}(?::[0-7]{1,4})?|dir:[0-7]{1,4}|link:[^\0]+)$/
 export const PathToken = z.string().regex(PATH_TOKEN, 'expected a content hash or a path token')
 
+/** A file's identity: `dev:ino:size:mtimeNs:ctimeNs` (src/main/fs/file-identity.ts). */
+export const FileIdentity = z.string().regex(/^\d+:\d+:\d+:\d+:\d+$/, 'expected a file identity')
+
 /**
  * A file tool kept the file's content just before changing it (issue 14: undo and rewind). Logged before the
  * change is written, so every change in the log can be undone.
@@ -360,6 +363,12 @@ export const FilePreimageEvent = defineEvent('file.preimage', {
    */
   before: PathToken.nullable().optional(),
   after: PathToken.nullable().optional(),
+  /**
+   * The identity of the file the command left (`after`, a regular file), as it is once landed, when it could be
+   * trusted: a later undo or rewind finds the file unchanged by one lstat instead of reading and hashing it
+   * (src/main/fs/file-identity.ts).
+   */
+  afterId: FileIdentity.optional(),
 })
 
 /** What an approved command changed (issue 20), counted; the card says "changed 3 files, added 1". */
@@ -530,6 +539,12 @@ export const RewindStartedEvent = defineEvent('rewind.started', {
   skipped: z.array(RewindSkip),
   /** Set when the conversation goes back too: the next continue starts from this turn. */
   turn: z.number().int().positive().optional(),
+  /**
+   * Folders that go whole (made by the undone calls, everything in them unchanged since and going too): each is
+   * moved by one rename to `<dir>/<its index>` in the session's store folder, and deleted from there once the
+   * rewind is done. A rewind cut short puts them back from there (see recoverRewind).
+   */
+  trash: z.object({ dir: z.string().min(1), folders: z.array(z.string().min(1)) }).optional(),
 })
 
 export const RewindFinishedEvent = defineEvent('rewind.finished', {

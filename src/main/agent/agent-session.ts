@@ -25,6 +25,7 @@ import {
   type RewindRequest,
 } from '../session/rewind'
 import { unfinishedRewind } from '../session/rewind-history'
+import { clearTrash, trashRoot } from '../session/rewind-trash'
 import { newSessionId } from '../session/store'
 import { redactDeep, redactPreviewEvent } from '../secrets/redact-deep'
 import { RedactTextStream } from '../secrets/redactor'
@@ -189,6 +190,8 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
         sync: () => writer.sync(),
       })
     }
+    // What a rewind's trash deletion left when the app stopped (a rewind cut short was recovered above).
+    clearTrash(trashRoot(preimagesDir(writer.outputDir)))
     const state = reduceEvents(events)
     const { messages } = buildConversation(events)
     const pathRules = await loadSensitivePathRules(opts.workspace)

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import {
   chmod,
   lstat,
@@ -6,20 +7,27 @@ import {
   mkdtemp,
   readdir,
   readFile,
-  readlink,
-  realpath,
+  rename,
   rm,
   symlink,
   truncate,
+  utimes,
   writeFile,
 } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { SessionEvent } from '../../shared/events'
-import { startScriptedModel, type ScriptedModel } from '../agent/scripted-model'
 import { sessionPaths } from '../session/log'
+import { contentHashOf } from '../fs/path-token'
+import { preimagesDir, PreimageStore } from '../session/preimages'
+import { applyRewind, planRewind } from '../session/rewind'
+import { withRewindSession } from '../session/rewind-session'
+import { trashDeleted, trashRoot } from '../session/rewind-trash'
 import { captureSupport } from '../tools/bash/capture/overlay'
 import { sandboxSupport } from '../tools/bash/sandbox/launch'
+import { tree } from '../test-fixtures/tree'
+import { commandRuns } from './test-fixtures/command-runs'
+import { child } from './test-fixtures/rewind-processes'
 import { runLanes } from './test-fixtures/run-lanes'
 
 /**
@@ -30,77 +38,7 @@ import { runLanes } from './test-fixtures/run-lanes'
 const overlay = sandboxSupport().available && captureSupport().mode === 'overlay'
 if (!overlay) console.warn(`Skipping the command capture tests: ${JSON.stringify(captureSupport())}`)
 
-let base: string
-let n = 0
-const models: ScriptedModel[] = []
-
-beforeAll(async () => {
-  // Not under /tmp: the sandbox has a private tmpfs there.
-  const cache = join(process.cwd(), 'node_modules', '.cache')
-  await mkdir(cache, { recursive: true })
-  base = await realpath(await mkdtemp(join(cache, 'lanes-capture-cli-')))
-})
-afterAll(async () => {
-  for (const model of models) await model.close()
-  await rm(base, { recursive: true, force: true })
-})
-
-/** Every entry under `dir`: a file's mode and content, a link's target, a folder's mode. */
-async function tree(dir: string, rel = ''): Promise<Record<string, string>> {
-  const out: Record<string, string> = {}
-  for (const name of (await readdir(join(dir, rel))).sort()) {
-    const child = rel === '' ? name : `${rel}/${name}`
-    const st = await lstat(join(dir, child))
-    if (st.isSymbolicLink()) out[child] = `-> ${await readlink(join(dir, child))}`
-    else if (st.isDirectory()) {
-      out[child + '/'] = (st.mode & 0o777).toString(8)
-      Object.assign(out, await tree(dir, child))
-    } else out[child] = `${(st.mode & 0o777).toString(8)} ${await readFile(join(dir, child), 'utf8')}`
-  }
-  return out
-}
-
-/** A workspace, and a scripted model whose one call runs `lines` as a bash script (through node). */
-async function prepare(files: Record<string, string>, lines: string[]) {
-  const root = join(base, `case-${++n}`)
-  const workspace = join(root, 'ws')
-  const sessionsDir = join(root, 'sessions')
-  await mkdir(workspace, { recursive: true })
-  for (const [rel, content] of Object.entries(files)) {
-    await mkdir(join(workspace, rel, '..'), { recursive: true })
-    await writeFile(join(workspace, rel), content)
-  }
-  const body = JSON.stringify(lines.join('\n'))
-  await writeFile(
-    join(workspace, 'change.js'),
-    `require('node:child_process').execFileSync('/bin/bash', ['-c', ${body}], { stdio: 'inherit' })\n`,
-  )
-  const model = await startScriptedModel({
-    scenario: {
-      turns: [
-        { blocks: [{ tool: 'bash', input: { command: 'node change.js' } }] },
-        { blocks: [{ text: 'Done.' }] },
-      ],
-    },
-  })
-  models.push(model)
-  const run = (...extra: string[]) =>
-    runLanes([
-      'run',
-      '--workspace',
-      workspace,
-      '--task',
-      'change things',
-      '--approve',
-      'all',
-      '--sessions-dir',
-      sessionsDir,
-      '--base-url',
-      model.baseUrl,
-      ...extra,
-    ])
-  return { root, workspace, sessionsDir, run }
-}
+const { prepare, landed: ranCommand, base } = commandRuns('lanes-capture-cli-')
 
 const callOf = (events: SessionEvent[]) => {
   const queued = events.find((e) => e.type === 'tool.queued')
@@ -244,3 +182,165 @@ describe.skipIf(!overlay)('a command’s changes through lanes run', { timeout: 
     ])
   })
 })
+
+/** The session's trash (rewind-trash.ts): what is in it. */
+async function trashOf(sessionsDir: string, sessionId: string): Promise<string[]> {
+  const dir = trashRoot(preimagesDir(sessionPaths(sessionsDir, sessionId).outputDir))
+  return readdir(dir).catch(() => [])
+}
+
+/** The command makes `made/` (a folder in a folder, 30 files), then waits: what it made is older than the landing. */
+const MAKE = [
+  'set -e',
+  'mkdir -p made/a/b',
+  'for i in $(seq 1 30); do echo "file $i" > made/a/f$i.js; done',
+  'echo deep > made/a/b/d.js',
+  'echo top > top.txt',
+  'sleep 0.3',
+]
+
+describe.skipIf(!overlay)('undoing what a command made', { timeout: 60_000 }, () => {
+  const undo = (t: { sessionsDir: string }, sessionId: string, callId: string) =>
+    runLanes(['rewind', sessionId, '--to', callId, '--files-only', '--sessions-dir', t.sessionsDir])
+
+  it('finds the files unchanged by their identity, moves the folder away whole, and deletes it', async () => {
+    const { t, ran, before, sessionId } = await ranCommand({ 'keep.txt': 'k\n' }, MAKE)
+    // Made 300 ms before the landing: old enough for their identities to be trusted.
+    const made = ran.events.filter((e) => e.type === 'file.preimage' && e.relPath.endsWith('.js'))
+    expect(made).toHaveLength(31)
+    for (const e of made) expect(e.type === 'file.preimage' && e.afterId).toMatch(/^\d+:\d+:\d+:\d+:\d+$/)
+
+    const undone = await undo(t, sessionId, callOf(ran.events))
+    expect(undone.code, undone.stderr).toBe(0)
+    expect(await tree(t.workspace)).toEqual(before)
+    const events = await readLog(t.sessionsDir, sessionId)
+    const started = events.find((e) => e.type === 'rewind.started')
+    expect(started?.type === 'rewind.started' && started.trash?.folders).toEqual([join(t.workspace, 'made')])
+    await trashDeleted()
+    expect(await trashOf(t.sessionsDir, sessionId)).toEqual([])
+  })
+
+  it('catches a file edited after the landing with the same size and time, and never sends a user’s file away', async () => {
+    const { t, ran, after: landed, sessionId } = await ranCommand({}, MAKE)
+    const edited = join(t.workspace, 'made/a/f7.js')
+    const was = await lstat(edited)
+    await writeFile(edited, 'FILE 7\n')
+    await utimes(edited, was.atime, was.mtime)
+    // A file the user added in a folder the command made.
+    await writeFile(join(t.workspace, 'made/a/b/mine.txt'), 'mine\n')
+
+    // The folders that hold them cannot go: the undo is refused and rolled back, nothing went whole.
+    const undone = await undo(t, sessionId, callOf(ran.events))
+    expect(undone.code, undone.stderr).toBe(1)
+    expect(await tree(t.workspace)).toEqual({
+      ...landed,
+      'made/a/b/mine.txt': '644 mine\n',
+      'made/a/f7.js': '644 FILE 7\n',
+    })
+    const events = await readLog(t.sessionsDir, sessionId)
+    const started = events.find((e) => e.type === 'rewind.started')
+    expect(started?.type === 'rewind.started' && started.trash).toBeUndefined()
+    expect(started?.type === 'rewind.started' && started.skipped.map((s) => s.relPath)).toEqual([
+      'made/a/f7.js',
+    ])
+  })
+
+  it('finishes on the next start an undo killed once its folder was in the trash', async () => {
+    const { t, ran, before, sessionId } = await ranCommand({ 'keep.txt': 'k\n' }, MAKE)
+    // Killed right after the first change: the folder's rename into the trash, the journal still open.
+    const killed = await child(['crash', t.sessionsDir, sessionId, callOf(ran.events), '1'])
+    expect(killed.signal, killed.stderr).toBe('SIGKILL')
+    expect(await trashOf(t.sessionsDir, sessionId)).toHaveLength(1)
+    await expect(lstat(join(t.workspace, 'made'))).rejects.toThrow()
+
+    const recovered = await withRewindSession(t.sessionsDir, sessionId, async (r) => r.recovered)
+    expect(recovered).toMatchObject({ outcome: 'done' })
+    expect(await tree(t.workspace)).toEqual(before)
+    await trashDeleted()
+    expect(await trashOf(t.sessionsDir, sessionId)).toEqual([])
+  })
+
+  it('rolls back an undo killed once its folder was in the trash, when a file it changes was changed since', async () => {
+    const { t, ran, after: landed, sessionId } = await ranCommand({ 'keep.txt': 'k\n' }, MAKE)
+    const killed = await child(['crash', t.sessionsDir, sessionId, callOf(ran.events), '1'])
+    expect(killed.signal, killed.stderr).toBe('SIGKILL')
+    // Neither as the command left it nor gone: the rewind cannot be finished.
+    await writeFile(join(t.workspace, 'top.txt'), 'someone else\n')
+
+    const recovered = await withRewindSession(t.sessionsDir, sessionId, async (r) => r.recovered)
+    expect(recovered).toMatchObject({ outcome: 'rolled-back' })
+    // Every file the command made is back, from the trash, as it was.
+    expect(await tree(t.workspace)).toEqual({ ...landed, 'top.txt': '644 someone else\n' })
+    await trashDeleted()
+    expect(await trashOf(t.sessionsDir, sessionId)).toEqual([])
+  })
+
+  it.skipIf(!existsSync('/dev/shm'))(
+    'removes file by file, keeping every content first, where the trash is on another file system',
+    async () => {
+      const other = await mkdtemp(join('/dev/shm', 'lanes-sessions-'))
+      try {
+        const { t, ran, before, sessionId } = await ranCommand({ 'keep.txt': 'k\n' }, MAKE, other)
+        const undone = await undo(t, sessionId, callOf(ran.events))
+        expect(undone.code, undone.stderr).toBe(0)
+        expect(await tree(t.workspace)).toEqual(before)
+        const events = await readLog(t.sessionsDir, sessionId)
+        const started = events.find((e) => e.type === 'rewind.started')
+        expect(started?.type === 'rewind.started' && started.trash).toBeUndefined()
+        // What it removed is in the store (it was not read by the plan: found unchanged by its identity).
+        const store = await PreimageStore.open(preimagesDir(sessionPaths(t.sessionsDir, sessionId).outputDir))
+        try {
+          const f1 =
+            started?.type === 'rewind.started' && started.changes.find((c) => c.relPath === 'made/a/f1.js')
+          expect((await store.get(contentHashOf(f1 ? f1.from : null) as string)).toString()).toBe('file 1\n')
+        } finally {
+          await store.close()
+        }
+      } finally {
+        await rm(other, { recursive: true, force: true })
+      }
+    },
+  )
+
+  it('never moves a folder from elsewhere when a folder on its way was swapped for a link after the plan', async () => {
+    const { t, sessionId, callId } = await ranCommand({ 'a/keep.txt': 'k\n' }, [
+      'set -e',
+      'mkdir -p a/made',
+      'echo one > a/made/x.js',
+      'sleep 0.3',
+    ])
+    const outside = await mkdtemp(join(base(), 'outside-'))
+    await mkdir(join(outside, 'made'))
+    await writeFile(join(outside, 'made/x.js'), 'one\n')
+    const applied = await withRewindSession(t.sessionsDir, sessionId, async (session) => {
+      const plan = await planRewind(session.events, session.store, session.workspace, {
+        mode: 'undo',
+        callId,
+      })
+      if (!plan.ok) return plan
+      await rename(join(t.workspace, 'a'), join(t.root, 'a-moved'))
+      await symlink(outside, join(t.workspace, 'a'))
+      return applyRewind(plan, session.store, session.log)
+    })
+    expect(applied.ok).toBe(false)
+    expect(await tree(outside)).toEqual({ 'made/': '755', 'made/x.js': '644 one\n' })
+    expect(await trashOf(t.sessionsDir, sessionId)).toEqual([])
+  })
+
+  it('deletes on the next start a trash whose deletion was cut short, and keeps one a roll-back could not empty', async () => {
+    const { t, sessionId } = await ranCommand({}, MAKE)
+    const root = trashRoot(preimagesDir(sessionPaths(t.sessionsDir, sessionId).outputDir))
+    await mkdir(join(root, 'rw-abc123-0a0b0c/0/x'), { recursive: true })
+    await mkdir(join(root, 'rw-abc124-0a0b0d-kept/0'), { recursive: true })
+    await withRewindSession(t.sessionsDir, sessionId, async () => undefined)
+    await trashDeleted()
+    expect(await trashOf(t.sessionsDir, sessionId)).toEqual(['rw-abc124-0a0b0d-kept'])
+  })
+})
+
+async function readLog(sessionsDir: string, sessionId: string): Promise<SessionEvent[]> {
+  return (await readFile(sessionPaths(sessionsDir, sessionId).log, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as SessionEvent)
+}

@@ -1,8 +1,9 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, read, readFileSync, readSync } from 'node:fs'
-import type { Stats } from 'node:fs'
+import type { BigIntStats, Stats } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { promisify } from 'node:util'
 import { FolderPool, type Folder, type FolderRefusal } from './checked-folder'
+import { identityOf } from './file-identity'
 import { BLOCKING_MAX_BYTES } from './quick-read'
 
 /**
@@ -65,6 +66,23 @@ export class FolderReader {
       }
     })
     return found !== null && 'kind' in found && found.kind === 'absent' ? null : found
+  }
+
+  /**
+   * The identity of the regular file at `path` (file-identity.ts) and its lstat, through its checked folder; null
+   * when there is no regular file there (absent, a link, a folder: the caller reads it the usual way).
+   */
+  async identity(path: string): Promise<{ id: string; stat: BigIntStats } | null> {
+    const found = await this.at(path, (entry) => {
+      try {
+        const stat = lstatSync(entry, { bigint: true })
+        return stat.isFile() ? { id: identityOf(stat), stat } : null
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+        throw error
+      }
+    })
+    return found !== null && 'kind' in found ? null : found
   }
 
   /** The file's content, read through its checked folder; `maxBytes`: larger files are reported, not read. */

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, promises as fs, readFileSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, promises as fs, readFileSync, type BigIntStats } from 'node:fs'
 
 /**
  * Reading many small files at once (a rewind planning a hundred files), fast and without holding the event
@@ -20,10 +20,22 @@ export const BLOCKING_MAX_BYTES = 256 * 1024
  * since it was looked at is not read blocking), through the thread pool otherwise.
  */
 export function readFileQuick(path: string): Buffer | Promise<Buffer> {
+  const read = readFileSeen(path)
+  return 'then' in read ? read.then((r) => r.content) : read.content
+}
+
+/**
+ * readFileQuick, with the open file's fstat (bigint times) when it was read by direct calls: what the content
+ * read is the content of (file-identity.ts).
+ */
+export function readFileSeen(
+  path: string,
+): { content: Buffer; st?: BigIntStats } | Promise<{ content: Buffer; st?: BigIntStats }> {
   const fd = openSync(path, 'r')
   try {
-    if (fstatSync(fd).size > BLOCKING_MAX_BYTES) return fs.readFile(path)
-    return readFileSync(fd)
+    const st = fstatSync(fd, { bigint: true })
+    if (st.size > BigInt(BLOCKING_MAX_BYTES)) return fs.readFile(path).then((content) => ({ content }))
+    return { content: readFileSync(fd), st }
   } finally {
     closeSync(fd)
   }

@@ -55,7 +55,14 @@ export function preimagesOf(events: readonly SessionEvent[]): PreimageRecord[] {
  * read (file.snapshot) and what a finished rewind put back. A file whose content on disk differs was changed
  * since by someone else.
  */
-export function lanesLeft(events: readonly SessionEvent[]): Map<string, string | null> {
+export function lanesLeft(
+  events: readonly SessionEvent[],
+  /**
+   * Filled with the identity of each file whose last known state is what a command left and landed with a trusted
+   * identity (file.preimage `afterId`): the file is unchanged since when its identity still is.
+   */
+  identities?: Map<string, string>,
+): Map<string, string | null> {
   const known = new Map<string, string | null>()
   const started = new Map<string, EventOf<'rewind.started'>>()
   // A command's changes whose landing was rolled back never reached the workspace.
@@ -63,12 +70,19 @@ export function lanesLeft(events: readonly SessionEvent[]): Map<string, string |
   for (const e of events)
     if (e.type === 'command.landed' && e.outcome === 'rolled-back') rolledBack.add(e.callId)
   for (const e of events) {
-    if (e.type === 'file.snapshot') known.set(e.path, e.hash)
-    else if (e.type === 'file.preimage' && e.after !== undefined && !rolledBack.has(e.callId))
+    if (e.type === 'file.snapshot') {
+      known.set(e.path, e.hash)
+      identities?.delete(e.path)
+    } else if (e.type === 'file.preimage' && e.after !== undefined && !rolledBack.has(e.callId)) {
       known.set(e.path, e.after)
-    else if (e.type === 'rewind.started') started.set(e.rewindId, e)
+      if (e.afterId !== undefined) identities?.set(e.path, e.afterId)
+      else identities?.delete(e.path)
+    } else if (e.type === 'rewind.started') started.set(e.rewindId, e)
     else if (e.type === 'rewind.finished' && e.outcome === 'done') {
-      for (const change of started.get(e.rewindId)?.changes ?? []) known.set(change.path, change.to)
+      for (const change of started.get(e.rewindId)?.changes ?? []) {
+        known.set(change.path, change.to)
+        identities?.delete(change.path)
+      }
     }
   }
   return known

@@ -1,5 +1,6 @@
 import {
   appendFile,
+  mkdir,
   mkdtemp,
   readFile,
   realpath,
@@ -11,7 +12,7 @@ import {
   writeFile,
 } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { SessionEventDraft } from '../../shared/events'
 import { reduceEvents } from '../../shared/reducer'
@@ -212,6 +213,36 @@ describe('a session log edited by hand', { timeout: 60_000 }, () => {
     expect(JSON.stringify(opened)).toContain('the log was edited or damaged')
     expect(await readFile(victim, 'utf8')).toBe('outside the workspace\n')
     await untouched(s, 1)
+  })
+
+  it('a rewind journal naming a trash of its own choosing, cut short: nothing is moved in from it', async () => {
+    const s = await threeTurns()
+    const outside = dirname(await outsideVictim())
+    // Put back from that trash, `<outside>/0` would come into the workspace (where the tools read it).
+    await mkdir(join(outside, '0'))
+    await writeFile(join(outside, '0', 'secret.txt'), 'outside the workspace\n')
+    for (const rewindId of ['rw-forged', '../../../elsewhere']) {
+      await appendToLog(s, [
+        {
+          type: 'rewind.started',
+          rewindId,
+          mode: 'rewind',
+          callId: 'c3',
+          callIds: ['c3'],
+          changes: [{ path: join(s.workspace, 'made'), relPath: 'made', from: 'dir:755', to: null }],
+          skipped: [],
+          trash: {
+            dir: rewindId === 'rw-forged' ? outside : join(s.sessionsDir, rewindId),
+            folders: [join(s.workspace, 'made')],
+          },
+        },
+      ])
+      const opened = await withRewindSession(s.sessionsDir, s.sessionId, async (session) => session.recovered)
+      expect(opened).toMatchObject({ rewindId, outcome: 'rolled-back' })
+      expect(JSON.stringify(opened)).toContain('the log was edited or damaged')
+      expect(await readFile(join(outside, '0', 'secret.txt'), 'utf8')).toBe('outside the workspace\n')
+      await expect(stat(join(s.workspace, 'made'))).rejects.toThrow()
+    }
   })
 
   it('a content the store does not have, a store cut short, a store deleted: refused, nothing changed', async () => {

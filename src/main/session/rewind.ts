@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { realpath, stat } from 'node:fs/promises'
-import type { RewindChange, RewindSkip, SessionEvent, SessionEventDraft } from '../../shared/events'
+import { mkdir, realpath, stat } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import type { EventOf, RewindChange, RewindSkip, SessionEvent, SessionEventDraft } from '../../shared/events'
 import { lstat, readlink } from 'node:fs/promises'
 import { removeFile, WriteBatch, writeFileAtomic } from '../fs/atomic-write'
 import { FolderReader } from '../fs/checked-read'
@@ -17,6 +18,20 @@ import {
 } from '../fs/path-token'
 import { putPathState } from '../fs/put-path'
 import { PreimageError, sha256, type PreimageStore } from './preimages'
+import {
+  clearTrash,
+  deleteTrash,
+  foldersToTrash,
+  inFolder,
+  isRewindId,
+  keepTrash,
+  moveToTrash,
+  restoreFromTrash,
+  strayInTrash,
+  trashedAbove,
+  trashRoot,
+  type Trash,
+} from './rewind-trash'
 import { foreignFile, lanesLeft, preimagesOf, turnRewoundAway, unfinishedRewind } from './rewind-history'
 
 /**
@@ -171,6 +186,42 @@ async function onDisk(
   }
 }
 
+/**
+ * The file as a command landed it, found unchanged by its identity alone (file-identity.ts): not read, and its
+ * content not kept again (`content` null; applyRewind reads it if it needs it). Undefined when there is no
+ * identity to go by, or the file's differs: it is then read and hashed.
+ */
+async function asLanded(
+  path: string,
+  id: string | undefined,
+  known: PathToken | undefined,
+  reader: FolderReader,
+  slices: TimeSlices,
+): Promise<OnDisk | undefined> {
+  const sha = id === undefined || known === undefined ? null : contentHashOf(known)
+  if (sha === null) return undefined
+  const found = await reader.identity(path).catch(() => null)
+  await slices.tick()
+  if (found === null || found.id !== id) return undefined
+  const st = found.stat
+  // As an lstat without bigint gives them (stillAsSeen and the writes compare them with one).
+  const ms = (ns: bigint) => Number(ns / 1_000_000_000n) * 1e3 + Number(ns % 1_000_000_000n) / 1e6
+  const mode = Number(st.mode)
+  return {
+    hash: fileToken(sha, mode),
+    sha,
+    content: null,
+    stat: {
+      mtimeMs: ms(st.mtimeNs),
+      size: Number(st.size),
+      mode,
+      ino: Number(st.ino),
+      uid: Number(st.uid),
+      gid: Number(st.gid),
+    },
+  }
+}
+
 /** Whether a path's recorded state is a link or a folder (what only a command's change records). */
 function isStructural(token: PathToken): boolean {
   const kind = parseToken(token).kind
@@ -246,7 +297,8 @@ export async function planRewind(
   }
   if (!callIds.includes(request.callId)) callIds.unshift(request.callId)
 
-  const left = lanesLeft(events)
+  const identities = new Map<string, string>()
+  const left = lanesLeft(events, identities)
   const slices = new TimeSlices()
   const reader = new FolderReader()
   let keptBytes = 0
@@ -262,7 +314,10 @@ export async function planRewind(
       }
     }
     const known = left.has(path) ? (left.get(path) as string | null) : undefined
-    const now = await onDisk(path, reader, slices, isStructural(to) || isStructural(known ?? null))
+    const structural = isStructural(to) || isStructural(known ?? null)
+    const now =
+      (!structural && (await asLanded(path, identities.get(path), known, reader, slices))) ||
+      (await onDisk(path, reader, slices, structural))
     if (tokenMatches(now.hash, to)) return undefined
     const keeps = (size: number) => {
       const keep = size <= SEEN_KEEP_FILE_BYTES && keptBytes + size <= SEEN_KEEP_BYTES
@@ -333,14 +388,15 @@ export async function applyRewind(
       return `${file.relPath} changed while the rewind was being prepared; nothing was changed.`
     if (now.stat && (now.stat.mode & 0o222) === 0)
       return `${file.relPath} is read-only; make it writable first. Nothing was changed.`
-    // What is there now goes into the store first, so the rewind can be rolled back (and itself undone).
+    // What is there now goes into the store first, so the rewind can be rolled back (and itself undone). A file
+    // found unchanged by its identity was not read: kept below unless its folder goes whole to the trash.
     if (now.content !== null) await store.put(file.path, now.content, now.sha)
     // Only what is kept is held until the writes (undefined: read from the store as it is written).
     const content = contentHashOf(file.to) === null ? null : file.seen?.to
     const change = { path: file.path, relPath: file.relPath, from: now.hash, to: file.to }
-    return { change, stat: now.stat ?? null, content }
+    return { change, stat: now.stat ?? null, content, unkept: now.content === null ? now.sha : undefined }
   }).finally(() => reader.close())
-  const work: { change: RewindChange; stat: OnDisk['stat'] | null; content: Buffer | null | undefined }[] = []
+  const work: Work[] = []
   for (const item of prepared) {
     if (typeof item === 'string') return { ok: false, reason: item }
     work.push(item)
@@ -352,6 +408,17 @@ export async function applyRewind(
     }
   const rewindId = `rw-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
   const changes = work.map((w) => w.change)
+  const conflicts = new Set(plan.files.filter((f) => f.conflict).map((f) => f.path))
+  const root = trashRoot(dirname(store.file))
+  const trash: Trash = { dir: join(root, rewindId), folders: foldersToTrash(changes, root, conflicts) }
+  if (trash.folders.length > 0) await mkdir(trash.dir, { mode: 0o700 })
+  const trashed = new Set(trash.folders)
+  // Every other content the rewind removes or replaces is in the store before the journal is.
+  const unread = await keepUnkept(
+    work.filter((w) => w.unkept !== undefined && trashedAbove(w.change.path, trashed) === undefined),
+    store,
+  )
+  if (unread !== undefined) return { ok: false, reason: unread }
   await log.append({
     type: 'rewind.started',
     rewindId,
@@ -361,6 +428,7 @@ export async function applyRewind(
     changes,
     skipped,
     ...(plan.turn !== undefined ? { turn: plan.turn } : {}),
+    ...(trash.folders.length > 0 ? { trash } : {}),
   })
   // The store (what every file is now, for a roll-back, and the contents to put back) and the journal are made
   // durable side by side, and with them the new contents of the files that are rewritten in place (their temp
@@ -415,8 +483,25 @@ export async function applyRewind(
     await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker))
   }
   let notDurable: unknown
+  // The folders that go whole go first, once the journal is durable.
+  if (trash.folders.length > 0 && (await settled) === undefined) {
+    const moved = await trashFolders(trash, work, store)
+    if (typeof moved === 'string') failure = moved
+    else {
+      for (const w of moved.done) {
+        done.push(w.change)
+        await opts.onChange?.(w.change)
+      }
+      for (const folder of moved.folders) batch.touched(dirname(folder))
+      batch.touched(trash.dir)
+      trashed.clear()
+      for (const folder of moved.folders) trashed.add(folder)
+    }
+  }
+  const rest =
+    trashed.size === 0 ? work : work.filter((w) => trashedAbove(w.change.path, trashed) === undefined)
   try {
-    for (const [items, concurrency] of phases(work)) {
+    for (const [items, concurrency] of failure === undefined ? phases(rest) : []) {
       // Only a phase of side-by-side changes goes wider (the folders' phases go one at a time, in order).
       const wider = concurrency > 1 && items.every((w) => w.content !== undefined)
       await phase(items, wider ? Math.max(concurrency, STAGED_CONCURRENCY) : concurrency)
@@ -436,7 +521,7 @@ export async function applyRewind(
     return { ok: false, reason: `Nothing was rewound: ${why}.` }
   }
   if (failure !== undefined) {
-    const undone = await rollBack(done, store)
+    const undone = await rollBack(done, store, trash)
     await log.append({
       type: 'rewind.finished',
       rewindId,
@@ -447,7 +532,83 @@ export async function applyRewind(
     return { ok: false, reason: `${failure}; the files already rewound were put back.${undone}` }
   }
   await finish(log, rewindId, { turn: plan.turn })
+  if (trash.folders.length > 0) {
+    // The trash goes once the rewind is durably done: a power loss before that finds the rewind unfinished, and
+    // its recovery needs what is in the trash to put the folders back.
+    await log.sync()
+    deleteTrash(trash.dir)
+  }
   return { ok: true, rewindId, changes, skipped }
+}
+
+interface Work {
+  change: RewindChange
+  stat: OnDisk['stat'] | null
+  content: Buffer | null | undefined
+  /** The content hash of a file found unchanged by its identity, whose content was not read (nor kept). */
+  unkept?: string | undefined
+}
+
+/**
+ * Reads and keeps the content of files found unchanged by their identity that the rewind removes or replaces
+ * file by file (not within a folder that goes whole): a roll-back needs it. Returns why it could not.
+ */
+async function keepUnkept(items: readonly Work[], store: PreimageStore): Promise<string | undefined> {
+  const slices = new TimeSlices()
+  const reader = new FolderReader()
+  const failed = await mapLimit(items, READ_CONCURRENCY, async (w) => {
+    if (store.has(w.unkept as string)) return undefined
+    const now = await onDisk(w.change.path, reader, slices)
+    if (now.content === null || now.sha !== w.unkept)
+      return `${w.change.relPath} changed while the rewind was being prepared; nothing was changed.`
+    await store.put(w.change.path, now.content, now.sha)
+    return undefined
+  }).finally(() => reader.close())
+  return failed.find((f) => f !== undefined)
+}
+
+/**
+ * Moves the folders that go whole into the trash (see rewind-trash.ts), and checks that nothing else went with
+ * them (a file put in one since the last look): returns the changes done so, or why it failed (what moved is put
+ * back by the roll-back, from the trash). A folder the rename cannot take across file systems is removed file by
+ * file instead, with the other phases: its files' contents are kept in the store first.
+ */
+async function trashFolders(
+  trash: Trash,
+  work: readonly Work[],
+  store: PreimageStore,
+): Promise<{ done: Work[]; folders: string[] } | string> {
+  const inside = (folder: string) => work.filter((w) => inFolder(w.change.path, folder))
+  const folders: string[] = []
+  const done: Work[] = []
+  for (const [i, folder] of trash.folders.entries()) {
+    const items = inside(folder)
+    try {
+      if (!(await moveToTrash(trash, i))) {
+        const unread = await keepUnkept(
+          work.filter(
+            (w) => w.unkept !== undefined && trash.folders.slice(i).some((f) => inFolder(w.change.path, f)),
+          ),
+          store,
+        )
+        if (unread !== undefined) return unread
+        await store.flush()
+        break
+      }
+    } catch (error) {
+      return `${relOf(items, folder)} could not be removed (${(error as Error).message})`
+    }
+    folders.push(folder)
+    done.push(...items)
+    const stray = strayInTrash(trash, i, new Set(items.map((w) => w.change.path)))
+    if (stray !== undefined)
+      return `${relOf(items, folder)}${stray.slice(folder.length)} appeared while the rewind was under way (it was not removed)`
+  }
+  return { done, folders }
+}
+
+function relOf(items: readonly Work[], path: string): string {
+  return items.find((w) => w.change.path === path)?.change.relPath ?? path
 }
 
 /** The store could not be made durable before a rewind (its `reason`): the rewind is refused. */
@@ -550,11 +711,19 @@ async function put(
   return written.ok ? undefined : written.reason
 }
 
-async function rollBack(done: readonly RewindChange[], store: PreimageStore): Promise<string> {
+async function rollBack(done: readonly RewindChange[], store: PreimageStore, trash?: Trash): Promise<string> {
   const stuck: string[] = []
+  const trashed = new Set(trash?.folders ?? [])
   for (const change of [...done].reverse()) {
+    // What went whole comes back whole, from the trash (below): the folders went first, so they come back last.
+    if (trashed.size > 0 && trashedAbove(change.path, trashed) !== undefined) continue
     if (await putChange(change.path, change.to, change.from, store, undefined, undefined))
       stuck.push(change.relPath)
+  }
+  if (trash !== undefined && trashed.size > 0) {
+    const left = await restoreFromTrash(trash)
+    if (left.length > 0) stuck.push(`${left.join(', ')} (kept in ${keepTrash(trash.dir)})`)
+    else deleteTrash(trash.dir)
   }
   return stuck.length === 0 ? '' : ` Could not put back: ${stuck.join(', ')}.`
 }
@@ -579,6 +748,23 @@ async function finish(
 }
 
 /**
+ * Whether a rewind's trash is one it made: its own folder in the session's trash, holding only folders the
+ * rewind removes (what recovery renames back and deletes is never named by the log alone).
+ */
+function ownTrash(open: EventOf<'rewind.started'>, root: string): boolean {
+  const trash = open.trash
+  if (trash === undefined) return true
+  const removed = new Set(
+    open.changes.filter((c) => c.to === null && parseToken(c.from).kind === 'dir').map((c) => c.path),
+  )
+  return (
+    isRewindId(open.rewindId) &&
+    trash.dir === join(root, open.rewindId) &&
+    trash.folders.every((folder) => removed.has(folder))
+  )
+}
+
+/**
  * Finishes a rewind a crash cut short (its intent logged, no outcome): when every file is either as before the
  * rewind or as the rewind puts it, the rest is applied; when one is neither (changed meanwhile by someone
  * else), the files already rewound are put back. Returns what it did, or undefined when nothing was pending.
@@ -589,26 +775,35 @@ export async function recoverRewind(
   log: RewindLog,
 ): Promise<{ rewindId: string; outcome: 'done' | 'rolled-back'; error?: string } | undefined> {
   const open = unfinishedRewind(events)
-  if (!open) return undefined
+  const root = trashRoot(dirname(store.file))
+  if (!open) {
+    clearTrash(root)
+    return undefined
+  }
   const created = events.find((e) => e.type === 'session.created')
   const workspace = created?.type === 'session.created' ? created.workspace : undefined
-  if (workspace !== undefined) {
-    const roots = [workspace, await realpath(workspace).catch(() => workspace)]
-    const foreign = open.changes.map((c) => foreignFile(workspace, roots, c)).find(Boolean)
-    if (foreign) {
-      // Not a journal this app wrote: nothing it names is touched.
-      const error = `The rewind a crash cut short was not finished: ${foreign} No file was touched.`
-      await log.append({
-        type: 'rewind.finished',
-        rewindId: open.rewindId,
-        outcome: 'rolled-back',
-        recovered: true,
-        error,
-      })
-      await log.sync()
-      return { rewindId: open.rewindId, outcome: 'rolled-back', error }
-    }
+  const roots = workspace === undefined ? [] : [workspace, await realpath(workspace).catch(() => workspace)]
+  const foreign =
+    (workspace !== undefined && open.changes.map((c) => foreignFile(workspace, roots, c)).find(Boolean)) ||
+    (open.trash && !ownTrash(open, root)
+      ? `The session's log names a trash ${JSON.stringify(open.trash.dir)} that is not this rewind's: the log was edited or damaged.`
+      : undefined)
+  if (foreign) {
+    // Not a journal this app wrote: nothing it names is touched.
+    const error = `The rewind a crash cut short was not finished: ${foreign} No file was touched.`
+    await log.append({
+      type: 'rewind.finished',
+      rewindId: open.rewindId,
+      outcome: 'rolled-back',
+      recovered: true,
+      error,
+    })
+    await log.sync()
+    return { rewindId: open.rewindId, outcome: 'rolled-back', error }
   }
+  // Folders that went whole come back first: each of their files is then as before the rewind, and goes (or
+  // stays) file by file like the rest.
+  const stuckInTrash = open.trash ? await restoreFromTrash(open.trash) : []
   const reader = new FolderReader()
   // A few at a time, as planning reads: a rewind of files in many folders does not open them all at once.
   const state = await mapLimit(open.changes, READ_CONCURRENCY, async (c) => ({
@@ -640,13 +835,19 @@ export async function recoverRewind(
     }
     if (!error) {
       await finish(log, open.rewindId, { turn: open.turn, recovered: true })
+      if (open.trash) await log.sync()
+      clearTrash(root)
       return { rewindId: open.rewindId, outcome: 'done' }
     }
   } else {
     error = `${strange.map((s) => s.change.relPath).join(', ')} changed after the rewind was cut short`
   }
   const undone = await rollBack(applied, store)
-  const message = `The rewind was cut short by a crash and could not be finished (${error}); it was rolled back.${undone}`
+  const kept =
+    stuckInTrash.length > 0 && open.trash
+      ? ` ${stuckInTrash.join(', ')} could not be put back (its place is taken); it is kept in ${keepTrash(open.trash.dir)}.`
+      : ''
+  const message = `The rewind was cut short by a crash and could not be finished (${error}); it was rolled back.${undone}${kept}`
   await log.append({
     type: 'rewind.finished',
     rewindId: open.rewindId,
@@ -655,5 +856,6 @@ export async function recoverRewind(
     error: message,
   })
   await log.sync()
+  clearTrash(root)
   return { rewindId: open.rewindId, outcome: 'rolled-back', error: message }
 }

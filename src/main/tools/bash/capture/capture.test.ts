@@ -5,7 +5,6 @@ import {
   mkdtemp,
   readdir,
   readFile,
-  readlink,
   realpath,
   rm,
   stat,
@@ -17,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionEventDraft } from '../../../../shared/events'
 import { PreimageStore } from '../../../session/preimages'
 import { GIT_WORKSPACE_RULES } from '../../sensitive-paths'
+import { tree } from '../../../test-fixtures/tree'
 import { makeToolContext } from '../../test-fixtures/tool-context'
 import { bashTool } from '../bash'
 import { loadBashGrammar } from '../validate'
@@ -88,20 +88,6 @@ async function script(workspace: string, name: string, lines: string[], flags = 
     `require('node:child_process').execFileSync('/bin/bash', ['${flags}', ${body}], { stdio: 'inherit' })\n`,
   )
   return `node ${name}`
-}
-
-async function tree(dir: string, rel = ''): Promise<Record<string, string>> {
-  const out: Record<string, string> = {}
-  for (const name of (await readdir(join(dir, rel))).sort()) {
-    const child = rel === '' ? name : `${rel}/${name}`
-    const st = await lstat(join(dir, child))
-    if (st.isSymbolicLink()) out[child] = `-> ${await readlink(join(dir, child))}`
-    else if (st.isDirectory()) {
-      out[child + '/'] = (st.mode & 0o777).toString(8)
-      Object.assign(out, await tree(dir, child))
-    } else out[child] = `${(st.mode & 0o777).toString(8)} ${await readFile(join(dir, child), 'utf8')}`
-  }
-  return out
 }
 
 describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { timeout: 30_000 }, () => {

@@ -34,7 +34,8 @@ import {
 } from '../../../fs/path-token'
 import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
 import { putPathState, tokenAt } from '../../../fs/put-path'
-import { readFileQuick } from '../../../fs/quick-read'
+import { readFileSeen } from '../../../fs/quick-read'
+import { trustedIdentity } from '../../../fs/file-identity'
 import { TimeSlices } from '../../../fs/time-slices'
 import { contentFacts } from '../../content-facts'
 import type { SensitivePathRules } from '../../sensitive-paths'
@@ -154,6 +155,8 @@ export interface PlanLine {
   unkept?: true
   /** What the new content is (size, binary or text), for the card: left out of what lands. */
   content?: ContentFacts
+  /** The identity of the file as it lands, when trusted (logged with its file.preimage). */
+  afterId?: string
 }
 
 /** The outermost folder of `wholes` that holds `rel`, if any. */
@@ -200,9 +203,13 @@ async function tokenOf(
   path: string,
   seen: Seen,
   keep?: (content: Buffer) => Promise<string>,
+  /** Record the file's identity (it lands by a move that keeps it: inside a folder that lands whole). */
+  identify = false,
 ): Promise<{
   token: PathToken
   kept: boolean
+  /** The file's identity, when asked for and trusted (file-identity.ts). */
+  id?: string
   /** A file read whole: what the command's card shows of it (size, binary or text, type, lines). */
   content?: CommandChangedPath['content']
 }> {
@@ -211,13 +218,15 @@ async function tokenOf(
   if (seen.kind === 'link') return { token: linkToken(seen.target), kept: true }
   if (seen.size > KEEP_MAX_BYTES) return { token: fileToken(await hashStream(path), seen.mode), kept: false }
   // Most files a command leaves are small: read by direct system calls (see quick-read.ts).
-  const content = await readFileQuick(path)
+  const { content, st } = await readFileSeen(path)
+  // Taken after the read: the identity is of what was read, and only trusted if older than this moment.
+  const id = identify && st ? trustedIdentity(st, Date.now()) : undefined
   // What was there is kept, and hashed by the store; what the command left is described for the card (the same
   // facts a write's review shows, without the image: a command may change hundreds of files), and its hash is the
   // description's. Each content is hashed once, and never decoded.
   if (keep) return { token: fileToken(await keep(content), seen.mode), kept: true }
   const { sha256, ...facts } = contentFacts(content, undefined, { image: false })
-  return { token: fileToken(sha256 as string, seen.mode), kept: true, content: facts }
+  return { token: fileToken(sha256 as string, seen.mode), kept: true, content: facts, ...(id ? { id } : {}) }
 }
 
 async function hashStream(path: string): Promise<string> {
@@ -289,7 +298,12 @@ export async function landChangeSet(opts: {
       // What was there is kept now, held or not: an accepted held change is undoable like the rest.
       const before = await tokenOf(abs, change.before, (content) => host.keep(abs, content))
       const after = change.source
-        ? await tokenOf(change.source, change.after)
+        ? await tokenOf(
+            change.source,
+            change.after,
+            undefined,
+            change.whole === true || wholeAbove(change.rel, wholes) !== undefined,
+          )
         : await tokenOf(abs, change.after)
       if (before.token === after.token) continue // opened for writing, or touched: nothing changed
       const line: PlanLine = {
@@ -300,6 +314,7 @@ export async function landChangeSet(opts: {
         ...(change.whole ? { whole: true as const } : {}),
         ...(before.kept ? {} : { unkept: true as const }),
         ...(after.content ? { content: after.content } : {}),
+        ...(after.id ? { afterId: after.id } : {}),
       }
       const reason =
         heldFor(change, opts.rules, heldFolders, holdsHeld) ?? (opts.holdAll ? HELD_FOR_REVIEW : null)
@@ -453,7 +468,7 @@ async function landPlan(opts: {
   let lastChecked: string | undefined
   try {
     for await (const line of planLines(planFile)) {
-      const { held, unkept, content, ...plain } = line
+      const { held, unkept, content, afterId, ...plain } = line
       if (held !== undefined) {
         const why = decider ? decider.decide(line as HeldLine) : REJECTED_BY_USER
         if (why !== null) {
@@ -494,6 +509,9 @@ async function landPlan(opts: {
         hash: unkept ? null : contentHashOf(line.before),
         before: line.before,
         after: line.after,
+        // Valid while its folder lands whole; a file that lands on its own after all is renamed (its ctime changes:
+        // the undo then hashes it, as for a file without one).
+        ...(afterId !== undefined ? { afterId } : {}),
       })
     }
     await window.drain()
