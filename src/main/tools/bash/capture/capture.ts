@@ -7,6 +7,7 @@ import { sandboxSupport } from '../sandbox/support'
 import { readOpaque } from './change-set'
 import {
   landChangeSet,
+  nothingLanded,
   PATHS_SHOWN,
   PLAN_FILE,
   readHeldState,
@@ -117,8 +118,15 @@ async function finishOverlay(
   host: CaptureHost,
   ran: unknown,
 ): Promise<CommandChanges> {
-  const opaque = await readOpaque(layer.opaqueFile)
+  const [opaque, upper] = await Promise.all([
+    readOpaque(layer.opaqueFile),
+    readdir(layer.upper).catch(() => null),
+  ])
   try {
+    // An empty upper layer is a command that changed nothing (every change, a removal too, leaves an entry there):
+    // nothing to plan, log or land.
+    if (upper !== null && upper.length === 0)
+      return changesOf(nothingLanded(host.landProtected), opaque === null)
     const landed = await landChangeSet({
       workspace: opts.workspace,
       callId: opts.callId,
