@@ -167,7 +167,10 @@ describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { time
     const t = await setup({ 'a.txt': 'a\n' })
     const { changes } = await t.run('cat a.txt')
     expect(changes?.counts).toEqual({ added: 0, changed: 0, removed: 0, modeChanged: 0 })
+    expect(changes?.incomplete).toBeUndefined()
     expect(t.events).toEqual([])
+    // Its empty layer is gone.
+    expect(await readdir(join(t.session, 'capture'))).toEqual([])
   })
 
   it('leaves nothing running once the call is finished (the layer’s unmount happens beside the landing)', async () => {

@@ -1,10 +1,11 @@
+import { readdirSync, rmdirSync, unlinkSync } from 'node:fs'
 import { readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CommandChangeCounts, CommandChangedPath, HeldGroup, HeldPath } from '../../../../shared/events'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import type { SandboxLaunch } from '../sandbox/launch'
 import { sandboxSupport } from '../sandbox/support'
-import { readOpaque } from './change-set'
+import { readOpaque, readOpaqueSync } from './change-set'
 import {
   landChangeSet,
   nothingLanded,
@@ -118,15 +119,16 @@ async function finishOverlay(
   host: CaptureHost,
   ran: unknown,
 ): Promise<CommandChanges> {
-  const [opaque, upper] = await Promise.all([
-    readOpaque(layer.opaqueFile),
-    readdir(layer.upper).catch(() => null),
-  ])
+  // An empty upper layer is a command that changed nothing (every change, a removal too, leaves an entry there):
+  // nothing to plan, log or land, and a few entries to remove. By direct system calls: each trip through the thread
+  // pool costs more than the call it makes, and a recursive rm makes many.
+  if (isEmptyFolder(layer.upper)) {
+    const opaque = readOpaqueSync(layer.opaqueFile)
+    if (!removeEmptyLayer(layer)) await rm(layer.dir, { recursive: true, force: true }).catch(() => undefined)
+    return changesOf(nothingLanded(host.landProtected), opaque === null)
+  }
+  const opaque = await readOpaque(layer.opaqueFile)
   try {
-    // An empty upper layer is a command that changed nothing (every change, a removal too, leaves an entry there):
-    // nothing to plan, log or land.
-    if (upper !== null && upper.length === 0)
-      return changesOf(nothingLanded(host.landProtected), opaque === null)
     const landed = await landChangeSet({
       workspace: opts.workspace,
       callId: opts.callId,
@@ -142,6 +144,33 @@ async function finishOverlay(
     // What did not land (held changes discarded, a failed landing) goes with the layer. A process that stops while
     // the review waits never gets here: the layer stays for the review after the restart (resumeHeldCapture).
     await rm(layer.dir, { recursive: true, force: true }).catch(() => undefined)
+  }
+}
+
+function isEmptyFolder(dir: string): boolean {
+  try {
+    return readdirSync(dir).length === 0
+  } catch {
+    return false
+  }
+}
+
+/** The layer of a command that changed nothing, removed entry by entry; false when something else was there. */
+function removeEmptyLayer(layer: Layer): boolean {
+  try {
+    unlinkSync(layer.opaqueFile)
+    rmdirSync(layer.upper)
+    // The overlay's own folder in its work folder (absent when it was never mounted).
+    try {
+      rmdirSync(join(layer.dir, 'work', 'work'))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    rmdirSync(join(layer.dir, 'work'))
+    rmdirSync(layer.dir)
+    return true
+  } catch {
+    return false
   }
 }
 
