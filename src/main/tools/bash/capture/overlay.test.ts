@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runInPty } from '../pty-runner'
-import { prepareSandbox, sandboxSupport } from '../sandbox/launch'
+import { prepareSandbox, sandboxSupport, type SandboxLaunch } from '../sandbox/launch'
 import { captureSupport, makeLayer, overlayLaunch, probeCapture, type OverlayPrograms } from './overlay'
 
 /**
@@ -91,6 +91,32 @@ describe.skipIf(!overlay)('a command on its layer', () => {
       expect(await readFile(join(layer.upper, 'a.txt'), 'utf8')).toBe('b\n')
       expect(await readFile(join(layer.upper, 'd', 'new.txt'), 'utf8')).toBe('new\n')
       expect(await readFile(layer.opaqueFile, 'utf8')).toBe('d\0done\0')
+    })
+
+    it(`${way}: prints nothing of its own and gives the command the sandbox's environment as it is`, async () => {
+      const { workspace, outputDir } = await setup()
+      const prepared = prepareSandbox({ mode: 'workspace-write', workspace, network: false })
+      if ('error' in prepared) throw new Error(prepared.error)
+      // A locale that is named but not installed (perl warns about one).
+      const sandbox = { ...prepared, env: { ...prepared.env, LANG: 'xx_YY.UTF-8' } }
+      const layer = makeLayer(outputDir, 'c1')
+      if ('error' in layer) throw new Error(layer.error)
+      const envOf = async (launch: SandboxLaunch) => {
+        let output = ''
+        const run = await runInPty({
+          command: 'env | sort',
+          cwd: workspace,
+          timeoutMs: 30_000,
+          onData: (chunk) => void (output += chunk.toString()),
+          launch,
+        })
+        expect(run.exitCode).toBe(0)
+        // The wrapper is a shell too: the command's shell counts one level more.
+        return output.replace(/^SHLVL=\d+\n/m, '')
+      }
+      const plain = await envOf(sandbox)
+      expect(plain).toContain('LANG=xx_YY.UTF-8\n')
+      expect(await envOf(overlayLaunch(sandbox, programs, workspace, layer))).toBe(plain)
     })
 
     it(`${way}: leaves nothing running when Lanes is killed with SIGKILL during the command`, async () => {

@@ -115,6 +115,7 @@ const LAYER_READ = '"lanes-layer"'
  */
 const PROLOGUE = String.raw`
 my ($prctl, $unshare, $mount, $lanes, $ws, $layer, $status, $bash, $wrapper) = splice(@ARGV, 0, 9);
+delete $ENV{PERL_BADLANG};
 syscall($prctl, 1, 9) == 0 && getppid() == $lanes or exit 125;
 my ($uid, $gid) = ($>, $) + 0);
 syscall($unshare, 0x10000000 | 0x20000) == 0 or exit 125;
@@ -131,6 +132,13 @@ syscall($mount, $type, $ws, $type, $null, $options) == 0 && (stat $ws)[0] != (st
 exec { $bash } $bash, '-c', $wrapper, 'lanes-capture', $ws, $layer, $status, fileno($lower), @ARGV;
 exit 125;
 `
+
+/**
+ * What PROLOGUE's perl is started with beyond the command's environment, and takes away before the WRAPPER: a
+ * locale that is named but not installed makes perl (unlike bash) print five lines of warnings, which would be
+ * the command's output. (The sandbox's environment is an allowlist that never holds this name.)
+ */
+const PROLOGUE_ENV = { PERL_BADLANG: '0' }
 
 /** prctl, unshare and mount by number, where Lanes knows them (a process's architecture is its kernel's ABI). */
 const SYSTEM_CALLS: Partial<Record<NodeJS.Architecture, [prctl: number, unshare: number, mount: number]>> = {
@@ -209,6 +217,7 @@ function tryOverlay(programs: OverlayPrograms): string | null {
       join(dir, 'ws', 'probe'),
     ])
     const probe = spawnSync(program as string, args, {
+      env: { ...process.env, ...(programs.perl ? PROLOGUE_ENV : {}) },
       encoding: 'utf8',
       timeout: 10_000,
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -334,5 +343,6 @@ export function overlayLaunch(
     ids[1] as string,
     '--',
   ])
-  return { ...sandbox, statusEnd: LAYER_READ, program: program as string, args }
+  const env = programs.perl ? { ...sandbox.env, ...PROLOGUE_ENV } : sandbox.env
+  return { ...sandbox, statusEnd: LAYER_READ, program: program as string, args, env }
 }
