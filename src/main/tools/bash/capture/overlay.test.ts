@@ -46,7 +46,11 @@ async function setup() {
   await mkdir(outputDir)
   await writeFile(join(workspace, 'a.txt'), 'a\n')
   await writeFile(join(workspace, 'd', 'old.txt'), 'old\n')
-  return { dir, workspace, outputDir }
+  const sandbox = prepareSandbox({ mode: 'workspace-write', workspace, network: false })
+  if ('error' in sandbox) throw new Error(sandbox.error)
+  const layer = makeLayer(outputDir, 'c1')
+  if ('error' in layer) throw new Error(layer.error)
+  return { workspace, outputDir, sandbox, layer }
 }
 
 /** Processes whose command line holds `text`. */
@@ -69,11 +73,7 @@ describe.skipIf(!overlay)('a command on its layer', () => {
 
   for (const [way, programs] of ways) {
     it(`${way}: puts every change in the layer, none in the workspace, and passes the exit code on`, async () => {
-      const { workspace, outputDir } = await setup()
-      const sandbox = prepareSandbox({ mode: 'workspace-write', workspace, network: false })
-      if ('error' in sandbox) throw new Error(sandbox.error)
-      const layer = makeLayer(outputDir, 'c1')
-      if ('error' in layer) throw new Error(layer.error)
+      const { workspace, sandbox, layer } = await setup()
       let output = ''
       const run = await runInPty({
         command: 'echo b > a.txt && rm -r d && mkdir d && echo new > d/new.txt && echo done && exit 3',
@@ -94,13 +94,9 @@ describe.skipIf(!overlay)('a command on its layer', () => {
     })
 
     it(`${way}: prints nothing of its own and gives the command the sandbox's environment as it is`, async () => {
-      const { workspace, outputDir } = await setup()
-      const prepared = prepareSandbox({ mode: 'workspace-write', workspace, network: false })
-      if ('error' in prepared) throw new Error(prepared.error)
+      const { workspace, sandbox: prepared, layer } = await setup()
       // A locale that is named but not installed (perl warns about one).
       const sandbox = { ...prepared, env: { ...prepared.env, LANG: 'xx_YY.UTF-8' } }
-      const layer = makeLayer(outputDir, 'c1')
-      if ('error' in layer) throw new Error(layer.error)
       const envOf = async (launch: SandboxLaunch) => {
         let output = ''
         const run = await runInPty({
