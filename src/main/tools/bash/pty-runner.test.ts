@@ -157,6 +157,17 @@ describe('runInPty', () => {
     expect(tty.text).toBe('tty: 0\n')
   })
 
+  it('hands the command its terminal only as its output (and fd 9), no other descriptor of it', async () => {
+    // The shell's own descriptors, by number and target: the terminal's slave is /dev/pts/N.
+    const result = await run('cd /proc/$$/fd && for f in *; do echo "$f $(readlink "$f")"; done')
+    const slaves = result.text
+      .trim()
+      .split('\n')
+      .filter((line) => / \/dev\/pts\/\d+$/.test(line))
+      .map((line) => Number(line.split(' ')[0]))
+    expect(slaves.sort((a, b) => a - b)).toEqual([1, 2, 9])
+  })
+
   it('keeps secrets out of the environment and sets non-interactive defaults', async () => {
     const env = {
       PATH: process.env.PATH,

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { closeSync, readSync, writeSync } from 'node:fs'
+import { closeSync, constants, openSync, readSync, writeSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Readable } from 'node:stream'
@@ -167,7 +167,21 @@ const ptyNative = (
 /** Throws when the terminal or the process cannot be had (no ptys left, no bash, bad arguments). */
 function startInTerminal({ command, cwd, env, launch }: PtyRunOptions): Terminal {
   if (!ptyNative) throw new Error('pseudo-terminals are not available on this system')
-  const { master, slave } = ptyNative.open(COLUMNS, ROWS)
+  const opened = ptyNative.open(COLUMNS, ROWS)
+  const { master } = opened
+  // openpty's descriptors are inherited by every child: the command (and a launcher) would hold a second slave
+  // beyond its stdio, and the end of the output would wait for the last of those. The slave is opened again by name
+  // (Node's opens are close-on-exec; O_NOCTTY: it never becomes Lanes' own terminal), so a child has it only as its
+  // stdio. (The master is inherited too; it has no name to open again by.)
+  let slave: number
+  try {
+    slave = openSync(opened.pty, constants.O_RDWR | constants.O_NOCTTY)
+  } catch (err) {
+    closeSync(master)
+    throw err
+  } finally {
+    closeSync(opened.slave)
+  }
   const bashArgs = ['bash', '-c', STDIN_FROM_NULL + command]
   const [program, ...args] = launch ? [launch.program, ...launch.args, ...bashArgs] : bashArgs
   const stdio: Array<number | 'pipe' | 'ignore'> = [slave, slave, slave]

@@ -132,6 +132,8 @@ describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { time
     expect((await t.store.get(hash as string)).toString()).toBe('z\n')
     expect(t.events.map((e) => e.type).slice(-2)).toEqual(['command.landing', 'command.landed'])
     expect(result.output).toMatch(/changed 2, added 4, removed 2/)
+    // The layer is gone, the folders it kept with it.
+    expect(await readdir(join(t.session, 'capture'))).toEqual([])
   })
 
   it('tells what each landed file is: its size, text or binary, its type and lines (the card shows them)', async () => {
@@ -153,7 +155,10 @@ describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { time
     const t = await setup({ 'a.txt': 'a\n' })
     const { changes } = await t.run('cat a.txt')
     expect(changes?.counts).toEqual({ added: 0, changed: 0, removed: 0, modeChanged: 0 })
+    expect(changes?.incomplete).toBeUndefined()
     expect(t.events).toEqual([])
+    // Its empty layer is gone.
+    expect(await readdir(join(t.session, 'capture'))).toEqual([])
   })
 
   it('leaves nothing running once the call is finished (the layer’s unmount happens beside the landing)', async () => {

@@ -1,12 +1,14 @@
+import { readdirSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
 import { readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CommandChangeCounts, CommandChangedPath, HeldGroup, HeldPath } from '../../../../shared/events'
 import type { SensitivePathRules } from '../../sensitive-paths'
 import type { SandboxLaunch } from '../sandbox/launch'
 import { sandboxSupport } from '../sandbox/support'
-import { readOpaque } from './change-set'
+import { readOpaque, readOpaqueSync } from './change-set'
 import {
   landChangeSet,
+  nothingLanded,
   PATHS_SHOWN,
   PLAN_FILE,
   readHeldState,
@@ -117,7 +119,17 @@ async function finishOverlay(
   host: CaptureHost,
   ran: unknown,
 ): Promise<CommandChanges> {
+  // An empty upper layer is a command that changed nothing (every change, a removal too, leaves an entry there):
+  // nothing to plan, log or land, and a few entries to remove. By direct system calls: each trip through the thread
+  // pool costs more than the call it makes, and a recursive rm makes many.
+  if (isEmptyFolder(layer.upper)) {
+    const opaque = readOpaqueSync(layer.opaqueFile)
+    if (!removeEmptyLayer(layer)) await rm(layer.dir, { recursive: true, force: true }).catch(() => undefined)
+    return changesOf(nothingLanded(host.landProtected), opaque === null)
+  }
   const opaque = await readOpaque(layer.opaqueFile)
+  // How many entries the layer can still hold when it goes: unknown until the landing says how many changes it had.
+  let left = Number.POSITIVE_INFINITY
   try {
     const landed = await landChangeSet({
       workspace: opts.workspace,
@@ -129,11 +141,65 @@ async function finishOverlay(
       holdAll: opts.holdAll === true,
       ran,
     })
+    if (landed.error === undefined) {
+      const { added, changed, removed, modeChanged } = landed.counts
+      left = added + changed + removed + modeChanged + landed.heldCount
+    }
     return changesOf(landed, opaque === null)
   } finally {
     // What did not land (held changes discarded, a failed landing) goes with the layer. A process that stops while
     // the review waits never gets here: the layer stays for the review after the restart (resumeHeldCapture).
-    await rm(layer.dir, { recursive: true, force: true }).catch(() => undefined)
+    await removeLayer(layer.dir, left)
+  }
+}
+
+/**
+ * A layer whose change set had at most this many changes goes by direct system calls: with their folders (a deep
+ * path's copied-up parents), a few thousand entries at the very most, a few milliseconds.
+ */
+const SMALL_LAYER = 200
+
+/**
+ * A landed layer's leftovers: its folders, what did not land, the plan. A small one by direct system calls, as the
+ * thread pool would cost a round trip each (a millisecond for the ten or so entries of a 100-file landing); a large
+ * one through the thread pool, so that the app goes on meanwhile.
+ */
+async function removeLayer(dir: string, entries: number): Promise<void> {
+  if (entries <= SMALL_LAYER) {
+    try {
+      rmSync(dir, { recursive: true, force: true })
+      return
+    } catch {
+      // Whatever is left goes the other way.
+    }
+  }
+  await rm(dir, { recursive: true, force: true }).catch(() => undefined)
+}
+
+function isEmptyFolder(dir: string): boolean {
+  try {
+    return readdirSync(dir).length === 0
+  } catch {
+    return false
+  }
+}
+
+/** The layer of a command that changed nothing, removed entry by entry; false when something else was there. */
+function removeEmptyLayer(layer: Layer): boolean {
+  try {
+    unlinkSync(layer.opaqueFile)
+    rmdirSync(layer.upper)
+    // The overlay's own folder in its work folder (absent when it was never mounted).
+    try {
+      rmdirSync(join(layer.dir, 'work', 'work'))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    rmdirSync(join(layer.dir, 'work'))
+    rmdirSync(layer.dir)
+    return true
+  } catch {
+    return false
   }
 }
 

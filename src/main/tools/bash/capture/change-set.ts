@@ -1,4 +1,4 @@
-import { opendirSync, readlinkSync, type Stats } from 'node:fs'
+import { opendirSync, readFileSync, readlinkSync, type Stats } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
@@ -74,6 +74,19 @@ export async function readOpaque(file: string): Promise<Set<string> | null> {
   } catch {
     return null
   }
+  return parseOpaque(text)
+}
+
+/** readOpaque by a direct system call, for a layer known to be empty (its list is a few bytes). */
+export function readOpaqueSync(file: string): Set<string> | null {
+  try {
+    return parseOpaque(readFileSync(file, 'utf8'))
+  } catch {
+    return null
+  }
+}
+
+function parseOpaque(text: string): Set<string> | null {
   const parts = text.split('\0')
   if (parts.at(-2) !== 'done') return null
   return new Set(parts.slice(0, -2))

@@ -106,6 +106,18 @@ export interface Landed {
   folders?: HeldGroup[]
 }
 
+/** A landing of nothing: what a change set without a single change comes to. */
+export function nothingLanded(landProtected: boolean): Landed {
+  return {
+    counts: { added: 0, changed: 0, removed: 0, modeChanged: 0 },
+    paths: [],
+    held: [],
+    heldCount: 0,
+    heldLanded: landProtected,
+    notUndoable: [],
+  }
+}
+
 /**
  * The mode a folder is made with while the landing runs (only its owner can enter it); its own mode is set once
  * everything has landed. A crash in between leaves it so, and the recovery knows it for the landing's.
@@ -263,14 +275,7 @@ export async function landChangeSet(opts: {
   ran?: unknown
 }): Promise<Landed> {
   const { workspace, callId, layer, host } = opts
-  const landed: Landed = {
-    counts: { added: 0, changed: 0, removed: 0, modeChanged: 0 },
-    paths: [],
-    held: [],
-    heldCount: 0,
-    heldLanded: host.landProtected,
-    notUndoable: [],
-  }
+  const landed = nothingLanded(host.landProtected)
   // Held changes wait in the plan for the review (in the app); headless, they are left out (or land as allowed).
   const reviewing = host.review !== undefined && !host.landProtected
   const planFile = join(layer.dir, PLAN_FILE)
@@ -414,12 +419,9 @@ export async function resumeLanding(opts: {
 }): Promise<Landed> {
   const { state, host } = opts
   const landed: Landed = {
-    counts: { added: 0, changed: 0, removed: 0, modeChanged: 0 },
-    paths: [],
+    ...nothingLanded(host.landProtected),
     held: state.held,
     heldCount: state.heldCount,
-    heldLanded: host.landProtected,
-    notUndoable: [],
   }
   const verdict: HeldVerdict = host.review
     ? await host.review()
