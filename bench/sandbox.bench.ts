@@ -6,7 +6,11 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startScriptedModel } from '../src/main/agent/scripted-model'
 import { runInPty } from '../src/main/tools/bash/pty-runner'
-import { prepareSandbox, sandboxSupport, type SandboxLaunch } from '../src/main/tools/bash/sandbox/launch'
+import {
+  prepareCommandSandbox,
+  sandboxSupport,
+  type SandboxLaunch,
+} from '../src/main/tools/bash/sandbox/launch'
 import { ripgrepArgs } from '../src/main/tools/grep/ripgrep'
 import { ensureTree, RARE_PATTERN } from './gen-tree'
 import { median, QUICK, result, sized, type Benchmark, type BenchResult } from './harness'
@@ -192,15 +196,20 @@ export const benchmarks: Benchmark[] = [
       const out: BenchResult[] = []
       const small = await mkdtemp(join(tmpdir(), 'lanes-bench-sandbox-'))
       try {
-        const launch = () => {
-          const prepared = prepareSandbox({ mode: 'read-only', workspace: small, network: false })
+        // As a command's sandbox is prepared (bash.ts): the masks from the workspace's watched index.
+        const launch = async () => {
+          const prepared = await prepareCommandSandbox({
+            mode: 'read-only',
+            workspace: small,
+            network: false,
+          })
           if ('error' in prepared) throw new Error(prepared.error)
           return prepared
         }
-        const fixed = launch()
+        const fixed = await launch()
         const [viaRunner, bwrap] = await alternate(
           RUNS,
-          () => runner('true', small, launch()),
+          async () => runner('true', small, await launch()),
           () => direct(fixed, 'true', small),
         )
         out.push(
@@ -211,7 +220,7 @@ export const benchmarks: Benchmark[] = [
         )
         const [sandboxed, plain] = await alternate(
           RUNS,
-          () => runner('true', small, launch()),
+          async () => runner('true', small, await launch()),
           () => runner('true', small),
         )
         out.push(
@@ -226,14 +235,18 @@ export const benchmarks: Benchmark[] = [
 
       const tree = await ensureTree(cacheDir)
       ensureRepository(tree.root)
-      const treeLaunch = () => {
-        const prepared = prepareSandbox({ mode: 'read-only', workspace: tree.root, network: false })
+      const treeLaunch = async () => {
+        const prepared = await prepareCommandSandbox({
+          mode: 'read-only',
+          workspace: tree.root,
+          network: false,
+        })
         if ('error' in prepared) throw new Error(prepared.error)
         return prepared
       }
       const [gitSandboxed, gitPlain] = await alternate(
         Math.max(5, Math.round(RUNS / 2)),
-        () => runner('git status --porcelain', tree.root, treeLaunch()),
+        async () => runner('git status --porcelain', tree.root, await treeLaunch()),
         () => runner('git status --porcelain', tree.root),
       )
       out.push(

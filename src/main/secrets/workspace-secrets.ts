@@ -151,10 +151,27 @@ export class WorkspaceSecrets {
 
   /**
    * The sandbox's masks now (sensitive-paths.ts by name, plus every other name of a secret file and Lanes' own
-   * folders), after an incremental revalidation. Throws with a plain reason when the tree cannot be walked.
+   * folders), after an incremental revalidation (a `stat` per folder). Throws with a plain reason when the tree
+   * cannot be walked.
    */
   masks(): Masks {
-    const masks = this.index.current()
+    return this.withOtherNames(this.index.current())
+  }
+
+  /**
+   * The masks for a command about to start: as `masks()`, but folders watched since they were read and unchanged
+   * since are not `stat`ed again (MaskIndex.fresh). Rejects with a plain reason when the tree cannot be walked.
+   */
+  async freshMasks(): Promise<Masks> {
+    return this.withOtherNames(await this.index.fresh())
+  }
+
+  /** Stops watching the workspace's folders (it is forgotten). */
+  close(): void {
+    this.index.close()
+  }
+
+  private withOtherNames(masks: Masks): Masks {
     const files = secretFiles(masks.secrets)
     const identities = new Set<string>()
     const linkedIds = new Set<string>()
@@ -387,5 +404,6 @@ export function workspaceSecrets(root: string): WorkspaceSecrets {
 
 /** Forgets what is known of `root`, so the next use scans it afresh (benchmarks of the first scan). */
 export function forgetWorkspaceSecrets(root: string): void {
+  registry.get(root)?.close()
   registry.delete(root)
 }

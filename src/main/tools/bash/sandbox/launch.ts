@@ -7,7 +7,7 @@ import { workspaceSecrets } from '../../../secrets/workspace-secrets'
 import type { Masks } from './masks'
 import { SANDBOX_HOME, SANDBOX_TMP, sandboxEnv, type SandboxSpec } from './policy'
 import { seatbeltProfile } from './seatbelt'
-import { sandboxSupport } from './support'
+import { sandboxSupport, type SandboxSupport } from './support'
 
 export { findProgram, probeSandbox, sandboxSupport, type SandboxSupport } from './support'
 
@@ -51,8 +51,41 @@ export function prepareSandbox(
   try {
     masks = secrets.masks()
   } catch (err) {
-    return { error: `the sandbox could not check the workspace for secret files: ${message(err)}` }
+    return maskFailure(err)
   }
+  return launchWith(spec, base, found, masks)
+}
+
+/**
+ * As `prepareSandbox`, for a command about to start: the masks come from the workspace's watched index, which
+ * reads again only the folders that changed since (MaskIndex.fresh) instead of a `stat` per folder.
+ */
+export async function prepareCommandSandbox(
+  spec: SandboxSpec,
+  base: NodeJS.ProcessEnv = process.env,
+): Promise<SandboxLaunch | { error: string }> {
+  const found = sandboxSupport()
+  if (!found.available) return { error: found.reason }
+  let masks: Masks
+  try {
+    masks = await workspaceSecrets(spec.workspace).freshMasks()
+  } catch (err) {
+    return maskFailure(err)
+  }
+  return launchWith(spec, base, found, masks)
+}
+
+function maskFailure(err: unknown): { error: string } {
+  return { error: `the sandbox could not check the workspace for secret files: ${message(err)}` }
+}
+
+function launchWith(
+  spec: SandboxSpec,
+  base: NodeJS.ProcessEnv,
+  found: SandboxSupport & { available: true },
+  masks: Masks,
+): SandboxLaunch | { error: string } {
+  const secrets = workspaceSecrets(spec.workspace)
   const path = base.PATH ?? ''
   const before = new Set([...masks.secrets, ...masks.protected].map((p) => p.path))
   const createdSensitive = (): string[] => {
