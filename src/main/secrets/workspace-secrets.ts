@@ -207,7 +207,7 @@ export class WorkspaceSecrets {
   async refresh(): Promise<void> {
     let masks: Masks
     try {
-      masks = this.masks()
+      masks = await this.freshMasks()
     } catch (err) {
       this.note(
         `The workspace could not be scanned for secrets (${err instanceof Error ? err.message : String(err)}).`,

@@ -228,7 +228,7 @@ export const bashTool = defineTool({
     live.end()
     const summary = await buffer.close()
     const sandboxFailure = sandbox ? sandboxStartFailure(sandbox, run, summary.text) : null
-    const createdSensitive = sandbox && approval ? sandbox.createdSensitive() : []
+    const createdSensitive = sandbox && approval ? await sandbox.createdSensitive() : []
 
     const metadata = {
       exitCode: run.exitCode,

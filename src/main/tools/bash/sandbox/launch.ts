@@ -31,7 +31,7 @@ export interface SandboxLaunch {
    * workspace. The sandbox pins the protected paths that exist; one the command creates (a new `.envrc`, a
    * first `.vscode/tasks.json`) it cannot stop without leaving empty files behind, so it is reported.
    */
-  createdSensitive(): string[]
+  createdSensitive(): Promise<string[]>
 }
 
 /**
@@ -88,9 +88,9 @@ function launchWith(
   const secrets = workspaceSecrets(spec.workspace)
   const path = base.PATH ?? ''
   const before = new Set([...masks.secrets, ...masks.protected].map((p) => p.path))
-  const createdSensitive = (): string[] => {
+  const createdSensitive = async (): Promise<string[]> => {
     try {
-      const now = secrets.masks()
+      const now = await secrets.freshMasks()
       return [...now.secrets, ...now.protected]
         .map((p) => p.path)
         .filter((p) => !before.has(p))
