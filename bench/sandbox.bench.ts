@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startScriptedModel } from '../src/main/agent/scripted-model'
+import { workspaceSecrets } from '../src/main/secrets/workspace-secrets'
 import { runInPty } from '../src/main/tools/bash/pty-runner'
 import {
   prepareCommandSandbox,
@@ -254,6 +255,23 @@ export const benchmarks: Benchmark[] = [
           maxRatio: 1.2,
           text: 'ratio <= 1.2',
         }),
+      )
+      // The masks a command gets on this tree: from the watched index, against the walk it replaced (a `stat` per
+      // folder, still what runs where a folder cannot be watched). Synchronous work on the main thread either way.
+      const secrets = workspaceSecrets(tree.root)
+      await secrets.ready()
+      const [watched, statWalk] = await alternate(
+        RUNS,
+        () => secrets.freshMasks(),
+        async () => secrets.masks(),
+      )
+      out.push(
+        result(
+          `sandbox masks before a command (${tree.files} files): watched vs stat per folder`,
+          watched,
+          statWalk,
+          'ms',
+        ),
       )
 
       if (!existsSync(built)) {
