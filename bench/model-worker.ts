@@ -1,4 +1,4 @@
-import { parentPort, Worker } from 'node:worker_threads'
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 import type { Scenario } from '../src/main/agent/scenario'
 import { startScriptedModel, type ScriptedModel } from '../src/main/agent/scripted-model'
 
@@ -41,9 +41,18 @@ export function startModelThread(): ModelThread {
     if (m.type === 'failed') w?.reject(new Error(m.error))
     else w?.resolve(m)
   })
-  worker.on('error', (e) => waiting?.reject(e))
+  // A thread that failed or ended answers nothing more: what waits for it, and every later ask, fails.
+  let dead: Error | undefined
+  const die = (e: Error): void => {
+    dead ??= e
+    waiting?.reject(dead)
+    waiting = null
+  }
+  worker.on('error', die)
+  worker.on('exit', (code) => die(new Error(`the scripted model's thread ended (exit code ${code})`)))
   const ask = (msg: ToWorker): Promise<FromWorker> =>
     new Promise((resolve, reject) => {
+      if (dead) return reject(dead)
       waiting = { resolve, reject }
       worker.postMessage(msg)
     })
@@ -63,8 +72,8 @@ export function startModelThread(): ModelThread {
   }
 }
 
-// In the worker: one scripted model at a time, as the main thread asks.
-if (parentPort) {
+// In the worker started above (and nowhere else): one scripted model at a time, as the main thread asks.
+if (!isMainThread && parentPort && workerData === import.meta.url) {
   const port = parentPort
   let model: ScriptedModel | undefined
   const tell = (m: FromWorker): void => port.postMessage(m)
