@@ -25,7 +25,8 @@ import { configUrlCredentials, extractSecretValues } from './secret-values'
  * sandbox's masks need, the secret files' values, the credentials in every repository's config, and what git
  * keeps of secret files in every repository of the workspace (git-secrets.ts). Tools wait for it (`ready`)
  * only when they run before it is done. After that it is incremental (`refresh`, after each command and at each
- * run's start): a `stat` per folder, a `stat` per secret file, and only changed secret files are read again.
+ * run's start): the folders changed since (MaskIndex.fresh: watched ones without a `stat`), a `stat` per secret
+ * file, and only changed secret files are read again.
  */
 
 /** A secret file larger than this is read this far for its values, and the user is told. */
