@@ -12,6 +12,8 @@ export interface BenchResult {
   /** The target the issue sets, in words (e.g. "ratio <= 1.15"). */
   target?: string
   pass?: boolean
+  /** The spread of `value` over its runs (e.g. 25th-75th percentile), where one figure hides it. */
+  range?: [number, number]
 }
 
 export interface Benchmark {
@@ -50,6 +52,7 @@ export function result(
   baseline: number,
   unit: string,
   target?: { maxRatio?: number; maxValue?: number; minValue?: number; text: string },
+  range?: [number, number],
 ): BenchResult {
   const ratio = baseline === 0 ? Number.POSITIVE_INFINITY : value / baseline
   let pass: boolean | undefined
@@ -67,6 +70,7 @@ export function result(
     unit,
     target: target?.text,
     pass,
+    ...(range ? { range: [round(range[0]), round(range[1])] as [number, number] } : {}),
   }
 }
 

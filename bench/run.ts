@@ -53,7 +53,7 @@ async function main(): Promise<number> {
   for (const r of all) {
     const mark = r.pass === undefined ? ' ' : r.pass ? '✓' : '✗'
     process.stderr.write(
-      `${mark} ${r.bench.padEnd(44)} ${String(r.value).padStart(12)} ${r.unit.padEnd(6)} baseline ${String(r.baseline).padStart(12)}  ratio ${r.ratio}${r.target ? `  (${r.target})` : ''}\n`,
+      `${mark} ${r.bench.padEnd(44)} ${String(r.value).padStart(12)} ${r.unit.padEnd(6)}${r.range ? ` [${r.range[0]}..${r.range[1]}]` : ''} baseline ${String(r.baseline).padStart(12)}  ratio ${r.ratio}${r.target ? `  (${r.target})` : ''}\n`,
     )
   }
   if (broken.length > 0) {

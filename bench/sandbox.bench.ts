@@ -5,8 +5,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startScriptedModel } from '../src/main/agent/scripted-model'
+import { workspaceSecrets } from '../src/main/secrets/workspace-secrets'
 import { runInPty } from '../src/main/tools/bash/pty-runner'
-import { prepareSandbox, sandboxSupport, type SandboxLaunch } from '../src/main/tools/bash/sandbox/launch'
+import {
+  prepareCommandSandbox,
+  sandboxSupport,
+  type SandboxLaunch,
+} from '../src/main/tools/bash/sandbox/launch'
 import { ripgrepArgs } from '../src/main/tools/grep/ripgrep'
 import { ensureTree, RARE_PATTERN } from './gen-tree'
 import { median, QUICK, result, sized, type Benchmark, type BenchResult } from './harness'
@@ -192,15 +197,20 @@ export const benchmarks: Benchmark[] = [
       const out: BenchResult[] = []
       const small = await mkdtemp(join(tmpdir(), 'lanes-bench-sandbox-'))
       try {
-        const launch = () => {
-          const prepared = prepareSandbox({ mode: 'read-only', workspace: small, network: false })
+        // As a command's sandbox is prepared (bash.ts): the masks from the workspace's watched index.
+        const launch = async () => {
+          const prepared = await prepareCommandSandbox({
+            mode: 'read-only',
+            workspace: small,
+            network: false,
+          })
           if ('error' in prepared) throw new Error(prepared.error)
           return prepared
         }
-        const fixed = launch()
+        const fixed = await launch()
         const [viaRunner, bwrap] = await alternate(
           RUNS,
-          () => runner('true', small, launch()),
+          async () => runner('true', small, await launch()),
           () => direct(fixed, 'true', small),
         )
         out.push(
@@ -211,7 +221,7 @@ export const benchmarks: Benchmark[] = [
         )
         const [sandboxed, plain] = await alternate(
           RUNS,
-          () => runner('true', small, launch()),
+          async () => runner('true', small, await launch()),
           () => runner('true', small),
         )
         out.push(
@@ -226,14 +236,18 @@ export const benchmarks: Benchmark[] = [
 
       const tree = await ensureTree(cacheDir)
       ensureRepository(tree.root)
-      const treeLaunch = () => {
-        const prepared = prepareSandbox({ mode: 'read-only', workspace: tree.root, network: false })
+      const treeLaunch = async () => {
+        const prepared = await prepareCommandSandbox({
+          mode: 'read-only',
+          workspace: tree.root,
+          network: false,
+        })
         if ('error' in prepared) throw new Error(prepared.error)
         return prepared
       }
       const [gitSandboxed, gitPlain] = await alternate(
         Math.max(5, Math.round(RUNS / 2)),
-        () => runner('git status --porcelain', tree.root, treeLaunch()),
+        async () => runner('git status --porcelain', tree.root, await treeLaunch()),
         () => runner('git status --porcelain', tree.root),
       )
       out.push(
@@ -241,6 +255,23 @@ export const benchmarks: Benchmark[] = [
           maxRatio: 1.2,
           text: 'ratio <= 1.2',
         }),
+      )
+      // The masks a command gets on this tree: from the watched index, against the walk it replaced (a `stat` per
+      // folder, still what runs where a folder cannot be watched). Synchronous work on the main thread either way.
+      const secrets = workspaceSecrets(tree.root)
+      await secrets.ready()
+      const [watched, statWalk] = await alternate(
+        RUNS,
+        () => secrets.freshMasks(),
+        async () => secrets.masks(),
+      )
+      out.push(
+        result(
+          `sandbox masks before a command (${tree.files} files): watched vs stat per folder`,
+          watched,
+          statWalk,
+          'ms',
+        ),
       )
 
       if (!existsSync(built)) {

@@ -8,7 +8,12 @@ import { gitSecretValues } from '../src/main/secrets/git-secrets'
 import { runInPty } from '../src/main/tools/bash/pty-runner'
 import { RollingBuffer } from '../src/main/tools/bash/rolling-buffer'
 import { MaskIndex } from '../src/main/tools/bash/sandbox/masks'
-import { prepareSandbox, sandboxSupport, type SandboxLaunch } from '../src/main/tools/bash/sandbox/launch'
+import {
+  prepareCommandSandbox,
+  prepareSandbox,
+  sandboxSupport,
+  type SandboxLaunch,
+} from '../src/main/tools/bash/sandbox/launch'
 import { findInHistory } from '../src/main/git/history'
 import { grepTool } from '../src/main/tools/grep'
 import { readFileTool } from '../src/main/tools/read-file'
@@ -330,7 +335,8 @@ export const benchmarks: Benchmark[] = [
           forgetWorkspaceSecrets(ws)
           await workspaceSecrets(ws).ready()
           let t0 = performance.now()
-          const launch = prepareSandbox(spec)
+          // As bash.ts prepares a command's sandbox: the masks from the workspace's watched index.
+          const launch = await prepareCommandSandbox(spec)
           if ('error' in launch) throw new Error(launch.error)
           await bwrapDirect(launch, ws)
           setup.push(performance.now() - t0)

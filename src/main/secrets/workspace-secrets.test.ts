@@ -89,6 +89,18 @@ describe('WorkspaceSecrets', () => {
     expect(secrets.hasLinkedSecrets()).toBe(true)
   })
 
+  it('masks a hard link made after the last command in the masks a command gets (the watched index)', async () => {
+    const root = await workspace({ '.env': 'K=hard-Link-Value-2\n', 'docs/readme.md': 'hi\n' })
+    const secrets = new WorkspaceSecrets(root)
+    await secrets.ready()
+    expect((await secrets.freshMasks()).secrets.map((m) => m.path)).toEqual([join(root, '.env')])
+    await link(join(root, '.env'), join(root, 'docs', 'notes.txt'))
+    expect((await secrets.freshMasks()).secrets.map((m) => m.path).sort()).toEqual(
+      [join(root, '.env'), join(root, 'docs', 'notes.txt')].sort(),
+    )
+    secrets.close()
+  })
+
   it("never lets a tool read Lanes' own data inside the workspace", async () => {
     const root = await workspace({
       'lanes-data/sessions/s1.jsonl': '{"type":"session.created","needle":1}\n',

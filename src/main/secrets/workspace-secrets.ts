@@ -25,7 +25,8 @@ import { configUrlCredentials, extractSecretValues } from './secret-values'
  * sandbox's masks need, the secret files' values, the credentials in every repository's config, and what git
  * keeps of secret files in every repository of the workspace (git-secrets.ts). Tools wait for it (`ready`)
  * only when they run before it is done. After that it is incremental (`refresh`, after each command and at each
- * run's start): a `stat` per folder, a `stat` per secret file, and only changed secret files are read again.
+ * run's start): the folders changed since (MaskIndex.fresh: watched ones without a `stat`), a `stat` per secret
+ * file, and only changed secret files are read again.
  */
 
 /** A secret file larger than this is read this far for its values, and the user is told. */
@@ -151,10 +152,27 @@ export class WorkspaceSecrets {
 
   /**
    * The sandbox's masks now (sensitive-paths.ts by name, plus every other name of a secret file and Lanes' own
-   * folders), after an incremental revalidation. Throws with a plain reason when the tree cannot be walked.
+   * folders), after an incremental revalidation (a `stat` per folder). Throws with a plain reason when the tree
+   * cannot be walked.
    */
   masks(): Masks {
-    const masks = this.index.current()
+    return this.withOtherNames(this.index.current())
+  }
+
+  /**
+   * The masks for a command about to start: as `masks()`, but folders watched since they were read and unchanged
+   * since are not `stat`ed again (MaskIndex.fresh). Rejects with a plain reason when the tree cannot be walked.
+   */
+  async freshMasks(): Promise<Masks> {
+    return this.withOtherNames(await this.index.fresh())
+  }
+
+  /** Stops watching the workspace's folders (it is forgotten). */
+  close(): void {
+    this.index.close()
+  }
+
+  private withOtherNames(masks: Masks): Masks {
     const files = secretFiles(masks.secrets)
     const identities = new Set<string>()
     const linkedIds = new Set<string>()
@@ -190,7 +208,7 @@ export class WorkspaceSecrets {
   async refresh(): Promise<void> {
     let masks: Masks
     try {
-      masks = this.masks()
+      masks = await this.freshMasks()
     } catch (err) {
       this.note(
         `The workspace could not be scanned for secrets (${err instanceof Error ? err.message : String(err)}).`,
@@ -387,5 +405,6 @@ export function workspaceSecrets(root: string): WorkspaceSecrets {
 
 /** Forgets what is known of `root`, so the next use scans it afresh (benchmarks of the first scan). */
 export function forgetWorkspaceSecrets(root: string): void {
+  registry.get(root)?.close()
   registry.delete(root)
 }

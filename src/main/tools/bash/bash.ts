@@ -6,7 +6,7 @@ import { defineTool, fail, ok, type ToolResult } from '../tool'
 import { runInPty, TIMEOUT_KILL_GRACE_MS, type PtyRunResult } from './pty-runner'
 import { MAX_MODEL_BYTES, MAX_MODEL_LINES, RollingBuffer } from './rolling-buffer'
 import { describeChanges, resumeCapture, startCapture, type CommandChanges } from './capture/capture'
-import { prepareSandbox, sandboxStartFailure } from './sandbox/launch'
+import { prepareCommandSandbox, sandboxStartFailure } from './sandbox/launch'
 import { rulesAllowCommand } from '../../../shared/events'
 import { checkBashCommand, loadBashGrammar, type BashCommandCheck } from './validate'
 
@@ -169,7 +169,7 @@ export const bashTool = defineTool({
     const redact = secrets.redactor().byteStream()
     const sandbox = approval?.outsideSandbox
       ? null
-      : prepareSandbox({
+      : await prepareCommandSandbox({
           mode: approval ? 'workspace-write' : 'read-only',
           workspace: ctx.workspace,
           network: approval?.network ?? false,
@@ -228,7 +228,7 @@ export const bashTool = defineTool({
     live.end()
     const summary = await buffer.close()
     const sandboxFailure = sandbox ? sandboxStartFailure(sandbox, run, summary.text) : null
-    const createdSensitive = sandbox && approval ? sandbox.createdSensitive() : []
+    const createdSensitive = sandbox && approval ? await sandbox.createdSensitive() : []
 
     const metadata = {
       exitCode: run.exitCode,

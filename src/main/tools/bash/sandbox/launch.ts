@@ -7,7 +7,7 @@ import { workspaceSecrets } from '../../../secrets/workspace-secrets'
 import type { Masks } from './masks'
 import { SANDBOX_HOME, SANDBOX_TMP, sandboxEnv, type SandboxSpec } from './policy'
 import { seatbeltProfile } from './seatbelt'
-import { sandboxSupport } from './support'
+import { sandboxSupport, type SandboxSupport } from './support'
 
 export { findProgram, probeSandbox, sandboxSupport, type SandboxSupport } from './support'
 
@@ -31,7 +31,7 @@ export interface SandboxLaunch {
    * workspace. The sandbox pins the protected paths that exist; one the command creates (a new `.envrc`, a
    * first `.vscode/tasks.json`) it cannot stop without leaving empty files behind, so it is reported.
    */
-  createdSensitive(): string[]
+  createdSensitive(): Promise<string[]>
 }
 
 /**
@@ -51,13 +51,46 @@ export function prepareSandbox(
   try {
     masks = secrets.masks()
   } catch (err) {
-    return { error: `the sandbox could not check the workspace for secret files: ${message(err)}` }
+    return maskFailure(err)
   }
+  return launchWith(spec, base, found, masks)
+}
+
+/**
+ * As `prepareSandbox`, for a command about to start: the masks come from the workspace's watched index, which
+ * reads again only the folders that changed since (MaskIndex.fresh) instead of a `stat` per folder.
+ */
+export async function prepareCommandSandbox(
+  spec: SandboxSpec,
+  base: NodeJS.ProcessEnv = process.env,
+): Promise<SandboxLaunch | { error: string }> {
+  const found = sandboxSupport()
+  if (!found.available) return { error: found.reason }
+  let masks: Masks
+  try {
+    masks = await workspaceSecrets(spec.workspace).freshMasks()
+  } catch (err) {
+    return maskFailure(err)
+  }
+  return launchWith(spec, base, found, masks)
+}
+
+function maskFailure(err: unknown): { error: string } {
+  return { error: `the sandbox could not check the workspace for secret files: ${message(err)}` }
+}
+
+function launchWith(
+  spec: SandboxSpec,
+  base: NodeJS.ProcessEnv,
+  found: SandboxSupport & { available: true },
+  masks: Masks,
+): SandboxLaunch | { error: string } {
+  const secrets = workspaceSecrets(spec.workspace)
   const path = base.PATH ?? ''
   const before = new Set([...masks.secrets, ...masks.protected].map((p) => p.path))
-  const createdSensitive = (): string[] => {
+  const createdSensitive = async (): Promise<string[]> => {
     try {
-      const now = secrets.masks()
+      const now = await secrets.freshMasks()
       return [...now.secrets, ...now.protected]
         .map((p) => p.path)
         .filter((p) => !before.has(p))

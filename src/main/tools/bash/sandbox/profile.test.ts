@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises'
+import { closeSync, openSync, readFileSync } from 'node:fs'
+import { mkdir, mkdtemp, realpath, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -72,6 +73,80 @@ describe('MaskIndex', () => {
     await symlink('/etc/hostname', join(root, '.envrc'))
     expect(paths(new MaskIndex(root).current().secrets)).toEqual(['values.txt'])
   })
+})
+
+describe('MaskIndex.fresh (watched folders, before each command)', () => {
+  const linux = process.platform === 'linux'
+  /** A folder's times set a minute back: not "racy", so only a change of its mtime would make a `stat` read it. */
+  const age = async (dir: string): Promise<Date> => {
+    const old = new Date(Date.now() - 60_000)
+    await utimes(dir, old, old)
+    return old
+  }
+
+  it('sees a secret file made after the last look, also where its folder keeps its old mtime', async () => {
+    await mkdir(join(root, 'a', 'b'), { recursive: true })
+    const old = await age(join(root, 'a', 'b'))
+    const index = new MaskIndex(root)
+    expect((await index.fresh()).secrets).toEqual([])
+    await writeFile(join(root, 'a', 'b', '.env'), 'x')
+    // What a `stat` goes by is as it was: only the folder's watch knows (Linux); elsewhere the mtime moves.
+    if (linux) await utimes(join(root, 'a', 'b'), old, old)
+    expect(paths((await index.fresh()).secrets)).toEqual(['a/b/.env'])
+    index.close()
+  })
+
+  it('reads a folder that another one of the same name replaced', async () => {
+    await mkdir(join(root, 'pkg'))
+    await writeFile(join(root, 'pkg', 'a.ts'), 'x')
+    await age(join(root, 'pkg'))
+    const index = new MaskIndex(root)
+    expect((await index.fresh()).secrets).toEqual([])
+    // Made whole elsewhere, then moved in: no event in it ever reaches the old folder's watch.
+    const elsewhere = await mkdtemp(join(root, '..', 'lanes-masks-other-'))
+    await writeFile(join(elsewhere, '.env'), 'x')
+    await age(elsewhere)
+    await rename(join(root, 'pkg'), join(elsewhere, '..', `${elsewhere.split('/').at(-1)}-old`))
+    await rename(elsewhere, join(root, 'pkg'))
+    expect(paths((await index.fresh()).secrets)).toEqual(['pkg/.env'])
+    await rm(`${elsewhere}-old`, { recursive: true, force: true })
+    index.close()
+  })
+
+  it('forgets a folder that is gone, and finds a secret in one moved in', async () => {
+    await mkdir(join(root, 'a'))
+    await writeFile(join(root, 'a', '.env'), 'x')
+    const index = new MaskIndex(root)
+    expect(paths((await index.fresh()).secrets)).toEqual(['a/.env'])
+    await rm(join(root, 'a'), { recursive: true })
+    expect((await index.fresh()).secrets).toEqual([])
+    const elsewhere = await mkdtemp(join(root, '..', 'lanes-masks-in-'))
+    await mkdir(join(elsewhere, 'deep'))
+    await writeFile(join(elsewhere, 'deep', '.npmrc'), 'x')
+    await rename(elsewhere, join(root, 'moved'))
+    expect(paths((await index.fresh()).secrets)).toEqual(['moved/deep/.npmrc'])
+    index.close()
+  })
+
+  it.runIf(linux)(
+    "revalidates every folder by stat when the kernel's event queue may have overflowed (its events lost)",
+    async () => {
+      const queue = Number(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8').trim())
+      if (!(queue <= 100_000)) return // a queue this large takes too long to fill in a unit test
+      await mkdir(join(root, 'flood'))
+      await mkdir(join(root, 'quiet'))
+      await age(join(root, 'quiet'))
+      const index = new MaskIndex(root)
+      expect((await index.fresh()).secrets).toEqual([])
+      // Without a turn of the event loop nothing is read off the queue: it fills, overflows, and the kernel drops
+      // what comes after, the secret file's creation among it. Its folder's mtime moves: a `stat` sees it.
+      for (let i = 0; i <= queue; i++) closeSync(openSync(join(root, 'flood', `f${i}`), 'w'))
+      closeSync(openSync(join(root, 'quiet', '.env'), 'w'))
+      expect(paths((await index.fresh()).secrets)).toEqual(['quiet/.env'])
+      index.close()
+    },
+    30_000,
+  )
 })
 
 describe('bwrapArgs', () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { ToolContext } from '../../tool'
 import { bashTool } from '../bash'
 import { runInPty } from '../pty-runner'
-import { prepareSandbox, sandboxStartFailure } from './launch'
+import { prepareCommandSandbox, prepareSandbox, sandboxStartFailure } from './launch'
 import type { SandboxMode } from './policy'
 import {
   CANARY,
@@ -109,13 +109,16 @@ async function hostileFolder(shape: Probe['folder']): Promise<string> {
   return workspace
 }
 
-/** The probe's command in the sandbox, through the runner, without the validator: the OS is the boundary. */
+/**
+ * The probe's command in the sandbox, through the runner, without the validator: the OS is the boundary. Its
+ * masks as a command's are made (from the watched index), where changes since the last command must show.
+ */
 async function runSandboxed(
   command: string,
   mode: SandboxMode,
   timeoutMs = 60_000,
 ): Promise<{ output: string; timedOut: boolean }> {
-  const launch = prepareSandbox({ mode, workspace, network: false })
+  const launch = await prepareCommandSandbox({ mode, workspace, network: false })
   if ('error' in launch) throw new Error(launch.error)
   const chunks: Buffer[] = []
   const run = await runInPty({
