@@ -37,30 +37,12 @@ export async function startWebApp(
     await mkdir(join(workspace, name, '..'), { recursive: true })
     await writeFile(join(workspace, name), content)
   }
-  const child = spawn(
-    process.execPath,
-    [
-      lanesBin,
-      'web',
-      ...(opts.openWorkspace === false ? [] : ['--workspace', workspace]),
-      '--port',
-      '0',
-      '--sessions-dir',
-      sessionsDir,
-    ],
+  const { child, url } = await spawnLanesWeb(
+    opts.openWorkspace === false ? null : workspace,
+    sessionsDir,
     // Never the user's keychain from a test run: keys go to the temporary data folder's file.
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, LANES_NO_KEYCHAIN: '1', ...(opts.homeIsBase ? { HOME: base } : {}), ...env },
-    },
+    { LANES_NO_KEYCHAIN: '1', ...(opts.homeIsBase ? { HOME: base } : {}), ...env },
   )
-  let stderr = ''
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
-  const url = await new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! })
-    lines.once('line', resolve)
-    child.once('exit', (code) => reject(new Error(`lanes web exited with ${code}: ${stderr}`)))
-  })
   const parsed = new URL(url)
   const app: WebApp = {
     url,
@@ -81,6 +63,37 @@ export async function startWebApp(
       await rm(base, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Starts `lanes web` on `workspace` (null: none, the page starts with the folder browser) and `sessionsDir`, with
+ * `env` over this process's environment; resolves with the URL it prints once it listens.
+ */
+export async function spawnLanesWeb(
+  workspace: string | null,
+  sessionsDir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    [
+      lanesBin,
+      'web',
+      ...(workspace === null ? [] : ['--workspace', workspace]),
+      '--port',
+      '0',
+      '--sessions-dir',
+      sessionsDir,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
+  )
+  let stderr = ''
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve)
+    child.once('exit', (code) => reject(new Error(`lanes web exited with ${code}: ${stderr}`)))
+  })
+  return { child, url }
 }
 
 export const test = base.extend<{ web: WebApp }>({

@@ -1,9 +1,8 @@
 import { expect, test } from '@playwright/test'
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { lstat, readdir, readFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
-import { createInterface } from 'node:readline'
-import { lanesBin } from '../fixtures'
+import { spawnLanesWeb } from '../fixtures'
 import { axeViolations, screenshots, sendTask, startAppWithModel } from './ui-support'
 
 // Issue 20: an approved command still running when Lanes dies (SIGKILL, as a crash or a power cut would end it).
@@ -32,26 +31,6 @@ async function inLayer(sessionsDir: string): Promise<string[]> {
   return entries.map((e) => basename(e))
 }
 
-/** `lanes web` again on the same workspace and sessions folder, as the user's next start of the app. */
-async function restart(
-  workspace: string,
-  sessionsDir: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ url: string; process: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    [lanesBin, 'web', '--workspace', workspace, '--port', '0', '--sessions-dir', sessionsDir],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LANES_NO_KEYCHAIN: '1', ...env } },
-  )
-  let stderr = ''
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve)
-    child.once('exit', (code) => reject(new Error(`lanes web exited with ${code}: ${stderr}`)))
-  })
-  return { url, process: child }
-}
-
 test('a command cut short by Lanes’ end has its changes reviewed on the next start; only what is accepted lands', async ({
   page,
 }) => {
@@ -76,11 +55,13 @@ test('a command cut short by Lanes’ end has its changes reviewed on the next s
     expect(await readFile(join(app.workspace, 'out.txt'), 'utf8')).toBe('before\n')
     await expect(lstat(join(app.workspace, 'new.txt'))).rejects.toThrow()
 
-    const next = await restart(app.workspace, app.sessionsDir, {
+    // `lanes web` again on the same workspace and sessions folder: the user's next start of the app.
+    const next = await spawnLanesWeb(app.workspace, app.sessionsDir, {
+      LANES_NO_KEYCHAIN: '1',
       ANTHROPIC_BASE_URL: model.baseUrl,
       ANTHROPIC_API_KEY: 'sk-ant-test-ui-0000',
     })
-    second = next.process
+    second = next.child
     // A newcomer's small window: the review must fit and read plainly there too.
     await page.setViewportSize({ width: 800, height: 600 })
     await page.goto(next.url)
