@@ -107,6 +107,15 @@ describe('excerptOf', () => {
     expect(long.tail).toEqual(['end'])
   })
 
+  it('cuts a long line after its secret values are hidden, at the head and the tail', () => {
+    const value = 'sk-live-Excerpt-9f9f9f9f'
+    const line = `${'x'.repeat(295)}${value}${'y'.repeat(500)}`
+    const hide = (text: string): string => text.replaceAll(value, '[secret from .env hidden]')
+    const excerpt = excerptOf([line, ...Array.from({ length: 10 }, () => 'mid'), line].join('\n'), 1, hide)
+    expect(excerpt.head[0]).toBe(`${'x'.repeat(295)}[secr…`)
+    expect(excerpt.tail[0]).toBe(`${'x'.repeat(295)}[secr…`)
+  })
+
   it('keeps the tail of a text without a final line break', () => {
     const text = Array.from({ length: 50 }, (_, i) => `${i + 1}`).join('\n')
     expect(excerptOf(text, 2)).toEqual({ head: ['1', '2'], tail: ['49', '50'], tailFrom: 49 })

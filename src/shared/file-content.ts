@@ -166,16 +166,24 @@ export const Excerpt = z.object({
 })
 export type Excerpt = z.infer<typeof Excerpt>
 
-export function excerptOf(text: string, lines = EXCERPT_LINES): Excerpt {
+/** What is read of a line past the width shown: enough for a secret value that starts inside it to end there. */
+const EXCERPT_READ_MARGIN = 4096
+
+export function excerptOf(
+  text: string,
+  lines = EXCERPT_LINES,
+  /** Hides secret values in a line before it is cut (a cut through a value would keep its start). */
+  redact: (line: string) => string = (line) => line,
+): Excerpt {
   const cut = (line: string): string =>
     line.length > EXCERPT_LINE_CHARS ? `${line.slice(0, EXCERPT_LINE_CHARS)}…` : line
-  const strip = (line: string): string => cut(line.replace(/\r$/, ''))
+  const strip = (line: string): string => cut(redact(line.replace(/\r$/, '')))
   const head: string[] = []
   let at = 0
   while (head.length < lines && at < text.length) {
     const nl = text.indexOf('\n', at)
     const end = nl === -1 ? text.length : nl
-    head.push(strip(text.slice(at, Math.min(end, at + EXCERPT_LINE_CHARS + 1))))
+    head.push(strip(text.slice(at, Math.min(end, at + EXCERPT_LINE_CHARS + EXCERPT_READ_MARGIN))))
     at = end + 1
   }
   const total = countLines(text)
@@ -189,7 +197,7 @@ export function excerptOf(text: string, lines = EXCERPT_LINES): Excerpt {
   let end = text.endsWith('\n') ? text.length - 1 : text.length
   while (tail.length < lines && end >= 0) {
     const nl = text.lastIndexOf('\n', end - 1)
-    tail.unshift(strip(text.slice(nl + 1, Math.min(end, nl + 2 + EXCERPT_LINE_CHARS))))
+    tail.unshift(strip(text.slice(nl + 1, Math.min(end, nl + 1 + EXCERPT_LINE_CHARS + EXCERPT_READ_MARGIN))))
     end = nl
     if (nl === -1) break
   }

@@ -1,3 +1,4 @@
+import { workspaceSecrets } from '../secrets/workspace-secrets'
 import { constants, promises as fs } from 'node:fs'
 import type { z } from 'zod'
 import type { FileHandle } from 'node:fs/promises'
@@ -293,7 +294,12 @@ export function isBinaryChange(plan: ChangePlan & { ok: true }): boolean {
  * binary change carries its facts and never its bytes as text; a large one its exact line counts and the ends of
  * its new content, not its hunks (the review pages through the full diff on request, `fullDiffLines`).
  */
-export function changePreview<P extends ChangePlan>(plan: P, isProtected: boolean): PreviewResult<P> {
+export function changePreview<P extends ChangePlan>(
+  plan: P,
+  isProtected: boolean,
+  /** Hides secret values in a line before the excerpt of a large change cuts it. */
+  redact: (text: string) => string = (text) => text,
+): PreviewResult<P> {
   if (!plan.ok) return { ok: false, error: plan.error }
   const before = beforeBytes(plan)
   const files = {
@@ -325,7 +331,7 @@ export function changePreview<P extends ChangePlan>(plan: P, isProtected: boolea
       hunks: [],
       truncated: true,
       hunksCut: true,
-      excerpt: excerptOf(plan.after),
+      excerpt: excerptOf(plan.after, undefined, redact),
     }
     return { ok: true, preview, plan, after: plan.after }
   }
@@ -417,7 +423,10 @@ export function defineChangeTool<I extends { path: string }, P extends ChangePla
     policy: (input, opts) => changePolicy(input.path, opts),
     sessionRule: (input, opts) => changeSessionRule(input.path, opts),
     async preview(input, ctx, opts) {
-      return changePreview(await spec.plan(ctx, input, opts.base), opts.protected)
+      const redactor = workspaceSecrets(ctx.workspace).redactor()
+      return changePreview(await spec.plan(ctx, input, opts.base), opts.protected, (text) =>
+        redactor.redactText(text),
+      )
     },
     async execute(input, ctx, approved) {
       const plan = await planToCommit(approved, () => spec.plan(ctx, input))
