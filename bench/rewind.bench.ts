@@ -4,6 +4,8 @@ import { closeSync, fdatasync, openSync, renameSync, writeSync } from 'node:fs'
 import { mkdir, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { openSessionWriter } from '../src/main/session/log'
 import { changeKeeper, preimagesDir, PreimageStore, sha256 } from '../src/main/session/preimages'
 import { applyRewind, planRewind } from '../src/main/session/rewind'
@@ -138,6 +140,16 @@ async function diskUse(): Promise<BenchResult[]> {
 const FILES = sized(100, 10)
 const FILE_BYTES = 32 * 1024
 
+let gc: (() => void) | undefined
+/** A full garbage collection now (the flag is set at run time: the bench runs under plain tsx). */
+function collectGarbage(): void {
+  if (gc === undefined) {
+    setFlagsFromString('--expose-gc')
+    gc = runInNewContext('gc') as () => void
+  }
+  gc()
+}
+
 function run(command: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const p = spawn(command, args, { stdio: 'ignore' })
@@ -271,7 +283,12 @@ async function rewind100(): Promise<BenchResult[]> {
       // Side by side, taking turns at going first, each from a settled disk: whatever the setup or the other
       // side left unwritten is written out first (a whole-system sync), or the first fsync of whichever side
       // makes one would pay for it: a journal commit writes out every file's pending data, not only its own.
+      // And from a settled heap, for the same reason: the setup's garbage (200 tool calls recorded in this
+      // process) is collected first, or whichever side allocates first pays for collecting it; what a side
+      // allocates itself is still collected within its own time. The collection goes before the sync, whose
+      // process start gives its sweeping (on V8's helper threads) time to end before the side starts.
       const settled = async (side: () => Promise<void>): Promise<void> => {
+        collectGarbage()
         await run('sync', [])
         await side()
       }

@@ -1,8 +1,9 @@
-import { createReadStream } from 'node:fs'
+import { createReadStream, readSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 import { describeIssues } from '../../shared/ipc'
 import { RUN_EVENT_TYPES, SessionEvent } from '../../shared/events'
+import { BLOCKING_MAX_BYTES } from '../fs/quick-read'
 import { SessionLogError } from './log-paths'
 
 /** Reading a session log: whole (replay, continue) or from its end backwards (reopen, the session list). */
@@ -115,6 +116,23 @@ function fileError(e: unknown, file: string): SessionLogError {
 }
 
 /**
+ * Fills `buffer` from `position` as far as the file goes; returns the bytes read. A chunk of a log's tail (64 KiB)
+ * is one direct system call, microseconds, where a trip through the thread pool costs tens of them, more under
+ * load (quick-read.ts); a larger one (a multi-megabyte line) goes through the pool.
+ */
+async function readAt(handle: FileHandle, buffer: Buffer, position: number): Promise<number> {
+  if (buffer.length > BLOCKING_MAX_BYTES)
+    return (await handle.read(buffer, 0, buffer.length, position)).bytesRead
+  let filled = 0
+  while (filled < buffer.length) {
+    const n = readSync(handle.fd, buffer, filled, buffer.length - filled, position + filled)
+    if (n === 0) break
+    filled += n
+  }
+  return filled
+}
+
+/**
  * Visits the file's lines from the last one back until `visit` returns true, the first line was visited, or
  * `maxBytes` were read. The last line is passed with `terminated: false` when the file does not end with a
  * newline. Lets a reopening writer and the session list read the tail of a 100 MB log without reading the
@@ -137,8 +155,8 @@ export async function scanLinesBackward(
       if (read >= maxBytes) return
       // Grows with the pending line, so a single multi-megabyte line costs O(size), not O(size^2).
       const start = Math.max(0, end - Math.max(64 * 1024, pending.length))
-      const chunk = Buffer.alloc(end - start)
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, start)
+      const chunk = Buffer.allocUnsafe(end - start)
+      const bytesRead = await readAt(handle, chunk, start)
       if (bytesRead < chunk.length) return // the file shrank under us: nothing sensible to report
       read += bytesRead
       pending = pending.length > 0 ? Buffer.concat([chunk, pending]) : chunk
@@ -226,7 +244,7 @@ async function firstLine(handle: FileHandle, size: number): Promise<string | und
   let length = Math.min(size, 64 * 1024)
   for (;;) {
     const buf = Buffer.alloc(length)
-    const { bytesRead } = await handle.read(buf, 0, length, 0)
+    const bytesRead = await readAt(handle, buf, 0)
     const nl = buf.subarray(0, bytesRead).indexOf(LF)
     const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0
     if (nl >= 0) return buf.toString('utf8', bom, nl)

@@ -62,8 +62,8 @@ describe('PreimageStore', () => {
 
   it('indexes every record on reopen, small and large, wherever they fall against its read window', async () => {
     const store = await PreimageStore.open(dir())
-    // Sizes that put record boundaries at uneven places across several 1 MiB windows, and one record that is
-    // larger than a window.
+    // Sizes that put record boundaries at uneven places across several read windows, records smaller and larger
+    // than a header's read (after a larger one only the next header is read), and one larger than a window.
     const contents = Array.from({ length: 400 }, (_, i) => randomBytes(1 + ((i * 7919) % 12_000)))
     contents.splice(150, 0, randomBytes(2_500_000))
     const hashes: string[] = []

@@ -4,6 +4,7 @@ import { mkdir, open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionEventDraft } from '../../shared/events'
 import { BLOCKING_MAX_BYTES } from '../fs/quick-read'
+import { TimeSlices } from '../fs/time-slices'
 import type { ChangeKeeper } from '../tools/tool'
 
 /**
@@ -29,8 +30,8 @@ export const MAX_DEPTH = 400
 const DELTA_MAX_SHARE = 0.5
 /** A record's header line is never longer than this. */
 const HEADER_READ = 4096
-/** Bytes read at once while indexing the pack on open. */
-const SCAN_WINDOW = 1024 * 1024
+/** Bytes read at once while indexing the pack on open (a quick read: BLOCKING_MAX_BYTES). */
+const SCAN_WINDOW = 256 * 1024
 /** Quiet time after the last append before the pack is fsynced in the background. */
 const SYNC_DELAY_MS = 250
 /** Bases for the next delta are kept in memory up to this many bytes in all (the oldest files go first). */
@@ -136,23 +137,28 @@ export class PreimageStore {
   }
 
   /**
-   * Reads the headers from the start, a window of SCAN_WINDOW bytes at a time: the records of small files (most
-   * of them) are indexed many to a read, and a large record's payload is skipped without being read. Returns
-   * where the intact records end.
+   * Reads the headers from the start, a window of SCAN_WINDOW bytes at a time, by direct system calls (a window
+   * is a quick read; the event loop is given back every few milliseconds): the records of small files (most of
+   * them) are indexed many to a read. After a record larger than a header's read, only HEADER_READ bytes are
+   * read at the next one: a pack of large contents is indexed without reading their payloads. Returns where the
+   * intact records end.
    */
   private async scan(size: number): Promise<number> {
+    const slices = new TimeSlices()
     let at = 0
     const window = Buffer.alloc(Math.min(SCAN_WINDOW, Math.max(size, HEADER_READ)))
     let windowAt = 0
     let windowLen = 0
+    let lastLen = 0
     while (at < size) {
       // The header must be whole inside the window; otherwise the window moves to it.
       let nl = at >= windowAt && at < windowAt + windowLen ? window.indexOf(10, at - windowAt) : -1
       if (nl < 0 || nl >= windowLen) {
-        const { bytesRead } = await this.handle.read(window, 0, window.length, at)
+        await slices.tick()
+        const want = lastLen > HEADER_READ ? HEADER_READ : window.length
+        windowLen = readSync(this.handle.fd, window, 0, want, at)
         windowAt = at
-        windowLen = bytesRead
-        nl = window.subarray(0, Math.min(bytesRead, HEADER_READ)).indexOf(10)
+        nl = window.subarray(0, Math.min(windowLen, HEADER_READ)).indexOf(10)
         if (nl < 0) break
       } else if (nl - (at - windowAt) > HEADER_READ) break
       let header: RecordHeader
@@ -166,6 +172,7 @@ export class PreimageStore {
       if (payload + header.len + 1 > size) break
       this.index.set(header.hash, { ...header, at: payload })
       at = payload + header.len + 1
+      lastLen = header.len
     }
     return at
   }
