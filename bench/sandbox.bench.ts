@@ -107,8 +107,11 @@ async function lanesRun(workspace: string, sessionsDir: string): Promise<CliRun>
   const model = await startScriptedModel({
     scenario: {
       turns: [
-        // A command too: the exit after one is what a run usually ends with.
+        // A command too: the exit after one is what a run usually ends with. The first answer comes after 1.5 s,
+        // as a real model's first token does: the workspace's secret scan (about 0.9 s on the 100k-file tree,
+        // started with the session) runs meanwhile, as it does for a user, instead of inside the grep's time.
         {
+          firstTokenMs: 1500,
           blocks: [
             { tool: 'grep', input: { pattern: RARE_PATTERN } },
             { tool: 'bash', input: { command: 'ls' } },
