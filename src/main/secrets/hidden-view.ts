@@ -75,7 +75,7 @@ export interface Hidden {
 
 /**
  * `replacement` (the model's new text) for a range on disk that held `values`: a marker in it stands for the one
- * value behind that marker in the range (the model moved or kept a line it saw redacted). Null with the reason
+ * value behind that marker in the range (the model moved or kept a line it saw redacted). An error with the reason
  * when a marker in it stands for no value of the range, or for more than one.
  */
 export function unhide(
