@@ -15,6 +15,8 @@ export default defineConfig({
   use: {
     screenshot: 'only-on-failure',
     trace: 'retain-on-failure',
+    // A click that cannot happen fails in 15 s saying what covers its target, instead of eating the test's minute.
+    actionTimeout: 15_000,
   },
   projects: [
     {

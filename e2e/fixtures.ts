@@ -55,11 +55,7 @@ export async function startWebApp(
   return {
     app,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((r) => child.once('exit', r))
-        child.kill('SIGTERM')
-        await exited
-      }
+      await endChild(child, 'lanes web')
       await rm(base, { recursive: true, force: true })
     },
   }
@@ -87,13 +83,66 @@ export async function spawnLanesWeb(
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   )
-  let stderr = ''
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve)
-    child.once('exit', (code) => reject(new Error(`lanes web exited with ${code}: ${stderr}`)))
-  })
+  const url = await firstLine(child, 'lanes web')
   return { child, url }
+}
+
+/** Bounds on waiting for a child process of a spec: a hang fails with its name and its stderr, not a bare timeout. */
+const START_MS = 30_000
+const EXIT_MS = 15_000
+
+const stderrOf = new WeakMap<ChildProcess, { text: string }>()
+
+function stderrTail(child: ChildProcess): string {
+  const text = stderrOf.get(child)?.text ?? ''
+  return text.length > 4000 ? `…${text.slice(-4000)}` : text
+}
+
+/**
+ * The first line `child` (started with piped stdout and stderr) prints: where it serves. Rejects if it exits first
+ * or prints nothing within START_MS; in both cases with what it wrote to stderr.
+ */
+export async function firstLine(child: ChildProcess, what: string): Promise<string> {
+  const kept = { text: '' }
+  stderrOf.set(child, kept)
+  child.stderr?.on('data', (d: Buffer) => (kept.text += d.toString()))
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once('line', resolve)
+      child.once('exit', (code, signal) =>
+        reject(new Error(`${what} exited (${signal ?? code}) before it served: ${stderrTail(child)}`)),
+      )
+      timer = setTimeout(() => {
+        child.kill('SIGKILL')
+        reject(
+          new Error(`${what} printed nothing within ${START_MS / 1000} s of its start: ${stderrTail(child)}`),
+        )
+      }, START_MS)
+    })
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * Ends `child` with SIGTERM, as a user's Ctrl+C would, and waits for it to exit. One still running after EXIT_MS
+ * is killed and the call fails, naming it and quoting its stderr: a process that does not end when told is a bug.
+ */
+export async function endChild(child: ChildProcess, what: string): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  child.kill('SIGTERM')
+  let timer: NodeJS.Timeout | undefined
+  const late = await Promise.race([
+    exited.then(() => false),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), EXIT_MS))),
+  ])
+  clearTimeout(timer)
+  if (!late) return
+  child.kill('SIGKILL')
+  await exited
+  throw new Error(`${what} did not exit within ${EXIT_MS / 1000} s of SIGTERM: ${stderrTail(child)}`)
 }
 
 export const test = base.extend<{ web: WebApp }>({

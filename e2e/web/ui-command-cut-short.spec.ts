@@ -2,7 +2,7 @@ import { expect, test } from '@playwright/test'
 import type { ChildProcess } from 'node:child_process'
 import { lstat, readdir, readFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
-import { spawnLanesWeb } from '../fixtures'
+import { endChild, spawnLanesWeb } from '../fixtures'
 import { axeViolations, screenshots, sendTask, startAppWithModel } from './ui-support'
 
 // Issue 20: an approved command still running when Lanes dies (SIGKILL, as a crash or a power cut would end it).
@@ -92,11 +92,10 @@ test('a command cut short by Lanes’ end has its changes reviewed on the next s
     const card = page.locator('[data-testid=tool-card]', { hasText: 'node slow.js' }).last()
     await expect(card.getByTestId('command-held')).toContainText('1 applied, 1 not applied')
   } finally {
-    if (second && second.exitCode === null && second.signalCode === null) {
-      const exited = new Promise((r) => second?.once('exit', r))
-      second.kill('SIGTERM')
-      await exited
+    try {
+      if (second) await endChild(second, 'lanes web (second start)')
+    } finally {
+      await stop()
     }
-    await stop()
   }
 })

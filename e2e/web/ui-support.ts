@@ -4,8 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
-import { createInterface } from 'node:readline'
-import { lanesBin, startWebApp, type WebApp } from '../fixtures'
+import { endChild, firstLine, lanesBin, startWebApp, type WebApp } from '../fixtures'
 
 /** Helpers of the UI specs (ui-*.spec.ts): a scripted model, the app pointed at it, screenshots. */
 
@@ -27,12 +26,7 @@ export async function startScriptedModel(scenario: unknown): Promise<ScriptedMod
     [lanesBin, 'fake-model', '--scenario', scenarioFile, '--port', '0', '--record', recordFile],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   )
-  let stderr = ''
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve)
-    child.once('exit', (code) => reject(new Error(`fake-model exited with ${code}: ${stderr}`)))
-  })
+  const baseUrl = await firstLine(child, 'lanes fake-model')
   return {
     baseUrl: baseUrl.trim(),
     async requests() {
@@ -43,11 +37,7 @@ export async function startScriptedModel(scenario: unknown): Promise<ScriptedMod
         .map((l) => JSON.parse(l) as unknown)
     },
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((r) => child.once('exit', r))
-        child.kill('SIGTERM')
-        await exited
-      }
+      await endChild(child, 'lanes fake-model')
       await rm(dir, { recursive: true, force: true })
     },
   }
@@ -69,8 +59,11 @@ export async function startAppWithModel(
     app,
     model,
     async stop() {
-      await stop()
-      await model.stop()
+      try {
+        await stop()
+      } finally {
+        await model.stop()
+      }
     },
   }
 }

@@ -158,6 +158,9 @@ async function web(argv: string[]): Promise<number> {
  * closing, or an error nothing caught), live runs are stopped first: their commands' process groups are
  * killed (an approved `sleep` must not outlive the host) and their logs end consistent.
  */
+/** How long browser mode may take to end by itself once stopped before it is ended. */
+const EXIT_GRACE_MS = 3000
+
 function stopOnExit(api: AppApi, host: WebHost): Promise<void> {
   return new Promise<void>((resolve) => {
     let stopping: Promise<void> | null = null
@@ -166,7 +169,17 @@ function stopOnExit(api: AppApi, host: WebHost): Promise<void> {
         .shutdown()
         .catch(() => undefined)
         .then(() => host.close())
-        .then(resolve))
+        .then(() => {
+          // Everything is stopped and every log is consistent: whatever still holds the process open now (a
+          // watcher or a socket something forgot) must not keep Ctrl+C from ending Lanes. It is named, then ended.
+          setTimeout(() => {
+            process.stderr.write(
+              `lanes web: still held open after stopping by ${process.getActiveResourcesInfo().join(', ')}; exiting.\n`,
+            )
+            process.exit(process.exitCode ?? 0)
+          }, EXIT_GRACE_MS).unref()
+          resolve()
+        }))
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => void stop())
     const crash = (error: unknown): void => {
       process.stderr.write(
