@@ -132,6 +132,8 @@ interface FolderEntry {
   repo: boolean
   /** Regular files' names by `dev:ino`, read only once some secret file has other names (hard links). */
   files?: Map<string, string[]>
+  /** Could not be read: masked whole, and tried again on every walk (a `chmod` moves no mtime and no watch). */
+  unreadable?: true
 }
 
 export class MaskIndex {
@@ -281,6 +283,7 @@ export class MaskIndex {
       }
       if (
         !entry ||
+        entry.unreadable === true ||
         entry.id !== id ||
         entry.mtimeMs !== mtimeMs ||
         this.changed.has(dir) ||
@@ -325,7 +328,7 @@ export class MaskIndex {
 
   /** Watched since before it was read, and nothing added, removed or renamed in it since. */
   private unchanged(dir: string, entry: FolderEntry): boolean {
-    return entry.watched && this.watchers.has(dir) && !this.changed.has(dir)
+    return entry.watched && entry.unreadable !== true && this.watchers.has(dir) && !this.changed.has(dir)
   }
 
   /** Watches `dir` (if it can be): true when its changes from now on will show in `changed`. */
@@ -380,17 +383,19 @@ export class MaskIndex {
       names = readdirSync(dir, { withFileTypes: true })
     } catch (err) {
       if (dir === this.root) throw err
-      // Unreadable to us: unreadable to the sandbox too.
+      // What it holds is unknown, so it is hidden whole: unreadable to the sandbox now, but a command could
+      // `chmod` it open and read a secret file in it that no scan has seen (nor its values).
       return {
         mtimeMs,
         readAt,
         id,
         watched,
         children: [],
-        secrets: [],
+        secrets: [{ path: dir, kind: 'dir' }],
         protected: [],
         pinnedIn: [],
         repo: false,
+        unreadable: true,
       }
     }
     return this.classify(dir, names, { mtimeMs, readAt, id, watched })
