@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionEventDraft } from '../../../../shared/events'
@@ -86,6 +86,28 @@ describe('landing many files', () => {
     for (let i = 0; i < 80; i++) expect(now[`f${i}.txt`]).toBe(`new ${i}\n`)
     expect(now['new.txt']).toBe('added\n')
     expect(outcomes(events)).toEqual(['done'])
+  })
+
+  it('holds the files it replaces open while it lands, and lets go of every one after', async () => {
+    // What this process has open of the workspace's files: a replaced file still held shows as deleted.
+    const openIn = async (workspace: string) => {
+      const targets: string[] = []
+      for (const fd of await readdir('/proc/self/fd'))
+        targets.push(await readlink(join('/proc/self/fd', fd)).catch(() => ''))
+      return targets.filter((t) => t.startsWith(join(workspace, 'files')))
+    }
+    let during: string[] = []
+    const { workspace, land, files } = await setup(40, async (draft) => {
+      if (draft.type === 'command.landing') during = await openIn(workspace)
+    })
+    const landed = await land()
+    expect(landed.error).toBeUndefined()
+    expect(during).toHaveLength(40)
+    // Closed through the thread pool without waiting: gone by the time its callbacks ran.
+    for (let i = 0; i < 50 && (await openIn(workspace)).length > 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(await openIn(workspace)).toEqual([])
+    expect((await files())['f7.txt']).toBe('new 7\n')
   })
 
   it('puts every file back when one rename fails among those in flight, those landed beside it too', async () => {

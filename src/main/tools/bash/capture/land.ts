@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
 import {
   chmodSync,
+  close,
+  closeSync,
   copyFileSync,
   createReadStream,
   mkdirSync,
@@ -171,6 +173,31 @@ export interface PlanLine {
   afterId?: string
 }
 
+/** Files a landing keeps open at most (see Replaced): a few hundred descriptors, far below a process's limit. */
+const REPLACED_OPEN_MAX = 256
+
+/**
+ * The files a landing replaces or removes, kept open from the read of their content (kept in the store) until the
+ * landing is over. A file's blocks are freed when its last name and its last descriptor go: closed at once, each
+ * replaced file would be freed inside the rename that replaces it (or the unlink that removes it), holding its
+ * folder's lock, 0.1-0.2 ms a file on ext4 one after another (a hundred files: 20 ms of a 60 ms landing). Held
+ * open, the landing's renames only move names, and the files are let go after it through the thread pool, while
+ * the call returns. Past REPLACED_OPEN_MAX, files are closed as they are read, as before.
+ */
+class Replaced {
+  private fds: number[] = []
+
+  hold(fd: number): void {
+    if (this.fds.length < REPLACED_OPEN_MAX) this.fds.push(fd)
+    else closeSync(fd)
+  }
+
+  /** Closes them without waiting: nothing needs the old files freed. */
+  release(): void {
+    for (const fd of this.fds.splice(0)) close(fd, () => undefined)
+  }
+}
+
 /** The outermost folder of `wholes` that holds `rel`, if any. */
 function wholeAbove(rel: string, wholes: ReadonlySet<string>): string | undefined {
   let found: string | undefined
@@ -214,9 +241,14 @@ class PlanWriter {
 async function tokenOf(
   path: string,
   seen: Seen,
-  keep?: (content: Buffer) => Promise<string>,
-  /** Record the file's identity (it lands by a move that keeps it: inside a folder that lands whole). */
-  identify = false,
+  opts: {
+    /** Keeps the content (what was there before) in the store; its hash is the token's. */
+    keep?: (content: Buffer) => Promise<string>
+    /** Where the file, read by direct calls, stays open until the landing is over (see Replaced). */
+    replaced?: Replaced
+    /** Record the file's identity (it lands by a move that keeps it: inside a folder that lands whole). */
+    identify?: boolean
+  } = {},
 ): Promise<{
   token: PathToken
   kept: boolean
@@ -230,13 +262,14 @@ async function tokenOf(
   if (seen.kind === 'link') return { token: linkToken(seen.target), kept: true }
   if (seen.size > KEEP_MAX_BYTES) return { token: fileToken(await hashStream(path), seen.mode), kept: false }
   // Most files a command leaves are small: read by direct system calls (see quick-read.ts).
-  const { content, st } = await readFileSeen(path)
+  const { content, st, fd } = await readFileSeen(path, { keepOpen: opts.replaced !== undefined })
+  if (fd !== undefined) opts.replaced?.hold(fd)
   // Taken after the read: the identity is of what was read, and only trusted if older than this moment.
-  const id = identify && st ? trustedIdentity(st, Date.now()) : undefined
+  const id = opts.identify === true && st ? trustedIdentity(st, Date.now()) : undefined
   // What was there is kept, and hashed by the store; what the command left is described for the card (the same
   // facts a write's review shows, without the image: a command may change hundreds of files), and its hash is the
   // description's. Each content is hashed once, and never decoded.
-  if (keep) return { token: fileToken(await keep(content), seen.mode), kept: true }
+  if (opts.keep) return { token: fileToken(await opts.keep(content), seen.mode), kept: true }
   const { sha256, ...facts } = contentFacts(content, undefined, { image: false })
   return { token: fileToken(sha256 as string, seen.mode), kept: true, content: facts, ...(id ? { id } : {}) }
 }
@@ -274,6 +307,15 @@ export async function landChangeSet(opts: {
   /** The tool's account of the command, kept with a held review so it can answer the call after a restart. */
   ran?: unknown
 }): Promise<Landed> {
+  const replaced = new Replaced()
+  try {
+    return await planAndLand(opts, replaced)
+  } finally {
+    replaced.release()
+  }
+}
+
+async function planAndLand(opts: Parameters<typeof landChangeSet>[0], replaced: Replaced): Promise<Landed> {
   const { workspace, callId, layer, host } = opts
   const landed = nothingLanded(host.landProtected)
   // Held changes wait in the plan for the review (in the app); headless, they are left out (or land as allowed).
@@ -301,14 +343,14 @@ export async function landChangeSet(opts: {
       }
       const abs = join(workspace, change.rel)
       // What was there is kept now, held or not: an accepted held change is undoable like the rest.
-      const before = await tokenOf(abs, change.before, (content) => host.keep(abs, content))
+      const before = await tokenOf(abs, change.before, {
+        keep: (content) => host.keep(abs, content),
+        replaced,
+      })
       const after = change.source
-        ? await tokenOf(
-            change.source,
-            change.after,
-            undefined,
-            change.whole === true || wholeAbove(change.rel, wholes) !== undefined,
-          )
+        ? await tokenOf(change.source, change.after, {
+            identify: change.whole === true || wholeAbove(change.rel, wholes) !== undefined,
+          })
         : await tokenOf(abs, change.after)
       if (before.token === after.token) continue // opened for writing, or touched: nothing changed
       const line: PlanLine = {
@@ -367,6 +409,8 @@ export async function landChangeSet(opts: {
       return { ...landed, error: `the command’s changes could not be kept for the review: ${message(error)}` }
     }
     // The review survives the app: the layer, the store of what was there before and the log are durable first.
+    // It may wait long: the files it would replace are not held open meanwhile.
+    replaced.release()
     await host.sync()
     verdict = await askReview(workspace, callId, planFile, landed, host, groups)
   } else if (landed.heldCount > 0)
