@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionEventDraft } from '../../../../shared/events'
 import { PreimageStore } from '../../../session/preimages'
 import { GIT_WORKSPACE_RULES } from '../../sensitive-paths'
-import { landChangeSet, type CaptureHost } from './land'
+import { landChangeSet, planLines, type CaptureHost, type PlanLine } from './land'
 
 /**
  * Landing moves files in several renames at a time (land.ts, Moves): a change set is built by hand in a layer (as
@@ -130,5 +130,28 @@ describe('landing many files', () => {
     expect(outcomes(events)).toEqual(['rolled-back'])
     const name = blocked.slice('files/'.length)
     expect(await files()).toEqual({ ...before, [name]: 'folder' })
+  })
+})
+
+describe('the plan file', () => {
+  it('reads back every line of a plan larger than one read, characters split between reads included', async () => {
+    const file = join(base, 'plan.jsonl')
+    // Lines of three-byte characters: some fall across the 256 KiB reads.
+    const lines: PlanLine[] = Array.from({ length: 3000 }, (_, i) => ({
+      rel: `dossier-${i}/${'é€'.repeat(40)}.txt`,
+      before: null,
+      after: 'dir:755',
+    }))
+    await writeFile(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n')
+    expect([...planLines(file)]).toEqual(lines)
+    // A last line without its newline is read too.
+    await writeFile(
+      file,
+      lines
+        .slice(0, 2)
+        .map((l) => JSON.stringify(l))
+        .join('\n'),
+    )
+    expect([...planLines(file)]).toEqual(lines.slice(0, 2))
   })
 })
