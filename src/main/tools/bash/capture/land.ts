@@ -63,7 +63,8 @@ import {
  * before is kept in the session's store and logged (file.preimage with `before` and `after`) before anything
  * moves, so undo and rewind cover it. Then the journal's intent (command.landing) is synced, the changes are
  * applied in the change set's order (a file or link is *moved* out of the layer: a rename on the same file
- * system, never a copy where a rename works; files moving in go a few dozen renames at a time, see Moves), and
+ * system, never a copy where a rename works; files moving in go a few dozen renames at a time, see Moves, and the
+ * files they replace are let go after the landing, see Replaced), and
  * command.landed closes it. A failure half-way (a full disk making a folder, a file in the way) puts back what had landed, so
  * nothing is ever half-landed; a crash half-way is finished or rolled back on the next start (recover.ts).
  *
@@ -182,10 +183,10 @@ const REPLACED_OPEN_MAX = 256
 /**
  * The files a landing replaces or removes, kept open from the read of their content (kept in the store) until the
  * landing is over. A file's blocks are freed when its last name and its last descriptor go: closed at once, each
- * replaced file would be freed inside the rename that replaces it (or the unlink that removes it), holding its
- * folder's lock, 0.1-0.2 ms a file on ext4 one after another (a hundred files: 20 ms of a 60 ms landing). Held
+ * replaced file would be freed inside the rename that replaces it (or the unlink that removes it), holding the
+ * folders' locks, 0.1-0.2 ms a file on ext4 one after another (a hundred files: 20 ms of a 60 ms landing). Held
  * open, the landing's renames only move names, and the files are let go after it through the thread pool, while
- * the call returns. Past REPLACED_OPEN_MAX, files are closed as they are read, as before.
+ * the call returns. Past REPLACED_OPEN_MAX, files are closed as they are read.
  */
 class Replaced {
   private fds: number[] = []
