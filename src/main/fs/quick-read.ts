@@ -1,4 +1,12 @@
-import { closeSync, fstatSync, openSync, promises as fs, readFileSync, type BigIntStats } from 'node:fs'
+import {
+  closeSync,
+  fstatSync,
+  openSync,
+  promises as fs,
+  readFileSync,
+  readSync,
+  type BigIntStats,
+} from 'node:fs'
 
 /**
  * Reading many small files at once (a rewind planning a hundred files), fast and without holding the event
@@ -24,19 +32,45 @@ export function readFileQuick(path: string): Buffer | Promise<Buffer> {
   return 'then' in read ? read.then((r) => r.content) : read.content
 }
 
+/** A file's content, with the open file's fstat (bigint times) when it was read by direct calls. */
+export interface SeenRead {
+  content: Buffer
+  st?: BigIntStats
+  /** The file, still open (asked for with `keepOpen`, read by direct calls): the caller closes it. */
+  fd?: number
+}
+
 /**
  * readFileQuick, with the open file's fstat (bigint times) when it was read by direct calls: what the content
- * read is the content of (file-identity.ts).
+ * read is the content of (file-identity.ts). `keepOpen`: the file is left open when read by direct calls.
  */
-export function readFileSeen(
-  path: string,
-): { content: Buffer; st?: BigIntStats } | Promise<{ content: Buffer; st?: BigIntStats }> {
+export function readFileSeen(path: string, opts: { keepOpen?: boolean } = {}): SeenRead | Promise<SeenRead> {
   const fd = openSync(path, 'r')
+  let open = true
   try {
     const st = fstatSync(fd, { bigint: true })
     if (st.size > BigInt(BLOCKING_MAX_BYTES)) return fs.readFile(path).then((content) => ({ content }))
-    return { content: readFileSync(fd), st }
+    const content = readWhole(fd, Number(st.size))
+    if (!opts.keepOpen) return { content, st }
+    open = false
+    return { content, st, fd }
   } finally {
-    closeSync(fd)
+    if (open) closeSync(fd)
   }
+}
+
+/**
+ * The `size` bytes fstat found, read into one buffer: readFileSync(fd) would fstat the file again and read it in a
+ * buffer of its own, twice the time for a small file. A file that reports no size (in /proc) is read to its end.
+ */
+function readWhole(fd: number, size: number): Buffer {
+  if (size === 0) return readFileSync(fd)
+  const buffer = Buffer.allocUnsafeSlow(size)
+  let at = 0
+  while (at < size) {
+    const read = readSync(fd, buffer, at, size - at, at)
+    if (read === 0) break
+    at += read
+  }
+  return at === size ? buffer : buffer.subarray(0, at)
 }

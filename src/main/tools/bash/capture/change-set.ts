@@ -1,7 +1,7 @@
 import { opendirSync, readFileSync, readlinkSync, type Stats } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
+import { readFileQuick } from '../../../fs/quick-read'
 
 /**
  * Reading a command's change set out of its overlay's upper layer (issue 20). The upper folder holds exactly
@@ -66,11 +66,14 @@ function isWhiteout(st: Stats): boolean {
   return st.isCharacterDevice() && st.rdev === 0
 }
 
-/** The paths (relative to the upper layer) the wrapper found opaque, or null when it did not finish. */
+/**
+ * The paths (relative to the upper layer) the wrapper found opaque, or null when it did not finish. Read by direct
+ * system calls unless large (quick-read.ts): the list is most often a few bytes.
+ */
 export async function readOpaque(file: string): Promise<Set<string> | null> {
   let text: string
   try {
-    text = (await readFile(file)).toString('utf8')
+    text = (await readFileQuick(file)).toString('utf8')
   } catch {
     return null
   }

@@ -1,10 +1,10 @@
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionEventDraft } from '../../../../shared/events'
 import { PreimageStore } from '../../../session/preimages'
 import { GIT_WORKSPACE_RULES } from '../../sensitive-paths'
-import { landChangeSet, type CaptureHost } from './land'
+import { landChangeSet, planLines, type CaptureHost, type PlanLine } from './land'
 
 /**
  * Landing moves files in several renames at a time (land.ts, Moves): a change set is built by hand in a layer (as
@@ -88,6 +88,28 @@ describe('landing many files', () => {
     expect(outcomes(events)).toEqual(['done'])
   })
 
+  it('holds the files it replaces open while it lands, and lets go of every one after', async () => {
+    // What this process has open of the workspace's files: a replaced file still held shows as deleted.
+    const openIn = async (workspace: string) => {
+      const targets: string[] = []
+      for (const fd of await readdir('/proc/self/fd'))
+        targets.push(await readlink(join('/proc/self/fd', fd)).catch(() => ''))
+      return targets.filter((t) => t.startsWith(join(workspace, 'files')))
+    }
+    let during: string[] = []
+    const { workspace, land, files } = await setup(40, async (draft) => {
+      if (draft.type === 'command.landing') during = await openIn(workspace)
+    })
+    const landed = await land()
+    expect(landed.error).toBeUndefined()
+    expect(during).toHaveLength(40)
+    // Closed through the thread pool without waiting: gone by the time its callbacks ran.
+    for (let i = 0; i < 50 && (await openIn(workspace)).length > 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(await openIn(workspace)).toEqual([])
+    expect((await files())['f7.txt']).toBe('new 7\n')
+  })
+
   it('puts every file back when one rename fails among those in flight, those landed beside it too', async () => {
     let blocked = ''
     const { workspace, events, land, files } = await setup(60, async (draft) => {
@@ -108,5 +130,28 @@ describe('landing many files', () => {
     expect(outcomes(events)).toEqual(['rolled-back'])
     const name = blocked.slice('files/'.length)
     expect(await files()).toEqual({ ...before, [name]: 'folder' })
+  })
+})
+
+describe('the plan file', () => {
+  it('reads back every line of a plan larger than one read, characters split between reads included', async () => {
+    const file = join(base, 'plan.jsonl')
+    // Lines of three-byte characters: some fall across the 256 KiB reads.
+    const lines: PlanLine[] = Array.from({ length: 3000 }, (_, i) => ({
+      rel: `dossier-${i}/${'é€'.repeat(40)}.txt`,
+      before: null,
+      after: 'dir:755',
+    }))
+    await writeFile(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n')
+    expect([...planLines(file)]).toEqual(lines)
+    // A last line without its newline is read too.
+    await writeFile(
+      file,
+      lines
+        .slice(0, 2)
+        .map((l) => JSON.stringify(l))
+        .join('\n'),
+    )
+    expect([...planLines(file)]).toEqual(lines.slice(0, 2))
   })
 })
