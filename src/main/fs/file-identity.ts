@@ -48,7 +48,7 @@ const LOOK_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 /**
  * The trusted identity of the regular file at `path` (and its mtime, as an lstat without bigint gives it) when its
  * content is still the one whose SHA-256 is `hash`: read and hashed now (by direct system calls: for files of at
- * most `maxBytes`, small ones), its identity taken from the open file before the read. Undefined when it is not
+ * most `maxBytes`, small ones), its identity taken from the open file after the read. Undefined when it is not
  * (changed, gone, not a regular file, larger) or its times are still too recent to trust (see trustedIdentity).
  */
 export function stillIdentity(
@@ -70,10 +70,11 @@ export function stillIdentity(
     const content = Buffer.allocUnsafe(size + 1)
     if (readSync(fd, content, 0, size + 1, 0) !== size) return undefined
     if (createHash('sha256').update(content.subarray(0, size)).digest('hex') !== hash) return undefined
-    // Read after the fstat: a change between them got a later ctime than the fstat shows, or a content that
-    // differs; the identity is of the content that was read either way.
-    const id = trustedIdentity(st, Date.now())
-    const ns = st.mtimeNs
+    // Taken after the read: a change made since the read has a ctime too recent to trust, so a trusted identity
+    // is of the content that was read.
+    const after = fstatSync(fd, { bigint: true })
+    const id = trustedIdentity(after, Date.now())
+    const ns = after.mtimeNs
     return id === undefined
       ? undefined
       : { id, mtimeMs: Number(ns / 1_000_000_000n) * 1e3 + Number(ns % 1_000_000_000n) / 1e6 }
