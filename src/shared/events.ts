@@ -323,12 +323,21 @@ export const ToolCancelledEvent = defineEvent('tool.cancelled', {
   durationMs: Millis.optional(),
 })
 
+/** A file's identity: `dev:ino:size:mtimeNs:ctimeNs` (src/main/fs/file-identity.ts). */
+export const FileIdentity = z.string().regex(/^\d+:\d+:\d+:\d+:\d+$/, 'expected a file identity')
+
 export const FileSnapshotEvent = defineEvent('file.snapshot', {
   /** Absolute real path. */
   path: z.string().min(1),
   mtimeMs: z.number().nonnegative(),
   /** SHA-256, hex. */
   hash: z.string().min(1),
+  /**
+   * The file's identity, when it could be trusted: set on the snapshot a file tool's write logs once the clock's
+   * granularity has passed and the file, read again, is still what it wrote, so a later undo or rewind finds it
+   * unchanged by one lstat instead of reading and hashing it (src/main/fs/file-identity.ts).
+   */
+  id: FileIdentity.optional(),
 })
 
 /** SHA-256, hex: the name of a content in the session's store of file contents. */
@@ -340,9 +349,6 @@ const ContentHash = z.string().regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 in he
  */
 export const PATH_TOKEN = /^(?:[0-9a-f]{64}(?::[0-7]{1,4})?|dir:[0-7]{1,4}|link:[^\0]+)$/
 export const PathToken = z.string().regex(PATH_TOKEN, 'expected a content hash or a path token')
-
-/** A file's identity: `dev:ino:size:mtimeNs:ctimeNs` (src/main/fs/file-identity.ts). */
-export const FileIdentity = z.string().regex(/^\d+:\d+:\d+:\d+:\d+$/, 'expected a file identity')
 
 /**
  * A file tool kept the file's content just before changing it (issue 14: undo and rewind). Logged before the

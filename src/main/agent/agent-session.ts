@@ -14,7 +14,7 @@ import type { ToolCallState } from '../../shared/tool-call'
 import { buildConversation, snapshotsFrom, snapshotsOf } from '../session/conversation'
 import { openSessionWriter, readSession, sessionPaths, type SessionWriter } from '../session/log'
 import { recoverLanding, unfinishedLanding } from '../session/landing-recovery'
-import { changeKeeper, preimagesDir, PreimageStore } from '../session/preimages'
+import { changeKeeper, identitiesTaken, preimagesDir, PreimageStore } from '../session/preimages'
 import {
   applyRewind,
   planRewind,
@@ -465,6 +465,8 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
   }
 
   async close(): Promise<void> {
+    // The identities of the files written last (a moment at most) go into the log before it closes.
+    await identitiesTaken()
     await this.preimages?.then((store) => store.close()).catch(() => undefined)
     await this.writer.close()
   }

@@ -44,11 +44,13 @@ function versionText(bytes: Buffer | null | undefined): string | null | undefine
 
 /**
  * The file's content now, as planning read it (through its checked folder: never what a folder swapped for a
- * link shows); read again the same way only when planning did not keep it. undefined: too large to show.
+ * link shows); read again the same way only when planning did not keep it, or found it unchanged by its identity
+ * without reading it. undefined: too large to show.
  */
 async function nowOf(file: PlannedFile, reader: FolderReader): Promise<Buffer | null | undefined> {
   if (file.now === null) return null
-  if (file.seen?.now) return file.seen.now.content
+  const seen = file.seen?.now?.content
+  if (seen) return seen
   // A UTF-8 character takes at most 4 bytes: a larger file has more characters than the dialog shows.
   const found = await reader.read(file.path, PREVIEW_MAX_CHARS * 4).catch(() => undefined)
   return found?.kind === 'file' ? found.content : found?.kind === 'absent' ? null : undefined

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import os from 'node:os'
@@ -170,6 +170,54 @@ describe('WriteBatch', () => {
       await batch.close()
     }
     expect(await fs.readFile(target, 'utf8')).toBe('changed by someone else')
+    expect(await tempFilesIn(dir)).toEqual([])
+  })
+})
+
+describe('WriteBatch: the files it replaces', () => {
+  it.runIf(process.platform === 'linux')(
+    'are kept open past their renames until sync, which lets them go, and the old content is never seen again',
+    async () => {
+      const targets = Array.from({ length: 3 }, (_, i) => path.join(dir, `r${i}.txt`))
+      for (const target of targets) await fs.writeFile(target, 'old')
+      const before = await openDescriptors()
+      const batch = new WriteBatch()
+      try {
+        for (const target of targets) {
+          const seen = await fs.stat(target)
+          expect(await writeFileAtomic(target, 'new', { batch, expect: seen, seen })).toMatchObject({
+            ok: true,
+          })
+          expect(await fs.readFile(target, 'utf8')).toBe('new')
+        }
+        // The folder, and each write's temp file (flushed by sync) and the file it replaced (let go by sync).
+        expect(await openDescriptors()).toBe(before + 1 + 2 * targets.length)
+        await batch.sync()
+        expect(await openDescriptors()).toBe(before + 1 + targets.length)
+      } finally {
+        await batch.close()
+      }
+      expect(await openDescriptors()).toBe(before)
+    },
+  )
+
+  it('a FIFO put in the place of one neither hangs its write nor is replaced', async () => {
+    const target = path.join(dir, 'pipe.txt')
+    await fs.writeFile(target, 'old')
+    const seen = await fs.stat(target)
+    await fs.rm(target)
+    execFileSync('mkfifo', [target])
+    const batch = new WriteBatch()
+    try {
+      expect(await writeFileAtomic(target, 'ours', { batch, expect: seen, seen })).toMatchObject({
+        ok: false,
+        conflict: true,
+      })
+      await batch.sync()
+    } finally {
+      await batch.close()
+    }
+    expect((await fs.lstat(target)).isFIFO()).toBe(true)
     expect(await tempFilesIn(dir)).toEqual([])
   })
 })

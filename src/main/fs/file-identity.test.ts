@@ -1,9 +1,11 @@
+import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { lstatSync } from 'node:fs'
 import { chmod, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { useTempDir } from '../test-fixtures/temp-dir'
-import { identityOf, trustedIdentity } from './file-identity'
+import { identityOf, stillIdentity, trustedIdentity } from './file-identity'
 
 const dir = useTempDir('lanes-identity-')
 
@@ -40,5 +42,33 @@ describe('a file’s identity', () => {
     const after = identityOf(now)
     await chmod(file, 0o600)
     expect(identityOf(lstatSync(file, { bigint: true }))).not.toBe(after)
+  })
+})
+
+describe('stillIdentity', () => {
+  const sha = (text: string) => createHash('sha256').update(text).digest('hex')
+
+  it('is the identity of a file whose content is still the one expected, once its times are old enough', async () => {
+    const file = join(dir(), 'c.txt')
+    await writeFile(file, 'what Lanes wrote\n')
+    // Just written: not yet.
+    expect(stillIdentity(file, sha('what Lanes wrote\n'), 1024)).toBeUndefined()
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    const st = lstatSync(file, { bigint: true })
+    expect(stillIdentity(file, sha('what Lanes wrote\n'), 1024)).toEqual({
+      id: identityOf(st),
+      mtimeMs: lstatSync(file).mtimeMs,
+    })
+    // Another content, or a file larger than the caller reads: none.
+    expect(stillIdentity(file, sha('something else\n'), 1024)).toBeUndefined()
+    expect(stillIdentity(file, sha('what Lanes wrote\n'), 4)).toBeUndefined()
+  })
+
+  it('is none for what is not a regular file, without hanging on a FIFO', async () => {
+    const fifo = join(dir(), 'pipe')
+    execFileSync('mkfifo', [fifo])
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    expect(stillIdentity(fifo, sha(''), 1024)).toBeUndefined()
+    expect(stillIdentity(join(dir(), 'absent'), sha(''), 1024)).toBeUndefined()
   })
 })

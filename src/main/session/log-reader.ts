@@ -195,8 +195,14 @@ export async function readSessionTail(
      * passed over without being parsed or checked, which is most of the cost of reading a log.
      */
     only?: ReadonlySet<SessionEvent['type']>
+    /**
+     * Of the tool.queued lines, only this call's is wanted (a rewind needs the one it goes back to): the others,
+     * plainly written for another call, are passed over unparsed too.
+     */
+    queuedCall?: string
   } = {},
 ): Promise<SessionRead & { whole: boolean }> {
+  const queued = opts.queuedCall === undefined ? undefined : JSON.stringify(opts.queuedCall)
   return withLogFile(file, async (handle, size) => {
     const tail: SessionEvent[] = []
     const warnings: string[] = []
@@ -204,6 +210,7 @@ export async function readSessionTail(
     await scanLinesBackward(handle, size, (line, terminated) => {
       if (line.trim() === '') return false
       if (opts.only && !mayBeOf(line, opts.only)) return false
+      if (queued !== undefined && queuedFor(line, queued) === false) return false
       const parsed = parseLine(line.charCodeAt(0) === 0xfeff ? line.slice(1) : line)
       if (!parsed.ok) {
         warnings.push(
@@ -237,6 +244,18 @@ function mayBeOf(line: string, types: ReadonlySet<string>): boolean {
   return written === null || types.has(written[1] as string)
 }
 const WRITTEN_TYPE = /^\{"type":"([a-z._-]+)",/
+/** A tool.queued line's callId as the writer puts it (after type, at and seq), in its JSON form. */
+const WRITTEN_QUEUED = /^\{"type":"tool\.queued","at":\d+,"seq":\d+,"callId":("(?:[^"\\]|\\.)*")/
+
+/**
+ * Whether a line is the tool.queued of the call `callId` (in its JSON form): false only when it is plainly
+ * written as another call's; undefined for any other line (parsed to find out).
+ */
+function queuedFor(line: string, callId: string): boolean | undefined {
+  const written = WRITTEN_QUEUED.exec(line)?.[1]
+  // An escape in it may spell the same id another way: parsed to find out.
+  return written === undefined || written.includes('\\') ? undefined : written === callId
+}
 /** The run a run event names, as the writer puts it (a line written otherwise is parsed to find out). */
 const WRITTEN_RUN = /^\{"type":"run\.[a-z]+","runId":"([^"\\]*)"/
 

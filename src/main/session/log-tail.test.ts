@@ -67,6 +67,21 @@ describe('readSessionTail', () => {
     expect(tail.events).toEqual(whole.filter((e) => only.has(e.type as 'tool.queued')))
   })
 
+  it('reads only the tool.queued of the call asked for, and parses one whose id is written with an escape', async () => {
+    const s = await recordCalls(calls().slice(0, 6), cleanup)
+    // c3 written as "\u0063\u0033": the same call, spelled another way.
+    const text = await readFile(logOf(s), 'utf8')
+    await writeFile(logOf(s), text.replace('"callId":"c3"', '"callId":"\\u0063\\u0033"'))
+    const whole = (await readSession(logOf(s))).events
+    const tail = await readSessionTail(logOf(s), queuedAs('c3'), { queuedCall: 'c3' })
+    expect(tail.whole).toBe(false)
+    const at = whole.findIndex(queuedAs('c3'))
+    expect(tail.events).toEqual(
+      [whole[0], ...whole.slice(at)].filter((e) => e?.type !== 'tool.queued' || e.callId === 'c3'),
+    )
+    expect(tail.events.filter((e) => e.type === 'tool.queued')).toHaveLength(1)
+  })
+
   it('finds the first event behind a byte-order mark', async () => {
     const s = await recordCalls(calls().slice(0, 3), cleanup)
     const text = await readFile(logOf(s), 'utf8')

@@ -3,6 +3,7 @@ import { constants, readSync, writeSync } from 'node:fs'
 import { mkdir, open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionEventDraft } from '../../shared/events'
+import { stillIdentity } from '../fs/file-identity'
 import { BLOCKING_MAX_BYTES } from '../fs/quick-read'
 import { TimeSlices } from '../fs/time-slices'
 import type { ChangeKeeper } from '../tools/tool'
@@ -365,6 +366,50 @@ export function preimagesDir(sessionFolder: string): string {
   return join(sessionFolder, 'preimages')
 }
 
+/** How long after a file tool's write the file's identity is taken: past a fine clock's granularity, with margin. */
+const IDENTITY_AFTER_MS = 150
+/** Identities waiting to be taken (see `identitiesTaken`), each with its timer. */
+const identities = new Map<Promise<void>, NodeJS.Timeout>()
+
+/**
+ * Takes the identity of a file a tool just wrote once the clock's granularity has passed, when the file is still
+ * what it wrote (read and hashed again), and logs it with a snapshot: an undo then finds the file unchanged by one
+ * lstat (file-identity.ts). Only small files (read by direct system calls); a larger one is read by the undo.
+ */
+function identifyLater(
+  path: string,
+  content: Buffer,
+  hash: string,
+  log: (draft: SessionEventDraft<'file.snapshot'>) => Promise<unknown>,
+): void {
+  if (content.length > BLOCKING_MAX_BYTES) return
+  let timer!: NodeJS.Timeout
+  const taken = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      const still = stillIdentity(path, hash, BLOCKING_MAX_BYTES)
+      if (still === undefined) return resolve()
+      // A log closed meanwhile (the session ended) takes nothing: the undo reads the file instead.
+      void Promise.resolve()
+        .then(() => log({ type: 'file.snapshot', path, mtimeMs: still.mtimeMs, hash, id: still.id }))
+        .catch(() => undefined)
+        .then(() => resolve())
+    }, IDENTITY_AFTER_MS)
+  })
+  // Never what keeps a process alive (unless waited for): an identity not taken only costs an undo a read.
+  timer.unref()
+  identities.set(taken, timer)
+  void taken.then(() => identities.delete(taken))
+}
+
+/**
+ * Resolves once the identities of the files written so far are taken (or found not to be had): at most
+ * IDENTITY_AFTER_MS. For a session closing right after its last write, whose log would otherwise lose them.
+ */
+export async function identitiesTaken(): Promise<void> {
+  for (const timer of identities.values()) timer.ref()
+  await Promise.all([...identities.keys()])
+}
+
 /**
  * The ChangeKeeper the file tools get for one call: contents go to the store, and the content before the
  * change is logged (file.preimage) before the tool writes, so the log never holds a change it cannot undo.
@@ -372,7 +417,7 @@ export function preimagesDir(sessionFolder: string): string {
 export function changeKeeper(
   store: () => Promise<PreimageStore>,
   callId: string,
-  log: (draft: SessionEventDraft<'file.preimage'>) => Promise<unknown>,
+  log: (draft: SessionEventDraft<'file.preimage' | 'file.snapshot'>) => Promise<unknown>,
 ): ChangeKeeper {
   return {
     async before({ path, relPath, content, hash: known }) {
@@ -385,8 +430,10 @@ export function changeKeeper(
       }
     },
     async after({ path, content, hash }) {
-      // Only for showing "as Lanes left it" in a rewind's conflict view; the change itself is already made.
+      // For showing "as Lanes left it" in a rewind's conflict view, and for the roll-back of a rewind that finds
+      // the file unchanged by its identity (not read); the change itself is already made.
       await (await store()).put(path, content, hash).catch(() => undefined)
+      identifyLater(path, content, hash, log)
     },
   }
 }

@@ -58,8 +58,9 @@ export function preimagesOf(events: readonly SessionEvent[]): PreimageRecord[] {
 export function lanesLeft(
   events: readonly SessionEvent[],
   /**
-   * Filled with the identity of each file whose last known state is what a command left and landed with a trusted
-   * identity (file.preimage `afterId`): the file is unchanged since when its identity still is.
+   * Filled with the identity of each file whose last known state came with a trusted identity (a command's file
+   * landed with file.preimage `afterId`, a file tool's write confirmed by a file.snapshot `id`): the file is
+   * unchanged since when its identity still is.
    */
   identities?: Map<string, string>,
 ): Map<string, string | null> {
@@ -72,7 +73,8 @@ export function lanesLeft(
   for (const e of events) {
     if (e.type === 'file.snapshot') {
       known.set(e.path, e.hash)
-      identities?.delete(e.path)
+      if (e.id !== undefined) identities?.set(e.path, e.id)
+      else identities?.delete(e.path)
     } else if (e.type === 'file.preimage' && e.after !== undefined && !rolledBack.has(e.callId)) {
       known.set(e.path, e.after)
       if (e.afterId !== undefined) identities?.set(e.path, e.afterId)

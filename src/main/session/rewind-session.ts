@@ -50,30 +50,37 @@ export async function withRewindSession<T>(
   let store: PreimageStore | undefined
   try {
     const callId = opts.callId
-    const { events } =
+    // The store is opened while the log is read: neither waits for the other's trips to the disk.
+    const [read, opened] = await Promise.allSettled([
       callId === undefined
-        ? await readSession(paths.log)
-        : await readSessionTail(paths.log, (e) => e.type === 'tool.queued' && e.callId === callId, {
+        ? readSession(paths.log)
+        : readSessionTail(paths.log, (e) => e.type === 'tool.queued' && e.callId === callId, {
             only: REWIND_EVENT_TYPES,
-          })
-    const created = events.find((e) => e.type === 'session.created')
+            queuedCall: callId,
+          }),
+      PreimageStore.open(preimagesDir(writer.outputDir)),
+    ])
+    if (opened.status === 'fulfilled') store = opened.value
+    if (read.status === 'rejected') throw read.reason
+    const created = read.value.events.find((e) => e.type === 'session.created')
     if (!created || created.type !== 'session.created')
       return { ok: false, reason: `The session ${sessionId} has no readable start; it cannot be rewound.` }
-    store = await PreimageStore.open(preimagesDir(writer.outputDir))
-    const all: SessionEvent[] = [...events]
+    if (opened.status === 'rejected') throw opened.reason
+    const open = opened.value
+    const all: SessionEvent[] = [...read.value.events]
     const log: RewindLog = {
       append: async (draft) => {
         all.push(await writer.append(draft))
       },
       sync: () => writer.sync(),
     }
-    await recoverLanding(all, store, log, writer.outputDir)
-    const recovered = await recoverRewind(all, store, log)
+    await recoverLanding(all, open, log, writer.outputDir)
+    const recovered = await recoverRewind(all, open, log)
     return await use({
       sessionId,
       workspace: created.workspace,
       events: all,
-      store,
+      store: open,
       log,
       ...(recovered ? { recovered } : {}),
     })

@@ -1,4 +1,5 @@
-import { chmod, readdir, rename, rm, writeFile } from 'node:fs/promises'
+import type { Stats } from 'node:fs'
+import { chmod, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { reduceEvents } from '../../shared/reducer'
@@ -96,6 +97,52 @@ describe('rewind', () => {
     const second = await rewind(s, { mode: 'rewind', callId: 'c2' }, ['a.txt'])
     expect(second.ok).toBe(true)
     expect(await fileText(s, 'a.txt')).toBe('one\ntwo\nthree\n')
+  })
+
+  describe('finds a file a tool wrote unchanged by its identity, taken once the clock has moved on', () => {
+    /** c1 writes a.txt, c2 rewrites it (as long): the rewind to c2 puts back c1's content. */
+    async function twoWrites(changeRightAfter?: (file: string, written: Stats) => Promise<void>) {
+      const s = await recordSession()
+      cleanup.push(s.sessionsDir, s.workspace)
+      const file = join(s.workspace, 'a.txt')
+      await s.call(1, 'c1', 'write_file', { path: 'a.txt', content: 'first\n' })
+      await s.call(2, 'c2', 'write_file', { path: 'a.txt', content: 'Lanes\n' })
+      await changeRightAfter?.(file, await stat(file))
+      await s.close()
+      return { s, file }
+    }
+    /** The same size and modification time as the tool left it: only the content (and the ctime) differs. */
+    const rewriteInPlace = async (file: string, written: Stats) => {
+      await writeFile(file, 'users\n')
+      await utimes(file, written.atime, written.mtime)
+    }
+
+    it('and rewinds it, its identity logged with the write', async () => {
+      const { s, file } = await twoWrites()
+      const ids = (await sessionEvents(s)).filter((e) => e.type === 'file.snapshot' && e.id !== undefined)
+      expect(ids.map((e) => e.type === 'file.snapshot' && e.path)).toEqual([file])
+      const done = await rewind(s, { mode: 'rewind', callId: 'c2' })
+      expect(done).toMatchObject({ ok: true, skipped: [] })
+      expect(await fileText(s, 'a.txt')).toBe('first\n')
+    })
+
+    it('but not one rewritten within the clock’s granularity of the write: no identity, a conflict', async () => {
+      const { s } = await twoWrites(rewriteInPlace)
+      expect((await sessionEvents(s)).some((e) => e.type === 'file.snapshot' && e.id !== undefined)).toBe(
+        false,
+      )
+      const done = await rewind(s, { mode: 'rewind', callId: 'c2' })
+      expect(done).toMatchObject({ ok: false, reason: expect.stringContaining('changed since') })
+      expect(await fileText(s, 'a.txt')).toBe('users\n')
+    })
+
+    it('nor one rewritten after its identity was taken, its times set back', async () => {
+      const { s, file } = await twoWrites()
+      await rewriteInPlace(file, await stat(file))
+      const done = await rewind(s, { mode: 'rewind', callId: 'c2' })
+      expect(done).toMatchObject({ ok: false, reason: expect.stringContaining('changed since') })
+      expect(await fileText(s, 'a.txt')).toBe('users\n')
+    })
   })
 
   it('takes the conversation back to the turn that held the call', async () => {

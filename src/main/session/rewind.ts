@@ -260,10 +260,14 @@ export async function planRewind(
   const queued = events.find((e) => e.type === 'tool.queued' && e.callId === request.callId)
   if (!queued || queued.type !== 'tool.queued')
     return { ok: false, reason: `This session has no call ${request.callId}.` }
-  const isDir = await stat(workspace).then(
-    (s) => s.isDirectory(),
-    () => false,
-  )
+  // Both at once: each is a trip through the thread pool.
+  const [isDir, real] = await Promise.all([
+    stat(workspace).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ),
+    realpath(workspace).catch(() => workspace),
+  ])
   if (!isDir)
     return { ok: false, reason: `The workspace ${workspace} no longer exists; nothing was changed.` }
   if (request.mode === 'rewind' && request.conversation) {
@@ -283,7 +287,7 @@ export async function planRewind(
   const paths = request.mode === 'undo' ? new Set(own.map((p) => p.path)) : undefined
   const inScope = all.filter((p) => p.seq >= from && (paths === undefined || paths.has(p.path)))
 
-  const roots = [workspace, await realpath(workspace).catch(() => workspace)]
+  const roots = [workspace, real]
   for (const p of inScope) {
     const foreign = foreignFile(workspace, roots, p)
     if (foreign) return { ok: false, reason: `${foreign} Nothing was changed.` }

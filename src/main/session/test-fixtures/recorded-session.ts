@@ -8,7 +8,7 @@ import type { ToolContext } from '../../tools/tool'
 import { writeFileTool } from '../../tools/write-file'
 import type { SessionEvent } from '../../../shared/events'
 import { openSessionWriter, readSession, type SessionWriter } from '../log'
-import { changeKeeper, preimagesDir, PreimageStore } from '../preimages'
+import { changeKeeper, identitiesTaken, preimagesDir, PreimageStore } from '../preimages'
 
 /**
  * A session log made by the real file tools on a real folder, as the agent loop makes it (tool.queued,
@@ -102,6 +102,8 @@ export async function recordSession(
       return result.output
     },
     async close() {
+      // As a session left open a moment after its last write has them: the files' identities (preimages.ts).
+      await identitiesTaken()
       await (await store)?.close()
       await writer.close()
     },
