@@ -13,6 +13,7 @@ const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
 const atomicWriteModule = fileURLToPath(new URL('./atomic-write.ts', import.meta.url))
 const checkedFolderModule = fileURLToPath(new URL('./checked-folder.ts', import.meta.url))
 const quickReadModule = fileURLToPath(new URL('./quick-read.ts', import.meta.url))
+const heldFilesModule = fileURLToPath(new URL('./held-files.ts', import.meta.url))
 
 let dir: string
 
@@ -408,7 +409,7 @@ describe('writeFileAtomic under SIGKILL', () => {
     await fs.writeFile(script, CHILD_SCRIPT)
     // The module and the ones it checks its folders and sizes with, compiled side by side (imported as .mjs).
     const compiledModule = path.join(dir, 'atomic-write.mjs')
-    for (const module of [atomicWriteModule, checkedFolderModule, quickReadModule]) {
+    for (const module of [atomicWriteModule, checkedFolderModule, quickReadModule, heldFilesModule]) {
       const compiled = ts
         .transpileModule(await fs.readFile(module, 'utf8'), {
           compilerOptions: {
@@ -420,9 +421,10 @@ describe('writeFileAtomic under SIGKILL', () => {
         })
         .outputText.replaceAll("from './checked-folder'", "from './checked-folder.mjs'")
         .replaceAll("from './quick-read'", "from './quick-read.mjs'")
+        .replaceAll("from './held-files'", "from './held-files.mjs'")
       // Only node: built-ins (and each other) may be imported, or the compiled copies would not run on their own.
       const imports = [...compiled.matchAll(/from '([^']+)'/g)].map((m) => m[1] as string)
-      const own = new Set(['./checked-folder.mjs', './quick-read.mjs'])
+      const own = new Set(['./checked-folder.mjs', './quick-read.mjs', './held-files.mjs'])
       expect(imports.every((m) => m.startsWith('node:') || own.has(m))).toBe(true)
       await fs.writeFile(path.join(dir, `${path.basename(module, '.ts')}.mjs`), compiled)
     }

@@ -1,5 +1,4 @@
 import {
-  close,
   closeSync,
   constants,
   existsSync,
@@ -19,6 +18,7 @@ import type { Stats } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { FolderPool, openFolder, tempNameFor, THROUGH_FD, type Folder } from './checked-folder'
+import { HeldFiles } from './held-files'
 import { BLOCKING_MAX_BYTES } from './quick-read'
 
 export { cleanStrayTempFiles } from './checked-folder'
@@ -240,7 +240,7 @@ export class WriteBatch {
   /** What renames wait for while it is pending (see `holdRenamesUntil`). */
   private held: Promise<void> | undefined
   /** Replaced files kept open past their renames (see `lookHolding`), closed by `sync()` or `close()`. */
-  private readonly replaced: number[] = []
+  private readonly replaced = new HeldFiles(BATCH_MAX_OPEN)
 
   /**
    * Until `until` resolves (the caller's journal made durable), a write in the batch goes only as far as its temp
@@ -281,14 +281,14 @@ export class WriteBatch {
    * not to be opened: a link, an unreadable file), for the caller to look by path.
    */
   lookHolding(entry: string): Stats | null | undefined {
-    if (!HOLD_REPLACED || this.replaced.length >= BATCH_MAX_OPEN) return undefined
+    if (!HOLD_REPLACED || !this.replaced.hasRoom) return undefined
     let fd: number
     try {
       fd = openSync(entry, HOLD_FLAGS)
     } catch (error) {
       return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined
     }
-    this.replaced.push(fd)
+    this.replaced.hold(fd)
     return fstatSync(fd)
   }
 
@@ -306,7 +306,7 @@ export class WriteBatch {
   async sync(): Promise<void> {
     await Promise.all([
       ...this.open.map((file) => file.datasync()),
-      this.release(),
+      this.replaced.release(),
       ...this.closed.map(async (path) => {
         const file = await fs.open(path, 'r').catch(() => undefined)
         if (!file) return // removed since: nothing to make durable
@@ -330,15 +330,8 @@ export class WriteBatch {
 
   async close(): Promise<void> {
     const files = this.open.splice(0)
-    await Promise.all([...files.map((file) => file.close().catch(() => undefined)), this.release()])
+    await Promise.all([...files.map((file) => file.close().catch(() => undefined)), this.replaced.release()])
     await this.folders.close()
-  }
-
-  /** Closes the replaced files held open, through the thread pool (where the file system frees them). */
-  private async release(): Promise<void> {
-    await Promise.all(
-      this.replaced.splice(0).map((fd) => new Promise<void>((resolve) => close(fd, () => resolve()))),
-    )
   }
 }
 

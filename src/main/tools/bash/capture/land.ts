@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import {
   chmodSync,
-  close,
   closeSync,
   copyFileSync,
   createReadStream,
@@ -39,6 +38,7 @@ import {
 } from '../../../fs/path-token'
 import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
 import { putPathState, tokenAt } from '../../../fs/put-path'
+import { HeldFiles } from '../../../fs/held-files'
 import { readFileSeen } from '../../../fs/quick-read'
 import { trustedIdentity } from '../../../fs/file-identity'
 import { TimeSlices } from '../../../fs/time-slices'
@@ -64,7 +64,7 @@ import {
  * moves, so undo and rewind cover it. Then the journal's intent (command.landing) is synced, the changes are
  * applied in the change set's order (a file or link is *moved* out of the layer: a rename on the same file
  * system, never a copy where a rename works; files moving in go a few dozen renames at a time, see Moves, and the
- * files they replace are let go after the landing, see Replaced), and
+ * files they replace are held open until the landing is over, see HeldFiles), and
  * command.landed closes it. A failure half-way (a full disk making a folder, a file in the way) puts back what had landed, so
  * nothing is ever half-landed; a crash half-way is finished or rolled back on the next start (recover.ts).
  *
@@ -177,31 +177,6 @@ export interface PlanLine {
   afterId?: string
 }
 
-/** Files a landing keeps open at most (see Replaced): a few hundred descriptors, far below a process's limit. */
-const REPLACED_OPEN_MAX = 256
-
-/**
- * The files a landing replaces or removes, kept open from the read of their content (kept in the store) until the
- * landing is over. A file's blocks are freed when its last name and its last descriptor go: closed at once, each
- * replaced file would be freed inside the rename that replaces it (or the unlink that removes it), holding the
- * folders' locks, 0.1-0.2 ms a file on ext4 one after another (a hundred files: 20 ms of a 60 ms landing). Held
- * open, the landing's renames only move names, and the files are let go after it through the thread pool, while
- * the call returns. Past REPLACED_OPEN_MAX, files are closed as they are read.
- */
-class Replaced {
-  private fds: number[] = []
-
-  hold(fd: number): void {
-    if (this.fds.length < REPLACED_OPEN_MAX) this.fds.push(fd)
-    else closeSync(fd)
-  }
-
-  /** Closes them without waiting: nothing needs the old files freed. */
-  release(): void {
-    for (const fd of this.fds.splice(0)) close(fd, () => undefined)
-  }
-}
-
 /** The outermost folder of `wholes` that holds `rel`, if any. */
 function wholeAbove(rel: string, wholes: ReadonlySet<string>): string | undefined {
   let found: string | undefined
@@ -263,8 +238,8 @@ async function tokenOf(
   opts: {
     /** Keeps the content (what was there before) in the store; its hash is the token's. */
     keep?: (content: Buffer) => Promise<string>
-    /** Where the file, read by direct calls, stays open until the landing is over (see Replaced). */
-    replaced?: Replaced
+    /** Where the file, read by direct calls, stays open until the landing is over (see HeldFiles). */
+    replaced?: HeldFiles
     /** Record the file's identity (it lands by a move that keeps it: inside a folder that lands whole). */
     identify?: boolean
   } = {},
@@ -326,15 +301,15 @@ export async function landChangeSet(opts: {
   /** The tool's account of the command, kept with a held review so it can answer the call after a restart. */
   ran?: unknown
 }): Promise<Landed> {
-  const replaced = new Replaced()
+  const replaced = new HeldFiles()
   try {
     return await planAndLand(opts, replaced)
   } finally {
-    replaced.release()
+    void replaced.release()
   }
 }
 
-async function planAndLand(opts: Parameters<typeof landChangeSet>[0], replaced: Replaced): Promise<Landed> {
+async function planAndLand(opts: Parameters<typeof landChangeSet>[0], replaced: HeldFiles): Promise<Landed> {
   const { workspace, callId, layer, host } = opts
   const landed = nothingLanded(host.landProtected)
   // Held changes wait in the plan for the review (in the app); headless, they are left out (or land as allowed).
@@ -429,7 +404,7 @@ async function planAndLand(opts: Parameters<typeof landChangeSet>[0], replaced: 
     }
     // The review survives the app: the layer, the store of what was there before and the log are durable first.
     // It may wait long: the files it would replace are not held open meanwhile.
-    replaced.release()
+    void replaced.release()
     await host.sync()
     verdict = await askReview(workspace, callId, planFile, landed, host, groups)
   } else if (landed.heldCount > 0)
