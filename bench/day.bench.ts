@@ -1,5 +1,15 @@
 /// <reference lib="dom" />
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { SessionEvent, SessionEventDraft, SessionSummary } from '../src/shared/events'
@@ -166,7 +176,14 @@ async function appendTimes(
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   const id = '2026-11-30T19-40-12-000Z-a1b2c3'
-  if (log) copyFileSync(log, join(dir, `${id}.jsonl`))
+  if (log) {
+    // Made durable before the clock starts, as a session's log is: the copy's pages would otherwise still be dirty,
+    // and the writer's one fdatasync would write the whole 100k-event log out inside the appends' time.
+    copyFileSync(log, join(dir, `${id}.jsonl`))
+    const fd = openSync(join(dir, `${id}.jsonl`), 'r+')
+    fsyncSync(fd)
+    closeSync(fd)
+  }
   const t0 = performance.now()
   const writer = await openSessionWriter(dir, id, { create: log === null })
   const opened = performance.now() - t0

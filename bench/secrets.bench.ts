@@ -120,7 +120,10 @@ async function ensureWorkspace15k(cacheDir: string): Promise<string> {
   }
   git('init', '-q')
   git('add', '-A')
-  git('commit', '-qm', 'all')
+  // Packed here, once: the commit's own `git gc --auto` would pack the 15,000 loose objects in the background
+  // while the figures are taken (see ensureRepository in sandbox.bench.ts).
+  git('-c', 'gc.auto=0', 'commit', '-qm', 'all')
+  git('gc', '-q')
   // Old enough that no folder is "racy" (read again because its mtime is within 2 s of its read).
   const old = new Date(Date.now() - 60_000)
   const pending = [root]
