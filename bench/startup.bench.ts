@@ -73,17 +73,7 @@ async function lanesRunToCreated(workspace: string, sessionsDir: string): Promis
   const model = await startScriptedModel({ scenario: { turns: [{ blocks: [{ text: 'done' }] }] } })
   try {
     return await spawnTimed(
-      [
-        cliEntry,
-        'run',
-        '--workspace',
-        workspace,
-        '--task',
-        'look',
-        '--sessions-dir',
-        sessionsDir,
-        '--no-user-mcp',
-      ],
+      [cliEntry, 'run', '--workspace', workspace, '--task', 'look', '--sessions-dir', sessionsDir],
       { ...process.env, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: model.baseUrl },
       (line) => (JSON.parse(line) as { type: string }).type === 'session.created',
     )
