@@ -5,10 +5,13 @@ import { resolve } from 'node:path'
 export default defineConfig({
   main: {
     build: {
-      // Node modules (node-pty's native addon, web-tree-sitter's wasm, ripgrep's binary) stay in
-      // node_modules and are loaded from there at run time.
-      externalizeDeps: true,
+      // Dependencies are bundled: a start then reads a few files instead of finding, reading and compiling some 500
+      // modules one by one (`lanes run` got to session.created in about half the time). Those that need their own
+      // files at run time stay in node_modules and load from there: node-pty's and the keyring's native addons,
+      // the tree-sitter wasm, ripgrep's binary.
+      externalizeDeps: false,
       rollupOptions: {
+        external: ['node-pty', '@napi-rs/keyring', 'web-tree-sitter', 'tree-sitter-bash', '@vscode/ripgrep'],
         input: {
           // The entry names fix the output files (out/main/index.js, out/main/cli.js) that package.json's
           // `main`, bin/lanes.js and the hosts' paths to ../renderer and ../preload rely on.

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { defaultSessionsDir } from '../app/paths'
 import { applyRewind, planRewind } from '../session/rewind'
 import { withRewindSession } from '../session/rewind-session'
+import { UsageError } from './usage'
 
 /**
  * `lanes rewind SESSION_ID --to CALL_ID [--files-only] [--sessions-dir DIR]` (DESIGN 8): every file the
@@ -9,7 +10,7 @@ import { withRewindSession } from '../session/rewind-session'
  * continue starts from the turn that held CALL_ID. One JSON line per file changed or skipped, then one for the
  * rewind. Exit 0 done, 1 refused (the reason on stderr; nothing changed), 2 usage.
  */
-export async function rewindCommand(argv: string[], usageError: (message: string) => Error): Promise<number> {
+export async function rewindCommand(argv: string[]): Promise<number> {
   let parsed
   try {
     parsed = parseArgs({
@@ -23,12 +24,13 @@ export async function rewindCommand(argv: string[], usageError: (message: string
       allowPositionals: true,
     })
   } catch (error) {
-    throw usageError((error as Error).message)
+    throw new UsageError((error as Error).message)
   }
   const [sessionId, ...extra] = parsed.positionals
   if (sessionId === undefined || parsed.values.to === undefined)
-    throw usageError('lanes rewind needs SESSION_ID and --to CALL_ID.')
-  if (extra.length > 0) throw usageError(`lanes rewind takes one SESSION_ID, not also "${extra.join(' ')}".`)
+    throw new UsageError('lanes rewind needs SESSION_ID and --to CALL_ID.')
+  if (extra.length > 0)
+    throw new UsageError(`lanes rewind takes one SESSION_ID, not also "${extra.join(' ')}".`)
   const callId = parsed.values.to
   const sessionsDir = parsed.values['sessions-dir'] ?? defaultSessionsDir()
   const print = (line: object): void => {

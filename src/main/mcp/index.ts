@@ -9,11 +9,11 @@ import {
   type McpPermissions,
   type McpServerConfig,
 } from './config'
-import { McpHub } from './hub'
+import type { McpHub } from './hub'
 import type { McpOAuthStore } from './oauth'
 import { trustKey, type McpTrustStore } from './trust'
 
-export { McpHub } from './hub'
+export type { McpHub } from './hub'
 export { McpTrustStore, trustKey } from './trust'
 export { McpOAuthStore, signIn, type SecretSlot } from './oauth'
 export { loadMcpConfigs, parseMcpConfig, WORKSPACE_MCP_FILE, type McpServerConfig } from './config'
@@ -46,6 +46,8 @@ export async function openMcp(opts: {
   const { servers } = loaded
   const problems = [...(opts.userProblems ?? []), ...loaded.problems]
   if (servers.length === 0 && problems.length === 0) return null
+  // The MCP SDK and its schema validator load here, for a session that has servers: most have none.
+  const { McpHub } = await import('./hub')
   const hub = new McpHub({
     workspace: opts.workspace,
     servers,
