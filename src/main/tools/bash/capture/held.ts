@@ -40,8 +40,17 @@ const GIT_DATA = new Set(
   ].map((n) => n.toLowerCase()),
 )
 
-/** Why a change at `rel` is held, or null when it may land. */
-export function heldReason(rel: string, rules: SensitivePathRules): string | null {
+/**
+ * Why a change at `rel` is held, or null when it may land. `after`: what the change leaves there, when known. Git
+ * makes no link among its data, and writes through one it finds there (the message of every commit to
+ * COMMIT_EDITMSG, each reflog line appended to logs/, FETCH_HEAD), to wherever the link leads: so a link inside
+ * `.git` is held whatever its name.
+ */
+export function heldReason(
+  rel: string,
+  rules: SensitivePathRules,
+  after?: 'file' | 'link' | 'dir' | null,
+): string | null {
   const segments = rel.split('/').filter((s) => s !== '' && s !== '.')
   const git = segments.findIndex((s) => s.toLowerCase() === '.git')
   if (git >= 0) {
@@ -54,6 +63,7 @@ export function heldReason(rel: string, rules: SensitivePathRules): string | nul
       lower.startsWith('sharedindex.') ||
       (segments.length === git + 2 && lower.endsWith('.lock'))
     if (!data) return 'git reads it as configuration or runs it'
+    if (after === 'link') return 'a link inside .git: git writes through it, wherever it leads'
     // A secret or protected name further down (a `.env` inside refs/) is held all the same.
     const rest = segments.slice(git + 2).join('/')
     if (rest !== '' && isSecretPath(rest)) return 'a secret file'

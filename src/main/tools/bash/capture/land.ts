@@ -664,7 +664,7 @@ function heldFor(
   heldFolders: Set<string>,
   holdsHeld: Set<string>,
 ): string | null {
-  let reason = heldReason(change.rel, rules)
+  let reason = heldReason(change.rel, rules, change.after?.kind ?? null)
   if (reason === null && change.scope !== undefined && heldReason(change.scope, rules) !== null)
     reason = `inside ${change.scope}, which is held (${heldReason(change.scope, rules) as string})`
   if (reason === null) {

@@ -1,0 +1,55 @@
+import { execFileSync } from 'node:child_process'
+import { lstat, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { sandboxSupport } from '../sandbox/launch'
+import { captureSupport } from './overlay'
+import { capturedRuns, script } from './test-fixtures/captured-runs'
+
+/**
+ * A hostile command (and folder) against the capture: what it leaves in its layer must never reach a protected
+ * path's effect by another route once it lands. Each attack runs for real, in the sandbox, on the overlay.
+ */
+const overlay = sandboxSupport().available && captureSupport().mode === 'overlay'
+if (!overlay) console.warn(`Skipping the capture attack tests: ${JSON.stringify(captureSupport())}`)
+
+const { setup } = capturedRuns('lanes-capture-attacks-')
+
+const git = (workspace: string, ...args: string[]) =>
+  execFileSync('git', ['-C', workspace, '-c', 'user.email=a@b', '-c', 'user.name=a', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+  })
+
+describe.skipIf(!overlay)('a hostile command’s layer', { timeout: 30_000 }, () => {
+  it('lands no link inside .git, where git writes through it (a commit message, a reflog) to anywhere', async () => {
+    const t = await setup({ 'a.txt': 'a\n' })
+    git(t.workspace, 'init', '-q')
+    git(t.workspace, 'add', 'a.txt')
+    git(t.workspace, 'commit', '-qm', 'one')
+    const outside = join(t.root, 'rc')
+    const command = await script(t.workspace, 'attack.js', [
+      // git writes the message of every commit to COMMIT_EDITMSG and appends to the reflogs, through links.
+      `ln -sfn ${outside} .git/COMMIT_EDITMSG`,
+      `ln -sfn ../../../rc .git/logs/HEAD`,
+      `rmdir .git/refs/tags && ln -s ${t.root} .git/refs/tags`,
+      'echo b > a.txt',
+    ])
+    const { result, changes } = await t.run(command)
+    expect(result.isError, result.output).toBe(false)
+    expect(changes?.held?.paths.map((p) => p.relPath).sort()).toEqual([
+      '.git/COMMIT_EDITMSG',
+      '.git/logs/HEAD',
+      '.git/refs/tags',
+    ])
+    expect(changes?.held?.paths[0]?.reason).toMatch(/link/)
+    expect(await readFile(join(t.workspace, 'a.txt'), 'utf8')).toBe('b\n')
+    for (const rel of ['.git/COMMIT_EDITMSG', '.git/logs/HEAD', '.git/refs/tags']) {
+      const st = await lstat(join(t.workspace, rel)).catch(() => null)
+      expect(st?.isSymbolicLink() ?? false).toBe(false)
+    }
+    // The user's own git, later, outside any sandbox.
+    git(t.workspace, 'commit', '-qam', 'x; touch pwned')
+    await expect(lstat(outside)).rejects.toThrow()
+  })
+})
