@@ -52,4 +52,23 @@ describe.skipIf(!overlay)('a hostile command’s layer', { timeout: 30_000 }, ()
     git(t.workspace, 'commit', '-qam', 'x; touch pwned')
     await expect(lstat(outside)).rejects.toThrow()
   })
+
+  it('lands no set-user-ID or set-group-ID bit on a file, and keeps the executable bits', async () => {
+    const t = await setup({ 'a.txt': 'a\n', 'b.sh': '#!/bin/sh\n' })
+    const command = await script(t.workspace, 'attack.js', [
+      'cp /bin/true run && chmod 6755 run',
+      'chmod 4755 b.sh',
+      'echo more >> a.txt && chmod 2644 a.txt',
+      'mkdir -p new/in && cp /bin/true new/in/tool && chmod 4711 new/in/tool',
+    ])
+    const { result, changes } = await t.run(command)
+    expect(result.isError, result.output).toBe(false)
+    const mode = async (rel: string) => ((await lstat(join(t.workspace, rel))).mode & 0o7777).toString(8)
+    expect(await mode('run')).toBe('755')
+    expect(await mode('b.sh')).toBe('755')
+    expect(await mode('a.txt')).toBe('644')
+    expect(await mode('new/in/tool')).toBe('711')
+    expect(await readFile(join(t.workspace, 'a.txt'), 'utf8')).toBe('a\nmore\n')
+    expect(changes?.counts).toMatchObject({ modeChanged: 1 })
+  })
 })

@@ -1,4 +1,4 @@
-import { opendirSync, readFileSync, readlinkSync, type Stats } from 'node:fs'
+import { chmodSync, opendirSync, readFileSync, readlinkSync, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
 import { readFileQuick } from '../../../fs/quick-read'
@@ -60,6 +60,19 @@ function look(path: string): { st: Stats; seen: Seen } | null {
   if (st === null) return null
   const target = st.isSymbolicLink() ? readlinkSync(path) : undefined
   return { st, seen: seenOf(st, target) }
+}
+
+/**
+ * Set-user-ID and set-group-ID: a program with either runs as its owner (the user) or group for whoever starts
+ * it. A command's files land with their permission bits alone (executable ones included): these two are taken off
+ * the layer's file as it is read, so what lands (by a rename of that very file) never has them.
+ */
+const SET_ID = 0o6000
+
+function withoutSetId(path: string, seen: Seen): Seen {
+  if (seen?.kind !== 'file' || (seen.mode & SET_ID) === 0) return seen
+  chmodSync(path, seen.mode & ~SET_ID)
+  return { ...seen, mode: seen.mode & ~SET_ID }
 }
 
 function isWhiteout(st: Stats): boolean {
@@ -152,6 +165,7 @@ function* readFolder(
     const child = join2(rel, name)
     const up = look(join(upper, child))
     if (!up) continue
+    up.seen = withoutSetId(join(upper, child), up.seen)
     const low = fresh ? null : look(join(workspace, child))
     const before = low?.seen ?? null
     if (isWhiteout(up.st)) {
