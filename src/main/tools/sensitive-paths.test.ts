@@ -50,6 +50,23 @@ describe('isSecretPath and isProtectedPath', () => {
     expect(isProtectedPath('', STRICT_RULES)).toBe(false)
   })
 
+  it('read a name as Windows and a Mac would where git may look (.git., .git::$INDEX_ALLOCATION, git~1)', () => {
+    for (const name of [
+      '.git./hooks/pre-commit',
+      '.git /config',
+      '.git::$INDEX_ALLOCATION/config',
+      'GIT~1/config',
+      '.g\u200cit/hooks/x',
+      'sub/.gitmodules.',
+      '.vscode../tasks.json',
+    ])
+      expect(isProtectedPath(name, GIT_WORKSPACE_RULES), name).toBe(true)
+    for (const name of ['.env.', '.env:stream', '.e\u200dnv', 'keys/id_rsa '])
+      expect(isSecretPath(name), name).toBe(true)
+    for (const name of ['a.', '...', 'notes~1.txt', 'git~2/config', 'src/a:b.ts', '.gitx/x'])
+      expect(isProtectedPath(name, GIT_WORKSPACE_RULES), name).toBe(false)
+  })
+
   it('give two folders the same context only when every name below them is judged alike', () => {
     const folders = [
       '',

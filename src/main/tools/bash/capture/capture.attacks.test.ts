@@ -53,6 +53,29 @@ describe.skipIf(!overlay)('a hostile command’s layer', { timeout: 30_000 }, ()
     await expect(lstat(outside)).rejects.toThrow()
   })
 
+  it('holds .git and secrets by every name git on Windows or a Mac reads as theirs', async () => {
+    const t = await setup({ 'a.txt': 'a\n' })
+    git(t.workspace, 'init', '-q')
+    const names = [
+      '.GIT/hooks/pre-commit',
+      '.git./hooks/pre-commit',
+      'git~1/config',
+      '.g\u200cit/config',
+      '.git::$INDEX_ALLOCATION/config',
+      '.env.',
+      '.Env',
+    ]
+    const command = await script(t.workspace, 'attack.js', [
+      ...names.map((name) => `mkdir -p "$(dirname '${name}')" && echo x > '${name}'`),
+      'echo ok > b.txt',
+    ])
+    const { result, changes } = await t.run(command)
+    expect(result.isError, result.output).toBe(false)
+    const held = changes?.held?.paths.map((p) => p.relPath) ?? []
+    expect(held).toEqual(expect.arrayContaining(names))
+    expect(changes?.paths.map((p) => p.relPath)).toEqual(['b.txt'])
+  })
+
   it('lands no set-user-ID or set-group-ID bit on a file, and keeps the executable bits', async () => {
     const t = await setup({ 'a.txt': 'a\n', 'b.sh': '#!/bin/sh\n' })
     const command = await script(t.workspace, 'attack.js', [

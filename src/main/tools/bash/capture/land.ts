@@ -664,7 +664,10 @@ function heldFor(
   heldFolders: Set<string>,
   holdsHeld: Set<string>,
 ): string | null {
-  let reason = heldReason(change.rel, rules, change.after?.kind ?? null)
+  let reason = heldReason(change.rel, rules, {
+    before: change.before?.kind ?? null,
+    after: change.after?.kind ?? null,
+  })
   if (reason === null && change.scope !== undefined && heldReason(change.scope, rules) !== null)
     reason = `inside ${change.scope}, which is held (${heldReason(change.scope, rules) as string})`
   if (reason === null) {
@@ -675,13 +678,6 @@ function heldFor(
       }
     }
   }
-  // What makes a folder a repository for git: removing it (moving `.git` away) would send git looking above.
-  if (
-    reason === null &&
-    change.after?.kind !== change.before?.kind &&
-    /(?:^|\/)\.git\/(?:HEAD|objects|refs)$/i.test(change.rel)
-  )
-    reason = 'git would no longer find its repository here'
   // A folder that loses its last entry only after a held removal is held with it (it would not be empty).
   if (reason === null && change.after === null && change.before?.kind === 'dir' && holdsHeld.has(change.rel))
     reason = 'it holds a held change'
