@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { lstat, readFile } from 'node:fs/promises'
+import { lstat, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { sandboxSupport } from '../sandbox/launch'
@@ -74,6 +74,30 @@ describe.skipIf(!overlay)('a hostile command’s layer', { timeout: 30_000 }, ()
     const held = changes?.held?.paths.map((p) => p.relPath) ?? []
     expect(held).toEqual(expect.arrayContaining(names))
     expect(changes?.paths.map((p) => p.relPath)).toEqual(['b.txt'])
+  })
+
+  it('lands nothing over a file an editor changed after the command read it, and says which', async () => {
+    const t = await setup({ 'a.txt': 'a\n', 'b.txt': 'b\n' })
+    const edit = (rel: string) => writeFile(join(t.workspace, rel), `the user's ${rel}\n`)
+    // The command takes its copy of a.txt, then the user saves a.txt (and b.txt) in an editor.
+    const racing = await script(t.workspace, 'race.js', ['echo cmd >> a.txt', 'echo ready', 'sleep 1'])
+    let edited: Promise<unknown> | undefined
+    const raced = await t.run(racing, {}, (chunk) => {
+      if (chunk.includes('ready')) edited ??= Promise.all([edit('a.txt'), edit('b.txt')])
+    })
+    await edited
+    expect(raced.changes?.error).toMatch(/^a\.txt was changed in the workspace while the command ran/)
+    expect(await readFile(join(t.workspace, 'a.txt'), 'utf8')).toBe("the user's a.txt\n")
+    expect(t.events.map((e) => e.type)).not.toContain('command.landing')
+    // Changed before the command read it: the command's change is made on the user's, and lands.
+    const after = await script(t.workspace, 'after.js', ['echo ready', 'sleep 1', 'echo cmd >> b.txt'])
+    edited = undefined
+    const { changes } = await t.run(after, {}, (chunk) => {
+      if (chunk.includes('ready')) edited ??= edit('b.txt')
+    })
+    await edited
+    expect(changes?.error).toBeUndefined()
+    expect(await readFile(join(t.workspace, 'b.txt'), 'utf8')).toBe("the user's b.txt\ncmd\n")
   })
 
   it('lands no set-user-ID or set-group-ID bit on a file, and keeps the executable bits', async () => {

@@ -335,6 +335,14 @@ async function planAndLand(opts: Parameters<typeof landChangeSet>[0], replaced: 
         notLanding(change.rel)
         continue
       }
+      // Landing would put the command's older view over it, with nothing to say so: the command runs again instead.
+      if (change.meanwhile) {
+        closeQuietly(plan)
+        return {
+          ...nothingLanded(host.landProtected),
+          error: `${change.rel} was changed in the workspace while the command ran, after the command had read it; nothing was changed (run the command again)`,
+        }
+      }
       const abs = join(workspace, change.rel)
       // What was there is kept now, held or not: an accepted held change is undoable like the rest.
       const before = await tokenOf(abs, change.before, {

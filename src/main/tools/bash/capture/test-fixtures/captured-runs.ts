@@ -51,10 +51,16 @@ export function capturedRuns(prefix: string) {
       sync: () => store.flush(),
       landProtected: false,
     }
-    const run = async (command: string, extra: Partial<CaptureHost> = {}) => {
+    /** `onProgress`: what the command prints, as it prints it. */
+    const run = async (
+      command: string,
+      extra: Partial<CaptureHost> = {},
+      onProgress: (chunk: string) => void = () => undefined,
+    ) => {
       const result = await bashTool.execute(
         { command },
         makeToolContext(workspace, {
+          onProgress,
           outputDir: session,
           pathRules: GIT_WORKSPACE_RULES,
           callId: `c${events.length}`,
