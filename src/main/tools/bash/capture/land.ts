@@ -175,6 +175,8 @@ export interface PlanLine {
   content?: ContentFacts
   /** The identity of the file as it lands, when trusted (logged with its file.preimage). */
   afterId?: string
+  /** A held file the layer knows by other names too: it lands as a copy, a file of its own (see planAndLand). */
+  alone?: true
 }
 
 /** The outermost folder of `wholes` that holds `rel`, if any. */
@@ -368,6 +370,12 @@ async function planAndLand(opts: Parameters<typeof landChangeSet>[0], replaced: 
       const reason =
         heldFor(change, opts.rules, heldFolders, holdsHeld) ?? (opts.holdAll ? HELD_FOR_REVIEW : null)
       if (reason !== null) {
+        // A hard link the command made gives the held file another name that may land unreviewed: accepted, the
+        // file lands as a copy, so that name never writes what the user reviewed (an editor saving in place).
+        if (change.after?.kind === 'file' && (lstatIfPresentSync(change.source ?? abs)?.nlink ?? 1) > 1) {
+          line.alone = true
+          notLanding(change.rel)
+        }
         landed.heldCount++
         if (landed.held.length < PATHS_SHOWN) landed.held.push({ relPath: change.rel, reason })
         if (reviewing || !host.landProtected) {
@@ -927,6 +935,10 @@ function applyOne(
     case 'link': {
       if (line.source === undefined) return 'its new content is missing from the layer'
       if (was.kind === 'dir') rmdirSync(path)
+      if (line.alone) {
+        copyIn(path, line)
+        return undefined
+      }
       try {
         renameSync(line.source, path)
       } catch (error) {
@@ -951,6 +963,7 @@ function folderCheck(workspace: string, path: string, checked: Set<string>): str
 /** A file or link moved in from the layer, by the thread pool (see Moves). */
 async function moveIn(path: string, line: PlanLine): Promise<void> {
   if (line.source === undefined) throw new Error('its new content is missing from the layer')
+  if (line.alone) return copyIn(path, line)
   try {
     await fs.rename(line.source, path)
   } catch (error) {
@@ -959,7 +972,10 @@ async function moveIn(path: string, line: PlanLine): Promise<void> {
   }
 }
 
-/** The layer is on another file system: the new file or link is copied beside, then renamed in (still atomic for readers). */
+/**
+ * The layer is on another file system, or the file must land as a file of its own (PlanLine.alone): the new file or
+ * link is copied beside, then renamed in (still atomic for readers).
+ */
 function copyIn(path: string, line: PlanLine): void {
   const want = parseToken(line.after)
   const temp = `${path}.lanes-${process.pid}-land`
