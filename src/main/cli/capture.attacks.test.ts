@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { lstat } from 'node:fs/promises'
+import { chmod, lstat, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { captureSupport } from '../tools/bash/capture/overlay'
@@ -40,5 +40,29 @@ describe.skipIf(!overlay)('a hostile command through lanes run', { timeout: 60_0
     expect((await lstat(join(t.workspace, 'tool'))).mode & 0o7777).toBe(0o755)
     git(t.workspace, 'commit', '-qam', 'two')
     await expect(lstat(join(t.root, 'rc'))).rejects.toThrow()
+  })
+
+  it('holds a change to the folder the repository’s config names for its hooks (core.hooksPath)', async () => {
+    const planted = 'PLANTED'
+    const t = await prepare({ 'a.txt': 'a\n', 'scripts/hooks/pre-commit': '#!/bin/sh\nexit 0\n' }, [
+      'set -e',
+      `printf '#!/bin/sh\\ntouch ../${planted}\\n' > scripts/hooks/pre-commit`,
+      `printf '#!/bin/sh\\ntouch ../${planted}\\n' > scripts/hooks/post-commit && chmod +x scripts/hooks/post-commit`,
+      'echo b > a.txt',
+    ])
+    git(t.workspace, 'init', '-q')
+    git(t.workspace, 'config', 'core.hooksPath', 'scripts/hooks')
+    await chmod(join(t.workspace, 'scripts/hooks/pre-commit'), 0o755)
+    const ran = await t.run()
+    expect(ran.code, ran.stderr).toBe(0)
+    const held = ran.events.find((e) => e.type === 'command.held')
+    expect(held?.type === 'command.held' && held.paths.map((p) => p.relPath).sort()).toEqual([
+      'scripts/hooks/post-commit',
+      'scripts/hooks/pre-commit',
+    ])
+    expect(await readFile(join(t.workspace, 'a.txt'), 'utf8')).toBe('b\n')
+    git(t.workspace, 'add', '.')
+    git(t.workspace, 'commit', '-qm', 'user')
+    await expect(lstat(join(t.root, planted))).rejects.toThrow()
   })
 })

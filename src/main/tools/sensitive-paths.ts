@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { TimeSlices } from '../fs/time-slices'
 import { findInHistory, type HistoryBudget, type PathJudge } from '../git/history'
+import { configuredHooksPath } from '../git/hooks-path'
 import { trackedPaths } from '../git/index-file'
 
 /**
@@ -161,6 +162,11 @@ export interface SensitivePathRules {
    * running at once (validate-read-only.ts).
    */
   readonly gitTracksSecrets: boolean
+  /**
+   * The folder the repository's config names for its hooks (`core.hooksPath`, git/hooks-path.ts), when it is in the
+   * workspace: what is in it runs like `.git/hooks`, so it is protected like them.
+   */
+  readonly hooksPath?: string
 }
 
 /** A workspace that has its own `.git` tracking no secret file: only the fixed lists apply. */
@@ -184,7 +190,9 @@ export async function loadSensitivePathRules(
   } catch {
     return STRICT_RULES
   }
-  const tracksSecrets = { bareRepoAtRoot: false, gitTracksSecrets: true }
+  const hooksPath = await configuredHooksPath(root)
+  const hooks = hooksPath === null ? {} : { hooksPath }
+  const tracksSecrets = { bareRepoAtRoot: false, gitTracksSecrets: true, ...hooks }
   let tracked: string[] | null
   try {
     tracked = await trackedPaths(root)
@@ -199,7 +207,7 @@ export async function loadSensitivePathRules(
     if (i % 1024 === 1023) await slices.tick()
   }
   const history = await findInHistory(root, SECRET_JUDGE, historyBudget)
-  return history.kind === 'clean' ? GIT_WORKSPACE_RULES : tracksSecrets
+  return history.kind === 'clean' ? { ...GIT_WORKSPACE_RULES, ...hooks } : tracksSecrets
 }
 
 const lower = (names: readonly string[]): Set<string> => new Set(names.map((n) => n.toLowerCase()))
@@ -258,6 +266,13 @@ function isSecretSegments(segments: readonly string[]): boolean {
   return SECRET_FILE_PATTERN.test(name) && !SECRET_TEMPLATE_PATTERN.test(name)
 }
 
+/** Under the configured hooks folder; at the root (`core.hooksPath = .`), its files (hooks by any name). */
+function isInHooksPath(segments: readonly string[], hooksPath: string): boolean {
+  const hooks = pathSegments(hooksPath)
+  if (hooks.length === 0) return segments.length === 1
+  return segments.length > hooks.length && hooks.every((s, i) => segments[i] === s)
+}
+
 /** The file's content is a credential: reads ask, grep leaves no trace of it. `relative` is relative to the root. */
 export function isSecretPath(relative: string): boolean {
   return isSecretSegments(pathSegments(relative))
@@ -299,6 +314,7 @@ export function isProtectedPath(relative: string, rules: SensitivePathRules): bo
   if (isSecretSegments(segments)) return true
   if (PROTECTED_FILE_SET.has(name) || SECRET_FILE_PATTERN.test(name)) return true
   if (segments.some((s) => PROTECTED_DIR_SET.has(s))) return true
+  if (rules.hooksPath !== undefined && isInHooksPath(segments, rules.hooksPath)) return true
   if (!rules.bareRepoAtRoot) return false
   const top = segments[0] as string
   return segments.length === 1
