@@ -123,6 +123,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     // see (a split index, a worktree's index) still makes git commands that print or search contents ask.
     this.pathRules = {
       bareRepoAtRoot: pathRules.bareRepoAtRoot,
+      ...(pathRules.hooksPath !== undefined ? { hooksPath: pathRules.hooksPath } : {}),
       get gitTracksSecrets() {
         return pathRules.gitTracksSecrets || secrets.gitHoldsSecretFiles()
       },

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hooksPathIn } from '../git/hooks-path'
 import { isReadOnlyCommand, loadBashGrammar } from './bash/validate'
 import { editFileTool } from './edit-file'
 import { globTool } from './glob'
@@ -48,6 +49,38 @@ describe('isSecretPath and isProtectedPath', () => {
     expect(isProtectedPath('objects', STRICT_RULES)).toBe(true)
     expect(isProtectedPath('.', STRICT_RULES)).toBe(false)
     expect(isProtectedPath('', STRICT_RULES)).toBe(false)
+  })
+
+  it('read a name as Windows and a Mac would where git may look (.git., .git::$INDEX_ALLOCATION, git~1)', () => {
+    for (const name of [
+      '.git./hooks/pre-commit',
+      '.git /config',
+      '.git::$INDEX_ALLOCATION/config',
+      'GIT~1/config',
+      '.g\u200cit/hooks/x',
+      'sub/.gitmodules.',
+      '.vscode../tasks.json',
+    ])
+      expect(isProtectedPath(name, GIT_WORKSPACE_RULES), name).toBe(true)
+    for (const name of ['.env.', '.env:stream', '.e\u200dnv', 'keys/id_rsa '])
+      expect(isSecretPath(name), name).toBe(true)
+    for (const name of ['a.', '...', 'notes~1.txt', 'git~2/config', 'src/a:b.ts', '.gitx/x'])
+      expect(isProtectedPath(name, GIT_WORKSPACE_RULES), name).toBe(false)
+  })
+
+  it('protect the folder the repository’s config names for its hooks, and only it', () => {
+    const rules = { ...GIT_WORKSPACE_RULES, hooksPath: 'scripts/hooks' }
+    expect(isProtectedPath('scripts/hooks/pre-commit', rules)).toBe(true)
+    expect(isProtectedPath('Scripts/Hooks/lib/common.sh', rules)).toBe(true)
+    expect(isProtectedPath('scripts/hooks', rules)).toBe(false)
+    expect(isProtectedPath('scripts/build.sh', rules)).toBe(false)
+    expect(isProtectedPath('scripts/hooks/pre-commit', GIT_WORKSPACE_RULES)).toBe(false)
+    const atRoot = { ...GIT_WORKSPACE_RULES, hooksPath: '' }
+    expect(isProtectedPath('pre-push', atRoot)).toBe(true)
+    expect(isProtectedPath('src/a.ts', atRoot)).toBe(false)
+    expect(hooksPathIn('[core]\n\thooksPath = .githooks\n[core "x"]\n\thooksPath = no\n')).toBe('.githooks')
+    expect(hooksPathIn('[Core] HooksPath = "scripts/my hooks" ; a comment\n')).toBe('scripts/my hooks')
+    expect(hooksPathIn('[user]\n\thooksPath = no\n')).toBeNull()
   })
 
   it('give two folders the same context only when every name below them is judged alike', () => {

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { TimeSlices } from '../fs/time-slices'
 import { findInHistory, type HistoryBudget, type PathJudge } from '../git/history'
+import { configuredHooksPath } from '../git/hooks-path'
 import { trackedPaths } from '../git/index-file'
 
 /**
@@ -161,6 +162,11 @@ export interface SensitivePathRules {
    * running at once (validate-read-only.ts).
    */
   readonly gitTracksSecrets: boolean
+  /**
+   * The folder the repository's config names for its hooks (`core.hooksPath`, git/hooks-path.ts), when it is in the
+   * workspace: what is in it runs like `.git/hooks`, so it is protected like them.
+   */
+  readonly hooksPath?: string
 }
 
 /** A workspace that has its own `.git` tracking no secret file: only the fixed lists apply. */
@@ -184,7 +190,9 @@ export async function loadSensitivePathRules(
   } catch {
     return STRICT_RULES
   }
-  const tracksSecrets = { bareRepoAtRoot: false, gitTracksSecrets: true }
+  const hooksPath = await configuredHooksPath(root)
+  const hooks = hooksPath === null ? {} : { hooksPath }
+  const tracksSecrets = { bareRepoAtRoot: false, gitTracksSecrets: true, ...hooks }
   let tracked: string[] | null
   try {
     tracked = await trackedPaths(root)
@@ -199,7 +207,7 @@ export async function loadSensitivePathRules(
     if (i % 1024 === 1023) await slices.tick()
   }
   const history = await findInHistory(root, SECRET_JUDGE, historyBudget)
-  return history.kind === 'clean' ? GIT_WORKSPACE_RULES : tracksSecrets
+  return history.kind === 'clean' ? { ...GIT_WORKSPACE_RULES, ...hooks } : tracksSecrets
 }
 
 const lower = (names: readonly string[]): Set<string> => new Set(names.map((n) => n.toLowerCase()))
@@ -211,12 +219,34 @@ const PROTECTED_FILE_SET = lower(PROTECTED_FILES)
 const BARE_REPO_FILE_SET = lower(BARE_REPO_ROOT_FILES)
 const BARE_REPO_DIR_SET = lower(BARE_REPO_ROOT_DIRS)
 
-/** Lower-cased segments of a relative name; `.` segments and empty ones (`a//b`, a trailing `/`) dropped. */
-function segmentsOf(relative: string): string[] {
-  return relative
-    .toLowerCase()
-    .split(/[\\/]+/)
-    .filter((s) => s !== '' && s !== '.')
+/**
+ * A segment as the file systems git protects against read it (git's `is_ntfs_dotgit` and `is_hfs_dotgit`): a
+ * folder on Windows, or shared with it or a Mac, opens `.git` by other names. NTFS drops trailing dots and spaces
+ * (`.git.`, `.git `) and reads `name:stream` as `name` (`.git::$INDEX_ALLOCATION`), and `git~1` is `.git`'s short
+ * name; HFS+ ignores some invisible characters (`.g\u200cit`). So does every judgement here: a command's layer or a
+ * write names a protected path by any of them.
+ */
+const OTHER_SPELLING = /[:~ \u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]|[^.\\/]\.+(?:[\\/]|$)/
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g
+
+function canonicalSegment(segment: string): string {
+  const name = segment
+    .replace(HFS_IGNORED, '')
+    .replace(/:.*$/, '')
+    .replace(/(?<=[^. ])[. ]+$/, '')
+  return name === 'git~1' ? '.git' : name
+}
+
+/**
+ * Lower-cased segments of a relative name, each as the file systems above read it (`canonicalSegment`); `.`
+ * segments and empty ones (`a//b`, a trailing `/`) dropped.
+ */
+export function pathSegments(relative: string): string[] {
+  const segments = relative.toLowerCase().split(/[\\/]+/)
+  // Most names have no other spelling: one test of the whole name, not one per segment.
+  return (OTHER_SPELLING.test(relative) ? segments.map(canonicalSegment) : segments).filter(
+    (s) => s !== '' && s !== '.',
+  )
 }
 
 /** `run` stands in `segments` as consecutive segments. */
@@ -236,9 +266,16 @@ function isSecretSegments(segments: readonly string[]): boolean {
   return SECRET_FILE_PATTERN.test(name) && !SECRET_TEMPLATE_PATTERN.test(name)
 }
 
+/** Under the configured hooks folder; at the root (`core.hooksPath = .`), its files (hooks by any name). */
+function isInHooksPath(segments: readonly string[], hooksPath: string): boolean {
+  const hooks = pathSegments(hooksPath)
+  if (hooks.length === 0) return segments.length === 1
+  return segments.length > hooks.length && hooks.every((s, i) => segments[i] === s)
+}
+
 /** The file's content is a credential: reads ask, grep leaves no trace of it. `relative` is relative to the root. */
 export function isSecretPath(relative: string): boolean {
-  return isSecretSegments(segmentsOf(relative))
+  return isSecretSegments(pathSegments(relative))
 }
 
 /**
@@ -248,7 +285,7 @@ export function isSecretPath(relative: string): boolean {
  * alike, which lets the history walk (git/history.ts) skip a tree it already judged under an equal context.
  */
 export function secretFolderContext(folder: string): string {
-  const segments = segmentsOf(folder)
+  const segments = pathSegments(folder)
   if (
     segments.some((s) => SECRET_DIR_SET.has(s)) ||
     SECRET_NESTED_RUNS.some((run) => containsRun(segments, run))
@@ -271,12 +308,13 @@ const SECRET_JUDGE: PathJudge = { matches: isSecretPath, folderKey: secretFolder
  * relative to the workspace root; `rules` are the workspace's own (`loadSensitivePathRules`).
  */
 export function isProtectedPath(relative: string, rules: SensitivePathRules): boolean {
-  const segments = segmentsOf(relative)
+  const segments = pathSegments(relative)
   const name = segments.at(-1)
   if (name === undefined) return false
   if (isSecretSegments(segments)) return true
   if (PROTECTED_FILE_SET.has(name) || SECRET_FILE_PATTERN.test(name)) return true
   if (segments.some((s) => PROTECTED_DIR_SET.has(s))) return true
+  if (rules.hooksPath !== undefined && isInHooksPath(segments, rules.hooksPath)) return true
   if (!rules.bareRepoAtRoot) return false
   const top = segments[0] as string
   return segments.length === 1

@@ -1,94 +1,21 @@
 import { execFileSync } from 'node:child_process'
-import {
-  lstat,
-  mkdir,
-  mkdtemp,
-  readdir,
-  readFile,
-  realpath,
-  rm,
-  stat,
-  utimes,
-  writeFile,
-} from 'node:fs/promises'
+import { lstat, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { SessionEventDraft } from '../../../../shared/events'
-import { PreimageStore } from '../../../session/preimages'
+import { describe, expect, it } from 'vitest'
 import { GIT_WORKSPACE_RULES } from '../../sensitive-paths'
 import { tree } from '../../../test-fixtures/tree'
 import { makeToolContext } from '../../test-fixtures/tool-context'
 import { bashTool } from '../bash'
-import { loadBashGrammar } from '../validate'
 import { sandboxSupport } from '../sandbox/launch'
 import type { CommandChanges } from './capture'
 import type { HeldVerdict } from './held-review'
-import type { CaptureHost } from './land'
 import { captureSupport } from './overlay'
+import { capturedRuns, script } from './test-fixtures/captured-runs'
 
 const overlay = sandboxSupport().available && captureSupport().mode === 'overlay'
 if (!overlay) console.warn(`Skipping the capture tests: ${JSON.stringify(captureSupport())}`)
 
-let base: string
-let n = 0
-
-beforeAll(async () => {
-  await loadBashGrammar()
-  // Not under /tmp: the sandbox has a private tmpfs there.
-  const cache = join(process.cwd(), 'node_modules', '.cache')
-  await mkdir(cache, { recursive: true })
-  base = await realpath(await mkdtemp(join(cache, 'lanes-capture-test-')))
-})
-afterAll(async () => {
-  await rm(base, { recursive: true, force: true })
-})
-
-async function setup(files: Record<string, string>) {
-  const root = join(base, `case-${++n}`)
-  const workspace = join(root, 'ws')
-  const session = join(root, 'session')
-  await mkdir(workspace, { recursive: true })
-  await mkdir(session, { recursive: true })
-  for (const [rel, content] of Object.entries(files)) {
-    await mkdir(join(workspace, rel, '..'), { recursive: true })
-    await writeFile(join(workspace, rel), content)
-  }
-  const store = await PreimageStore.open(join(session, 'preimages'))
-  const events: SessionEventDraft[] = []
-  const host: CaptureHost = {
-    keep: (path, content) => store.put(path, content),
-    content: (hash) => store.get(hash),
-    log: async (draft) => {
-      events.push(draft)
-    },
-    sync: () => store.flush(),
-    landProtected: false,
-  }
-  const run = async (command: string, extra: Partial<CaptureHost> = {}) => {
-    const result = await bashTool.execute(
-      { command },
-      makeToolContext(workspace, {
-        outputDir: session,
-        pathRules: GIT_WORKSPACE_RULES,
-        callId: `c${events.length}`,
-        approval: { network: false, outsideSandbox: false },
-        capture: { ...host, ...extra },
-      }),
-    )
-    return { result, changes: result.metadata?.changes as CommandChanges | undefined }
-  }
-  return { workspace, session, store, events, run }
-}
-
-/** A script the command runs (a shell is not a command the checker lets through; node running one is). */
-async function script(workspace: string, name: string, lines: string[], flags = '-ec'): Promise<string> {
-  const body = JSON.stringify(lines.join('\n'))
-  await writeFile(
-    join(workspace, name),
-    `require('node:child_process').execFileSync('/bin/bash', ['${flags}', ${body}], { stdio: 'inherit' })\n`,
-  )
-  return `node ${name}`
-}
+const { setup } = capturedRuns('lanes-capture-test-')
 
 describe.skipIf(!overlay)('an approved command on a copy-on-write layer', { timeout: 30_000 }, () => {
   it('lands edits, removals, renames, modes, links and new folders, keeping what was there', async () => {

@@ -1,4 +1,4 @@
-import { opendirSync, readFileSync, readlinkSync, type Stats } from 'node:fs'
+import { chmodSync, opendirSync, readFileSync, readlinkSync, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { lstatIfPresentSync } from '../../../fs/lstat-if-present'
 import { readFileQuick } from '../../../fs/quick-read'
@@ -46,6 +46,11 @@ export interface Change {
    * again): a rule that holds that folder holds the change too.
    */
   scope?: string
+  /**
+   * What is in the workspace here changed after the command took its copy of it (or removed or replaced it): a
+   * change of someone else's, an editor's, made while the command ran, that landing would undo unseen.
+   */
+  meanwhile?: true
 }
 
 export function seenOf(st: Stats, target?: string): Seen {
@@ -60,6 +65,19 @@ function look(path: string): { st: Stats; seen: Seen } | null {
   if (st === null) return null
   const target = st.isSymbolicLink() ? readlinkSync(path) : undefined
   return { st, seen: seenOf(st, target) }
+}
+
+/**
+ * Set-user-ID and set-group-ID: a program with either runs as its owner (the user) or group for whoever starts
+ * it. A command's files land with their permission bits alone (executable ones included): these two are taken off
+ * the layer's file as it is read, so what lands (by a rename of that very file) never has them.
+ */
+const SET_ID = 0o6000
+
+function withoutSetId(path: string, seen: Seen): Seen {
+  if (seen?.kind !== 'file' || (seen.mode & SET_ID) === 0) return seen
+  chmodSync(path, seen.mode & ~SET_ID)
+  return { ...seen, mode: seen.mode & ~SET_ID }
 }
 
 function isWhiteout(st: Stats): boolean {
@@ -107,16 +125,35 @@ function* names(dir: string): Generator<string> {
 
 const join2 = (rel: string, name: string) => (rel === '' ? name : `${rel}/${name}`)
 
+/**
+ * The workspace's `st` changed after `took`: when the command took its copy of the entry, made it, or removed it
+ * (the upper layer's entry was born then; 0 where the layer's file system keeps no birth time, and nothing is
+ * found). Both times come from the kernel's coarse clock: a change in the very tick of the copy (a few
+ * milliseconds) may have been read or not, and is taken as read. A folder's own time moves with its entries,
+ * which are judged themselves.
+ */
+function changedSince(st: Stats, took: number): { meanwhile?: true } {
+  return took > 0 && !st.isDirectory() && st.ctimeMs > took ? { meanwhile: true } : {}
+}
+
 /** Everything under a folder of the workspace that is going away, deepest first, then the folder itself. */
-function* removeTree(workspace: string, rel: string, before: Seen, scope: string): Generator<Change> {
+function* removeTree(
+  workspace: string,
+  rel: string,
+  found: { st: Stats; seen: Seen },
+  scope: string,
+  took: number,
+): Generator<Change> {
+  const before = found.seen
   if (before?.kind === 'dir') {
     for (const name of names(join(workspace, rel))) {
       const child = join2(rel, name)
-      const found = look(join(workspace, child))
-      if (found) yield* removeTree(workspace, child, found.seen, scope)
+      const inside = look(join(workspace, child))
+      if (inside) yield* removeTree(workspace, child, inside, scope, took)
     }
   }
-  if (before !== null) yield { rel, before, after: null, ...(scope !== rel ? { scope } : {}) }
+  if (before !== null)
+    yield { rel, before, after: null, ...(scope !== rel ? { scope } : {}), ...changedSince(found.st, took) }
 }
 
 /**
@@ -144,6 +181,8 @@ function* readFolder(
   opaque: ReadonlySet<string> | null,
   /** The workspace has no folder here: nothing in this one was there before (not looked for, 20,000 times). */
   fresh = false,
+  /** When `scope` was made again (see changedSince). */
+  scopeTook = 0,
 ): Generator<Change> {
   const named = scope !== undefined ? new Set<string>() : null
   const tag = scope !== undefined ? { scope } : {}
@@ -152,10 +191,12 @@ function* readFolder(
     const child = join2(rel, name)
     const up = look(join(upper, child))
     if (!up) continue
+    up.seen = withoutSetId(join(upper, child), up.seen)
     const low = fresh ? null : look(join(workspace, child))
     const before = low?.seen ?? null
+    const took = up.st.birthtimeMs
     if (isWhiteout(up.st)) {
-      if (before) yield* removeTree(workspace, child, before, scope ?? child)
+      if (low && before) yield* removeTree(workspace, child, low, scope ?? child, took)
       continue
     }
     // A device or a socket: nothing a command can land in a workspace.
@@ -167,27 +208,38 @@ function* readFolder(
       if (before?.kind === 'dir') {
         if (before.mode !== up.seen.mode) yield { rel: child, before, after: up.seen, ...tag }
         const hides = scope ?? (opaque?.has(child) ? child : undefined)
-        yield* readFolder(workspace, upper, child, hides, opaque)
+        yield* readFolder(
+          workspace,
+          upper,
+          child,
+          hides,
+          opaque,
+          false,
+          scope === undefined ? took : scopeTook,
+        )
       } else {
         // Made where there was nothing, a file or a link: what was there goes, the folder comes whole.
-        if (before) yield* removeTree(workspace, child, before, scope ?? child)
+        if (low && before) yield* removeTree(workspace, child, low, scope ?? child, took)
         const whole = fresh ? {} : { whole: true as const, source: join(upper, child) }
         yield { rel: child, before: null, after: up.seen, ...whole, ...tag }
         yield* readFolder(workspace, upper, child, undefined, opaque, true)
       }
       continue
     }
-    if (before?.kind === 'dir') {
-      yield* removeTree(workspace, child, before, scope ?? child)
+    if (low && before?.kind === 'dir') {
+      yield* removeTree(workspace, child, low, scope ?? child, took)
       yield { rel: child, before: null, after: up.seen, source: join(upper, child), ...tag }
-    } else yield { rel: child, before, after: up.seen, source: join(upper, child), ...tag }
+    } else {
+      const meanwhile = low ? changedSince(low.st, took) : {}
+      yield { rel: child, before, after: up.seen, source: join(upper, child), ...tag, ...meanwhile }
+    }
   }
   if (named && scope !== undefined) {
     for (const name of names(join(workspace, rel))) {
       if (named.has(name)) continue
       const child = join2(rel, name)
       const low = look(join(workspace, child))
-      if (low) yield* removeTree(workspace, child, low.seen, scope)
+      if (low) yield* removeTree(workspace, child, low, scope, scopeTook)
     }
   }
 }

@@ -1,4 +1,4 @@
-import { isProtectedPath, isSecretPath, type SensitivePathRules } from '../../sensitive-paths'
+import { isProtectedPath, isSecretPath, pathSegments, type SensitivePathRules } from '../../sensitive-paths'
 
 /**
  * Which of a command's changes are held back instead of landing silently (issue 20): anything protected by the
@@ -40,20 +40,37 @@ const GIT_DATA = new Set(
   ].map((n) => n.toLowerCase()),
 )
 
-/** Why a change at `rel` is held, or null when it may land. */
-export function heldReason(rel: string, rules: SensitivePathRules): string | null {
-  const segments = rel.split('/').filter((s) => s !== '' && s !== '.')
-  const git = segments.findIndex((s) => s.toLowerCase() === '.git')
+/** What makes a folder a repository for git: changing one's kind (moving `.git` away) sends git looking above. */
+const REPOSITORY = new Set(['head', 'objects', 'refs'])
+
+type Kind = 'file' | 'link' | 'dir' | null
+
+/**
+ * Why a change at `rel` is held, or null when it may land. `kinds`: what was there and what the change leaves, when
+ * known. Git makes no link among its data, and writes through one it finds there (the message of every commit to
+ * COMMIT_EDITMSG, each reflog line appended to logs/, FETCH_HEAD), to wherever the link leads: so a link inside
+ * `.git` is held whatever its name.
+ */
+export function heldReason(
+  rel: string,
+  rules: SensitivePathRules,
+  kinds?: { before: Kind; after: Kind },
+): string | null {
+  // Judged as sensitive-paths.ts reads names: `.GIT`, `.git.` and `git~1` are `.git` where git may look.
+  const segments = pathSegments(rel)
+  const git = segments.indexOf('.git')
   if (git >= 0) {
     const inside = segments[git + 1]
     if (inside === undefined) return 'a git folder made, removed or replaced'
-    const lower = inside.toLowerCase()
     // A split index's shared part and a lock git leaves behind are data too.
     const data =
-      GIT_DATA.has(lower) ||
-      lower.startsWith('sharedindex.') ||
-      (segments.length === git + 2 && lower.endsWith('.lock'))
+      GIT_DATA.has(inside) ||
+      inside.startsWith('sharedindex.') ||
+      (segments.length === git + 2 && inside.endsWith('.lock'))
     if (!data) return 'git reads it as configuration or runs it'
+    if (kinds?.after === 'link') return 'a link inside .git: git writes through it, wherever it leads'
+    if (kinds && kinds.before !== kinds.after && segments.length === git + 2 && REPOSITORY.has(inside))
+      return 'git would no longer find its repository here'
     // A secret or protected name further down (a `.env` inside refs/) is held all the same.
     const rest = segments.slice(git + 2).join('/')
     if (rest !== '' && isSecretPath(rest)) return 'a secret file'

@@ -175,6 +175,8 @@ export interface PlanLine {
   content?: ContentFacts
   /** The identity of the file as it lands, when trusted (logged with its file.preimage). */
   afterId?: string
+  /** A held file the layer knows by other names too: it lands as a copy, a file of its own (see planAndLand). */
+  alone?: true
 }
 
 /** The outermost folder of `wholes` that holds `rel`, if any. */
@@ -335,6 +337,14 @@ async function planAndLand(opts: Parameters<typeof landChangeSet>[0], replaced: 
         notLanding(change.rel)
         continue
       }
+      // Landing would put the command's older view over it, with nothing to say so: the command runs again instead.
+      if (change.meanwhile) {
+        closeQuietly(plan)
+        return {
+          ...nothingLanded(host.landProtected),
+          error: `${change.rel} was changed in the workspace while the command ran, after the command had read it; nothing was changed (run the command again)`,
+        }
+      }
       const abs = join(workspace, change.rel)
       // What was there is kept now, held or not: an accepted held change is undoable like the rest.
       const before = await tokenOf(abs, change.before, {
@@ -360,6 +370,12 @@ async function planAndLand(opts: Parameters<typeof landChangeSet>[0], replaced: 
       const reason =
         heldFor(change, opts.rules, heldFolders, holdsHeld) ?? (opts.holdAll ? HELD_FOR_REVIEW : null)
       if (reason !== null) {
+        // A hard link the command made gives the held file another name that may land unreviewed: accepted, the
+        // file lands as a copy, so that name never writes what the user reviewed (an editor saving in place).
+        if (change.after?.kind === 'file' && (lstatIfPresentSync(change.source ?? abs)?.nlink ?? 1) > 1) {
+          line.alone = true
+          notLanding(change.rel)
+        }
         landed.heldCount++
         if (landed.held.length < PATHS_SHOWN) landed.held.push({ relPath: change.rel, reason })
         if (reviewing || !host.landProtected) {
@@ -664,7 +680,10 @@ function heldFor(
   heldFolders: Set<string>,
   holdsHeld: Set<string>,
 ): string | null {
-  let reason = heldReason(change.rel, rules)
+  let reason = heldReason(change.rel, rules, {
+    before: change.before?.kind ?? null,
+    after: change.after?.kind ?? null,
+  })
   if (reason === null && change.scope !== undefined && heldReason(change.scope, rules) !== null)
     reason = `inside ${change.scope}, which is held (${heldReason(change.scope, rules) as string})`
   if (reason === null) {
@@ -675,13 +694,6 @@ function heldFor(
       }
     }
   }
-  // What makes a folder a repository for git: removing it (moving `.git` away) would send git looking above.
-  if (
-    reason === null &&
-    change.after?.kind !== change.before?.kind &&
-    /(?:^|\/)\.git\/(?:HEAD|objects|refs)$/i.test(change.rel)
-  )
-    reason = 'git would no longer find its repository here'
   // A folder that loses its last entry only after a held removal is held with it (it would not be empty).
   if (reason === null && change.after === null && change.before?.kind === 'dir' && holdsHeld.has(change.rel))
     reason = 'it holds a held change'
@@ -923,6 +935,10 @@ function applyOne(
     case 'link': {
       if (line.source === undefined) return 'its new content is missing from the layer'
       if (was.kind === 'dir') rmdirSync(path)
+      if (line.alone) {
+        copyIn(path, line)
+        return undefined
+      }
       try {
         renameSync(line.source, path)
       } catch (error) {
@@ -947,6 +963,7 @@ function folderCheck(workspace: string, path: string, checked: Set<string>): str
 /** A file or link moved in from the layer, by the thread pool (see Moves). */
 async function moveIn(path: string, line: PlanLine): Promise<void> {
   if (line.source === undefined) throw new Error('its new content is missing from the layer')
+  if (line.alone) return copyIn(path, line)
   try {
     await fs.rename(line.source, path)
   } catch (error) {
@@ -955,7 +972,10 @@ async function moveIn(path: string, line: PlanLine): Promise<void> {
   }
 }
 
-/** The layer is on another file system: the new file or link is copied beside, then renamed in (still atomic for readers). */
+/**
+ * The layer is on another file system, or the file must land as a file of its own (PlanLine.alone): the new file or
+ * link is copied beside, then renamed in (still atomic for readers).
+ */
 function copyIn(path: string, line: PlanLine): void {
   const want = parseToken(line.after)
   const temp = `${path}.lanes-${process.pid}-land`
