@@ -35,10 +35,27 @@ describe('isSecretPath and isProtectedPath', () => {
     expect(isSecretPath(row.path)).toBe(row.secret)
     expect(isProtectedPath(row.path, GIT_WORKSPACE_RULES)).toBe(expectedProtected(row, true))
     expect(isProtectedPath(row.path, STRICT_RULES)).toBe(expectedProtected(row, false))
-    // Every secret is protected; the same name with `./`, doubled or Windows separators is judged alike.
+    // Every secret is protected; the same name with `./`, doubled, trailing or Windows separators is judged alike.
     if (row.secret) expect(isProtectedPath(row.path, GIT_WORKSPACE_RULES)).toBe(true)
     expect(isSecretPath(`./${row.path.replace(/\//g, '//')}`)).toBe(row.secret)
+    expect(isSecretPath(row.path.replace(/\//g, '\\'))).toBe(row.secret)
+    expect(isSecretPath(`${row.path}/`)).toBe(row.secret)
     expect(isProtectedPath(row.path.replace(/\//g, '\\'), STRICT_RULES)).toBe(expectedProtected(row, false))
+  })
+
+  it.each([
+    ['src\\keys\\id_rsa', true],
+    ['keys//server.PEM//', true],
+    ['a/b\\CREDENTIALS.JSON', true],
+    ['home\\.ssh\\notes.txt', true],
+    ['x/.SSH/', true],
+    ['src/env.ts/', false],
+    ['keys/id_rsa.pub', false],
+    ['', false],
+    ['/', false],
+    ['\\\\', false],
+  ])('judge %j by its last segment and its dotted folders, whatever the separators', (name, secret) => {
+    expect(isSecretPath(name)).toBe(secret)
   })
 
   it('protect git-like root files only as themselves, and folders with their content', () => {

@@ -191,8 +191,8 @@ export async function loadSensitivePathRules(
   } catch {
     return tracksSecrets
   }
-  // A large repository tracks a hundred thousand files or more (about 150 ms to judge): judged in slices, so the
-  // app's main process keeps answering meanwhile.
+  // A large repository tracks a hundred thousand files or more (about 25 ms to judge, more on a busy machine):
+  // judged in slices, so the app's main process keeps answering meanwhile.
   const slices = new TimeSlices()
   for (const [i, file] of (tracked ?? []).entries()) {
     if (isSecretPath(file)) return tracksSecrets
@@ -231,13 +231,46 @@ function isSecretSegments(segments: readonly string[]): boolean {
   const name = segments.at(-1)
   if (name === undefined) return false
   if (segments.some((s) => SECRET_DIR_SET.has(s))) return true
-  if (SECRET_FILE_SET.has(name)) return true
   if (SECRET_NESTED_RUNS.some((run) => containsRun(segments, run))) return true
+  return isSecretName(name)
+}
+
+/** What the name alone makes secret (lower-cased). */
+function isSecretName(name: string): boolean {
+  if (SECRET_FILE_SET.has(name)) return true
   return SECRET_FILE_PATTERN.test(name) && !SECRET_TEMPLATE_PATTERN.test(name)
+}
+
+/**
+ * Every secret folder and every SECRET_NESTED run begins with a segment that begins with a dot (`.ssh`,
+ * `.config/gh`), so a path with no such segment is secret by its name alone: `isSecretPath` then judges only the
+ * name, without splitting the path (a large repository's hundred thousand paths are judged at every session
+ * start, and most have no dotted folder). Should a list ever gain a folder without a dot, every path is split.
+ */
+const FOLDERS_BEGIN_WITH_A_DOT = [
+  ...SECRET_DIR_SET,
+  ...SECRET_NESTED_RUNS.map((run) => run[0] as string),
+].every((segment) => segment.startsWith('.'))
+
+/** A segment of `relative` begins with a dot (a `.` segment too). */
+function hasDottedSegment(relative: string): boolean {
+  return relative.startsWith('.') || relative.includes('/.') || relative.includes('\\.')
+}
+
+/** The last segment of `relative`, lower-cased: as `segmentsOf(relative).at(-1)` when no segment is `.`. */
+function lastSegment(relative: string): string {
+  let end = relative.length
+  while (end > 0 && (relative[end - 1] === '/' || relative[end - 1] === '\\')) end--
+  const start = Math.max(relative.lastIndexOf('/', end - 1), relative.lastIndexOf('\\', end - 1)) + 1
+  return relative.slice(start, end).toLowerCase()
 }
 
 /** The file's content is a credential: reads ask, grep leaves no trace of it. `relative` is relative to the root. */
 export function isSecretPath(relative: string): boolean {
+  if (FOLDERS_BEGIN_WITH_A_DOT && !hasDottedSegment(relative)) {
+    const name = lastSegment(relative)
+    return name !== '' && isSecretName(name)
+  }
   return isSecretSegments(segmentsOf(relative))
 }
 
