@@ -147,8 +147,8 @@ export const BARE_REPO_ROOT_FILES: readonly string[] = ['HEAD', 'config', 'packe
 export const BARE_REPO_ROOT_DIRS: readonly string[] = ['objects', 'refs']
 
 /**
- * What depends on the workspace itself, computed once when it is opened (`loadSensitivePathRules`) and
- * passed to every judgement of protection, never re-read per call.
+ * What depends on the workspace itself, computed once when it is opened (`loadSensitivePathRules`, in the
+ * background: `rulesInBackground`) and passed to every judgement of protection, never re-read per call.
  */
 export interface SensitivePathRules {
   /** The root has no `.git`, so the root-level names of a bare repository are protected. */
@@ -200,6 +200,44 @@ export async function loadSensitivePathRules(
   }
   const history = await findInHistory(root, SECRET_JUDGE, historyBudget)
   return history.kind === 'clean' ? GIT_WORKSPACE_RULES : tracksSecrets
+}
+
+/** A workspace's rules while they load (`rulesInBackground`). */
+export interface LoadingPathRules extends SensitivePathRules {
+  /** Resolves once the rules are loaded; never rejects. */
+  ready(): Promise<void>
+  /** Whether they are loaded: a caller on a latency-critical path then need not await `ready()`. */
+  isReady(): boolean
+}
+
+/**
+ * The rules a session judges with, loaded in the background from its start (reading a large repository's index
+ * and object store takes most of a second), so that neither the session's start nor its first model request
+ * waits for them. Whatever judges or runs a tool call waits for them first (`ready`): a call is never judged
+ * with half-known rules. A reader that does not wait gets the strict answer until they are loaded (fail closed);
+ * a load that fails gives the strict rules. `gitAlsoHoldsSecrets` is what else learns that git holds a secret
+ * file (the secrets scan asks git itself), joined to the load's answer. Own properties, not a class's getters,
+ * so that a copy (`{ ...rules }`) copies the answers.
+ */
+export function rulesInBackground(
+  load: Promise<SensitivePathRules>,
+  gitAlsoHoldsSecrets: () => boolean = () => false,
+): LoadingPathRules {
+  let loaded: SensitivePathRules | undefined
+  const loading = load.then(
+    (rules) => void (loaded = rules),
+    () => void (loaded = STRICT_RULES),
+  )
+  return {
+    get bareRepoAtRoot() {
+      return (loaded ?? STRICT_RULES).bareRepoAtRoot
+    },
+    get gitTracksSecrets() {
+      return (loaded ?? STRICT_RULES).gitTracksSecrets || gitAlsoHoldsSecrets()
+    },
+    ready: () => loading,
+    isReady: () => loaded !== undefined,
+  }
 }
 
 const lower = (names: readonly string[]): Set<string> => new Set(names.map((n) => n.toLowerCase()))
