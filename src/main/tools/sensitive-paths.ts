@@ -279,16 +279,28 @@ function isSecretName(name: string): boolean {
   return SECRET_FILE_PATTERN.test(name) && !SECRET_TEMPLATE_PATTERN.test(name)
 }
 
+/** What the name alone makes protected (lower-cased): a secret's, a secret's template's (`.env.example`), a protected file's. */
+function isProtectedName(name: string): boolean {
+  return SECRET_FILE_SET.has(name) || PROTECTED_FILE_SET.has(name) || SECRET_FILE_PATTERN.test(name)
+}
+
 /**
- * Every secret folder and every SECRET_NESTED run begins with a segment that begins with a dot (`.ssh`,
- * `.config/gh`), so a path with no such segment is secret by its name alone: `isSecretPath` then judges only the
- * name, without splitting the path (a large repository's hundred thousand paths are judged at every session
- * start, and most have no dotted folder). Should a list ever gain a folder without a dot, every path is split.
+ * Every folder rule (SECRET_DIRS, SECRET_NESTED, PROTECTED_DIRS) matches only a segment that begins with a dot
+ * (`.ssh`, `.config/gh`, `.git`), so a path with no such segment is judged by its name alone, without splitting
+ * it: every entry of a large workspace is judged at each session start (its index, its history, the sandbox's
+ * walk of its tree), and most have no dotted folder. Should a list ever gain a folder without a dot, every path
+ * is split.
  */
 const FOLDERS_BEGIN_WITH_A_DOT = [
   ...SECRET_DIR_SET,
   ...SECRET_NESTED_RUNS.map((run) => run[0] as string),
+  ...PROTECTED_DIR_SET,
 ].every((segment) => segment.startsWith('.'))
+
+/** The name, lower-cased, of a path judged by its name alone (FOLDERS_BEGIN_WITH_A_DOT); null for any other. */
+function nameAlone(relative: string): string | null {
+  return FOLDERS_BEGIN_WITH_A_DOT && !hasDottedSegment(relative) ? lastSegment(relative) : null
+}
 
 /** A segment of `relative` begins with a dot (a `.` segment too). */
 function hasDottedSegment(relative: string): boolean {
@@ -305,10 +317,8 @@ function lastSegment(relative: string): string {
 
 /** The file's content is a credential: reads ask, grep leaves no trace of it. `relative` is relative to the root. */
 export function isSecretPath(relative: string): boolean {
-  if (FOLDERS_BEGIN_WITH_A_DOT && !hasDottedSegment(relative)) {
-    const name = lastSegment(relative)
-    return name !== '' && isSecretName(name)
-  }
+  const name = nameAlone(relative)
+  if (name !== null) return name !== '' && isSecretName(name)
   return isSecretSegments(segmentsOf(relative))
 }
 
@@ -342,11 +352,13 @@ const SECRET_JUDGE: PathJudge = { matches: isSecretPath, folderKey: secretFolder
  * relative to the workspace root; `rules` are the workspace's own (`loadSensitivePathRules`).
  */
 export function isProtectedPath(relative: string, rules: SensitivePathRules): boolean {
+  // A bare repository's names are judged by the first segment too.
+  const alone = rules.bareRepoAtRoot ? null : nameAlone(relative)
+  if (alone !== null) return alone !== '' && isProtectedName(alone)
   const segments = segmentsOf(relative)
   const name = segments.at(-1)
   if (name === undefined) return false
-  if (isSecretSegments(segments)) return true
-  if (PROTECTED_FILE_SET.has(name) || SECRET_FILE_PATTERN.test(name)) return true
+  if (isSecretSegments(segments) || isProtectedName(name)) return true
   if (segments.some((s) => PROTECTED_DIR_SET.has(s))) return true
   if (!rules.bareRepoAtRoot) return false
   const top = segments[0] as string
