@@ -88,7 +88,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
   private preimages: Promise<PreimageStore> | undefined
   /** Decisions given with a continue (the review screen answered after a restart), used as the calls resume. */
   private readonly preDecisions = new Map<string, UserDecision & HeldReply>()
-  /** The workspace's secrets, whose first scan starts with the session (in the background). */
+  /** The workspace's secrets, whose first scan starts in the background with the session, after its path rules. */
   readonly secrets: WorkspaceSecrets
   /** The workspace's sensitive-path rules (DESIGN 2.3), loading in the background from the session's start. */
   readonly pathRules: LoadingPathRules
@@ -126,7 +126,10 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     this.secrets.addAppSecret(process.env.ANTHROPIC_API_KEY, 'the API key')
     for (const { value, source } of opts.appSecrets ?? []) this.secrets.addAppSecret(value, source)
     for (const folder of [opts.sessionsDir, ...(opts.ownData ?? [])]) this.secrets.addOwnFolder(folder)
-    void this.secrets.start()
+    // The secrets scan follows the rules' load (unless something needs it sooner): the two are the session's
+    // heaviest start-up work, and side by side on the one thread each would take about as long as both together,
+    // against budgets counted in wall time (git/history.ts, workspace-secrets.ts).
+    void this.pathRules.ready().then(() => this.secrets.start())
   }
 
   get sessionId(): string {
@@ -201,8 +204,12 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
 
   /** Starts a run with a new task (a first task, or a follow-up in a session whose last run ended). */
   async run(task: string): Promise<RunOutcome> {
-    // Secret files edited since the last run are read again (incremental; the first scan may still be going).
-    void this.secrets.ready().then(() => this.secrets.refresh())
+    // Secret files edited since the last run are read again (incremental; the first scan may still be going, or
+    // wait for the rules' load to start).
+    void this.pathRules
+      .ready()
+      .then(() => this.secrets.ready())
+      .then(() => this.secrets.refresh())
     const runId = `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`
     await this.emit({ type: 'run.started', runId, task })
     this.pushUser([{ type: 'text', text: task }])
