@@ -279,7 +279,7 @@ function isSecretName(name: string): boolean {
   return SECRET_FILE_PATTERN.test(name) && !SECRET_TEMPLATE_PATTERN.test(name)
 }
 
-/** What the name alone makes protected (lower-cased): a secret's, a secret's template's (`.env.example`), a protected file's. */
+/** What the name alone makes protected (lower-cased): secrets, their templates (`.env.example`), protected files. */
 function isProtectedName(name: string): boolean {
   return SECRET_FILE_SET.has(name) || PROTECTED_FILE_SET.has(name) || SECRET_FILE_PATTERN.test(name)
 }
