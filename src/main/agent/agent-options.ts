@@ -1,5 +1,6 @@
 import type { RunFailureKind, SessionEvent } from '../../shared/events'
 import type { ToolRegistry } from '../tools/registry'
+import type { SensitivePathRules } from '../tools/sensitive-paths'
 import type { AlwaysAllowStore } from './always-allow-store'
 import type { ModelClient } from './model'
 import type { Redact } from './project-instructions'
@@ -46,6 +47,11 @@ export interface AgentOptions {
   compactAtTokens?: number
   /** Hides secret values in project instructions (default: the workspace's redactor, as for tool results). */
   redactInstructions?: Redact
+  /**
+   * Loads the workspace's sensitive-path rules (default: `loadSensitivePathRules`), in the background from the
+   * session's start; tests hold it back to see that what needs the rules waits for them, and nothing else does.
+   */
+  loadPathRules?: (workspace: string) => Promise<SensitivePathRules>
   /** Every event, after it is in the log, with the id of the session it belongs to. */
   onEvent?: (event: SessionEvent, sessionId: string) => void
 }

@@ -30,7 +30,7 @@ import { newSessionId } from '../session/store'
 import { redactDeep, redactPreviewEvent } from '../secrets/redact-deep'
 import { RedactTextStream } from '../secrets/redactor'
 import { workspaceSecrets, type WorkspaceSecrets } from '../secrets/workspace-secrets'
-import { loadSensitivePathRules, type SensitivePathRules } from '../tools/sensitive-paths'
+import { loadSensitivePathRules, rulesInBackground, type LoadingPathRules } from '../tools/sensitive-paths'
 import { nameInWorkspace } from '../tools/workspace'
 import { SnapshotStore } from '../tools/snapshots'
 import type { HeldVerdict } from '../tools/bash/capture/held-review'
@@ -88,10 +88,10 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
   private preimages: Promise<PreimageStore> | undefined
   /** Decisions given with a continue (the review screen answered after a restart), used as the calls resume. */
   private readonly preDecisions = new Map<string, UserDecision & HeldReply>()
-  /** The workspace's secrets, whose first scan starts with the session (in the background). */
+  /** The workspace's secrets, whose first scan starts in the background with the session, after its path rules. */
   readonly secrets: WorkspaceSecrets
-  /** The workspace's sensitive-path rules (DESIGN 2.3). */
-  readonly pathRules: SensitivePathRules
+  /** The workspace's sensitive-path rules (DESIGN 2.3), loading in the background from the session's start. */
+  readonly pathRules: LoadingPathRules
   /**
    * The root's project instructions as sent (the latest root `instructions.loaded`): read once and kept
    * byte-identical until a compaction re-reads them, also across a restart, so the prompt cache keeps hitting.
@@ -105,7 +105,6 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     writer: SessionWriter,
     state: SessionState,
     messages: MessageParam[],
-    pathRules: SensitivePathRules,
   ) {
     this.opts = opts
     this.writer = writer
@@ -121,17 +120,16 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     const secrets = this.secrets
     // Git's own answer joins the object reader's once the scan has it: an index or commit the reader does not
     // see (a split index, a worktree's index) still makes git commands that print or search contents ask.
-    this.pathRules = {
-      bareRepoAtRoot: pathRules.bareRepoAtRoot,
-      ...(pathRules.hooksPath !== undefined ? { hooksPath: pathRules.hooksPath } : {}),
-      get gitTracksSecrets() {
-        return pathRules.gitTracksSecrets || secrets.gitHoldsSecretFiles()
-      },
-    }
+    this.pathRules = rulesInBackground((opts.loadPathRules ?? loadSensitivePathRules)(opts.workspace), () =>
+      secrets.gitHoldsSecretFiles(),
+    )
     this.secrets.addAppSecret(process.env.ANTHROPIC_API_KEY, 'the API key')
     for (const { value, source } of opts.appSecrets ?? []) this.secrets.addAppSecret(value, source)
     for (const folder of [opts.sessionsDir, ...(opts.ownData ?? [])]) this.secrets.addOwnFolder(folder)
-    void this.secrets.start()
+    // The secrets scan follows the rules' load (unless something needs it sooner): the two are the session's
+    // heaviest start-up work, and side by side on the one thread each would take about as long as both together,
+    // against budgets counted in wall time (git/history.ts, workspace-secrets.ts).
+    void this.pathRules.ready().then(() => this.secrets.start())
   }
 
   get sessionId(): string {
@@ -144,9 +142,8 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
 
   static async create(opts: AgentOptions, title?: string): Promise<AgentSession> {
     const sessionId = newSessionId()
-    const pathRules = await loadSensitivePathRules(opts.workspace)
     const writer = await openSessionWriter(opts.sessionsDir, sessionId, { create: true })
-    const session = new AgentSession(opts, writer, reduceEvents([]), [], pathRules)
+    const session = new AgentSession(opts, writer, reduceEvents([]), [])
     const settings: SessionSettings = {
       model: opts.modelName,
       scheduler: opts.scheduler,
@@ -195,8 +192,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     clearTrash(trashRoot(preimagesDir(writer.outputDir)))
     const state = reduceEvents(events)
     const { messages } = buildConversation(events)
-    const pathRules = await loadSensitivePathRules(opts.workspace)
-    const session = new AgentSession(opts, writer, state, messages, pathRules)
+    const session = new AgentSession(opts, writer, state, messages)
     session.preimages = preimages
     for (const event of events) {
       if (event.type !== 'instructions.loaded') continue
@@ -208,8 +204,12 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
 
   /** Starts a run with a new task (a first task, or a follow-up in a session whose last run ended). */
   async run(task: string): Promise<RunOutcome> {
-    // Secret files edited since the last run are read again (incremental; the first scan may still be going).
-    void this.secrets.ready().then(() => this.secrets.refresh())
+    // Secret files edited since the last run are read again (incremental; the first scan may still be going, or
+    // wait for the rules' load to start).
+    void this.pathRules
+      .ready()
+      .then(() => this.secrets.ready())
+      .then(() => this.secrets.refresh())
     const runId = `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`
     await this.emit({ type: 'run.started', runId, task })
     this.pushUser([{ type: 'text', text: task }])
@@ -548,7 +548,6 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
     const loaded = await readInstructions(
       this.opts.workspace,
       '',
-      this.pathRules,
       // Only a file to read waits for the secrets scan: a workspace without instructions sends its first
       // request at once.
       () => this.instructionsRedactor(),
@@ -573,9 +572,7 @@ export class AgentSession implements TurnLoopHost, CompactionHost {
       for (const folder of foldersOf(rel)) {
         if (this.instructionFolders.has(folder)) continue
         this.instructionFolders.add(folder)
-        const loaded = await readInstructions(this.opts.workspace, folder, this.pathRules, () =>
-          this.instructionsRedactor(),
-        )
+        const loaded = await readInstructions(this.opts.workspace, folder, () => this.instructionsRedactor())
         if (loaded.files.length === 0) continue
         await this.emit({
           type: 'instructions.loaded',

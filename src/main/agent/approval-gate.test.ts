@@ -6,7 +6,7 @@ import type { SessionEvent, SessionEventDraft } from '../../shared/events'
 import { workspaceSecrets } from '../secrets/workspace-secrets'
 import { loadBashGrammar } from '../tools/bash/validate'
 import { createToolRegistry } from '../tools/index'
-import { STRICT_RULES } from '../tools/sensitive-paths'
+import { rulesInBackground, STRICT_RULES } from '../tools/sensitive-paths'
 import { makeToolContext } from '../tools/test-fixtures/tool-context'
 import type { AgentOptions } from './agent-options'
 import { ApprovalGate, type GateHost, type PendingCall } from './approval-gate'
@@ -23,6 +23,8 @@ async function gateIn(files: Record<string, string>, extra: Partial<AgentOptions
   dirs.push(workspace)
   for (const [name, content] of Object.entries(files)) await writeFile(join(workspace, name), content)
   const logged: string[] = []
+  const pathRules = rulesInBackground(Promise.resolve(STRICT_RULES))
+  await pathRules.ready()
   const host: GateHost = {
     options: {
       workspace,
@@ -31,7 +33,7 @@ async function gateIn(files: Record<string, string>, extra: Partial<AgentOptions
       autoApproveEdits: false,
       ...extra,
     } as AgentOptions,
-    pathRules: STRICT_RULES,
+    pathRules,
     stopSignal: new AbortController().signal,
     emit: (draft: SessionEventDraft) => {
       logged.push(`${draft.type} ${(draft as { callId?: string }).callId ?? ''}`)

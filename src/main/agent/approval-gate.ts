@@ -17,6 +17,7 @@ import type { AgentOptions } from './agent-options'
 import { buildPreview, decidePolicy } from './approval-policy'
 import type { GateVerdict } from './scheduler'
 import type { WorkspaceSecrets } from '../secrets/workspace-secrets'
+import type { LoadingPathRules } from '../tools/sensitive-paths'
 import { executeReviewed, hunkDecisionError } from '../tools/reviewed-change'
 
 /**
@@ -89,7 +90,8 @@ export interface PendingCall {
 /** What the gate needs from the session. */
 export interface GateHost {
   readonly options: Readonly<AgentOptions>
-  readonly pathRules: ToolContext['pathRules']
+  /** The workspace's sensitive-path rules, loading in the background: every policy waits for them. */
+  readonly pathRules: LoadingPathRules
   readonly stopSignal: AbortSignal
   emit(draft: SessionEventDraft): Promise<SessionEvent>
   toolContext(callId: string, signal: AbortSignal): { ctx: ToolContext; flush: () => void }
@@ -171,6 +173,9 @@ export class ApprovalGate {
     call: PendingCall,
     decision: UserDecision,
   ): Promise<{ ok: true } | { ok: false; error: string }> {
+    // What a session rule covers is judged with the workspace's path rules: a call taken over from the log (a
+    // continue) may be answered before they are loaded.
+    if (!this.host.pathRules.isReady()) await this.host.pathRules.ready()
     const asking = call.state.kind === 'asking' ? call.state : undefined
     if (!asking) return { ok: false, error: 'That call is not waiting for a decision.' }
     const partial = decision.decision === 'approved' && isPartialReview(decision.hunks)
@@ -231,16 +236,22 @@ export class ApprovalGate {
     const policy = this.policyOptions()
     const decide = (rules: AlwaysAllowRule[]): PolicyVerdict =>
       decidePolicy(tool, call.input, { ...policy, alwaysAllow: rules })
-    // Decided now when the folder's rules are at hand (after the first call, or none kept): a call that needs
-    // no one is allowed or failed before the scheduler looks at it, and `verdict` answers without an await, so
-    // it starts in the same synchronous run as its block's close (each await let other queued work go first).
+    // Decided now when the folder's "always allow" rules (after the first call, or none kept) and the workspace's
+    // path rules (loaded in the background from the session's start) are at hand: a call that needs no one is
+    // allowed or failed before the scheduler looks at it, and `verdict` answers without an await, so it starts
+    // in the same synchronous run as its block's close (each await let other queued work go first). Until then
+    // the policy waits for them: a call is never judged with rules half known.
     const alwaysAllow = options.alwaysAllow
     const known = alwaysAllow ? alwaysAllow.rulesNow(options.workspace) : []
+    const { pathRules } = this.host
     let verdictReady: Promise<PolicyVerdict>
-    if (alwaysAllow && known === undefined) verdictReady = alwaysAllow.rules(options.workspace).then(decide)
+    if (known === undefined || !pathRules.isReady())
+      verdictReady = Promise.all([known ?? alwaysAllow?.rules(options.workspace), pathRules.ready()]).then(
+        ([rules]) => decide(rules ?? []),
+      )
     else {
       try {
-        const now = decide(known ?? [])
+        const now = decide(known)
         if (now.kind !== 'ask') {
           if (now.kind === 'deny') this.fail(call, now.reason)
           else move(call, { kind: 'allowed', byRule: now.byRule === true })

@@ -3,7 +3,6 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { STRICT_RULES } from '../tools/sensitive-paths'
 import { Redactor } from '../secrets/redactor'
 import { foldersOf, MAX_INSTRUCTION_CHARS, readInstructions } from './project-instructions'
 
@@ -21,7 +20,7 @@ describe('readInstructions', () => {
     await writeFile(join(root, 'CLAUDE.md'), 'Run the tests.\n')
     await mkdir(join(root, '.lanes'))
     await writeFile(join(root, '.lanes', 'instructions.md'), 'Lanes only.\n')
-    const loaded = await readInstructions(root, '', STRICT_RULES)
+    const loaded = await readInstructions(root, '')
     expect(loaded.files.map((f) => f.path)).toEqual(['AGENTS.md', 'CLAUDE.md', '.lanes/instructions.md'])
     expect(loaded.text).toMatch(/^<project-instructions>\n/)
     expect(loaded.text).toContain('<file path="AGENTS.md">\nUse tabs.\n\n</file>')
@@ -31,7 +30,7 @@ describe('readInstructions', () => {
 
   it('caps a 5 MB file and says so, in the section and in the file list', async () => {
     await writeFile(join(root, 'AGENTS.md'), 'rule\n'.repeat(1_000_000))
-    const loaded = await readInstructions(root, '', STRICT_RULES)
+    const loaded = await readInstructions(root, '')
     const [file] = loaded.files
     expect(file!.bytes).toBe(5_000_000)
     expect(file!.note).toMatch(/capped: the file is 4\.8 MB; only its first 32 KB are used/)
@@ -42,7 +41,7 @@ describe('readInstructions', () => {
   it('leaves out a binary file and a file that is not UTF-8, naming why', async () => {
     await writeFile(join(root, 'AGENTS.md'), Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0x00]))
     await writeFile(join(root, 'CLAUDE.md'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]))
-    const loaded = await readInstructions(root, '', STRICT_RULES)
+    const loaded = await readInstructions(root, '')
     expect(loaded.files.map((f) => f.note)).toEqual([
       'it is a binary file, so it is not used',
       'it is not UTF-8 text, so it is not used',
@@ -56,7 +55,7 @@ describe('readInstructions', () => {
     const outside = await mkdtemp(join(tmpdir(), 'lanes-outside-'))
     await writeFile(join(outside, 'x.md'), 'outside secret\n')
     await symlink(join(outside, 'x.md'), join(root, 'CLAUDE.md'))
-    const loaded = await readInstructions(root, '', STRICT_RULES)
+    const loaded = await readInstructions(root, '')
     await rm(outside, { recursive: true, force: true })
     expect(loaded.text).toBe('')
     expect(JSON.stringify(loaded)).not.toContain('sk-live')
@@ -69,7 +68,7 @@ describe('readInstructions', () => {
   it('a FIFO or a folder named AGENTS.md is passed over without blocking', async () => {
     execFileSync('mkfifo', [join(root, 'AGENTS.md')])
     await mkdir(join(root, 'CLAUDE.md'))
-    const loaded = await readInstructions(root, '', STRICT_RULES)
+    const loaded = await readInstructions(root, '')
     expect(loaded).toEqual({ files: [], text: '' })
   })
 
@@ -78,7 +77,6 @@ describe('readInstructions', () => {
     const loaded = await readInstructions(
       root,
       '',
-      STRICT_RULES,
       async () => (text) => text.replace(/ghp_\w+/g, '[REDACTED]'),
     )
     expect(loaded.text).toContain('token: [REDACTED]')
@@ -89,7 +87,7 @@ describe('readInstructions', () => {
     const value = 'ghp_Straddles0123456789abcdefXYZ'
     await writeFile(join(root, 'AGENTS.md'), `${'a'.repeat(MAX_INSTRUCTION_CHARS - 8)}${value}\nmore\n`)
     const redactor = new Redactor([{ value, source: '.env' }])
-    const loaded = await readInstructions(root, '', STRICT_RULES, async () => (t) => redactor.redactText(t))
+    const loaded = await readInstructions(root, '', async () => (t) => redactor.redactText(t))
     expect(loaded.text).not.toContain('ghp_')
     expect(loaded.files[0]?.note).toMatch(/^capped/)
   })
@@ -100,11 +98,11 @@ describe('readInstructions', () => {
       asked++
       return (text: string) => text
     }
-    expect((await readInstructions(root, '', STRICT_RULES, redactor)).files).toEqual([])
+    expect((await readInstructions(root, '', redactor)).files).toEqual([])
     expect(asked).toBe(0)
     await writeFile(join(root, 'AGENTS.md'), 'one\n')
     await writeFile(join(root, 'CLAUDE.md'), 'two\n')
-    expect((await readInstructions(root, '', STRICT_RULES, redactor)).files).toHaveLength(2)
+    expect((await readInstructions(root, '', redactor)).files).toHaveLength(2)
     expect(asked).toBe(1)
   })
 
@@ -113,7 +111,7 @@ describe('readInstructions', () => {
     await writeFile(join(root, 'pkg', 'AGENTS.md'), 'pkg rules\n')
     await mkdir(join(root, 'pkg', '.lanes'))
     await writeFile(join(root, 'pkg', '.lanes', 'instructions.md'), 'not read\n')
-    const loaded = await readInstructions(root, 'pkg', STRICT_RULES)
+    const loaded = await readInstructions(root, 'pkg')
     expect(loaded.files.map((f) => f.path)).toEqual(['pkg/AGENTS.md'])
     expect(loaded.text).toContain('the folder pkg/')
     expect(loaded.text).not.toContain('not read')

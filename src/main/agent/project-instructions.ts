@@ -1,7 +1,7 @@
 import { constants } from 'node:fs'
 import { open } from 'node:fs/promises'
 import type { InstructionFile } from '../../shared/events'
-import { isSecretPath, type SensitivePathRules } from '../tools/sensitive-paths'
+import { isSecretPath } from '../tools/sensitive-paths'
 import { resolveInWorkspace, toWorkspaceRelative } from '../tools/workspace'
 
 /**
@@ -38,7 +38,6 @@ export interface LoadedInstructions {
 export async function readInstructions(
   root: string,
   folder: string,
-  rules: SensitivePathRules,
   /** Gives the redactor; asked only when there is a file to read (it may wait for the secrets scan). */
   redactor: () => Promise<Redact> = async () => (text) => text,
 ): Promise<LoadedInstructions> {
@@ -48,7 +47,7 @@ export async function readInstructions(
   const sections: string[] = []
   for (const name of names) {
     const rel = folder === '' ? name : `${folder}/${name}`
-    const read = await readOne(root, rel, rules)
+    const read = await readOne(root, rel)
     if (read === null) continue
     redact ??= await redactor()
     let text = read.text === undefined ? '' : redact(read.text, rel)
@@ -79,10 +78,10 @@ export async function readInstructions(
 async function readOne(
   root: string,
   rel: string,
-  rules: SensitivePathRules,
 ): Promise<{ bytes: number; text?: string; note?: string; partial?: boolean } | null> {
   if (isSecretPath(rel)) return null
-  const resolved = await resolveInWorkspace(root, rel, 'read', rules)
+  // Read, never written: the workspace's own rules (which only tell what is protected) are not needed.
+  const resolved = await resolveInWorkspace(root, rel, 'read')
   if (!resolved.ok) return null
   // A link named AGENTS.md that leads to a secret file inside the workspace is judged by where it leads.
   const real = toWorkspaceRelative(root, resolved.path)

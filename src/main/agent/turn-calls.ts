@@ -204,6 +204,9 @@ export class TurnCalls {
         // Awaited only while it runs: an await even of a settled promise lets everything queued meanwhile (the
         // reducer and listeners of the events just logged) run first, and the tool started that much later.
         if (!this.host.secrets.isReady()) await this.host.secrets.ready()
+        // So are the path rules the tools judge with (loaded in the background too): the policy waited for them,
+        // but a call taken over from the log (a continue) was not judged by it.
+        if (!this.host.pathRules.isReady()) await this.host.pathRules.ready()
         const { ctx, flush } = this.host.toolContext(call.callId, signal)
         this.flushers.set(call.callId, flush)
         return this.gate.execute(call, tool, ctx)

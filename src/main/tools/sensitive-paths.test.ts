@@ -36,11 +36,37 @@ describe('isSecretPath and isProtectedPath', () => {
     expect(isSecretPath(row.path)).toBe(row.secret)
     expect(isProtectedPath(row.path, GIT_WORKSPACE_RULES)).toBe(expectedProtected(row, true))
     expect(isProtectedPath(row.path, STRICT_RULES)).toBe(expectedProtected(row, false))
-    // Every secret is protected; the same name with `./`, doubled or Windows separators is judged alike.
+    // Every secret is protected; the same name with `./`, doubled, trailing or Windows separators is judged alike.
     if (row.secret) expect(isProtectedPath(row.path, GIT_WORKSPACE_RULES)).toBe(true)
     expect(isSecretPath(`./${row.path.replace(/\//g, '//')}`)).toBe(row.secret)
+    expect(isSecretPath(row.path.replace(/\//g, '\\'))).toBe(row.secret)
+    expect(isSecretPath(`${row.path}/`)).toBe(row.secret)
+    for (const variant of [row.path.replace(/\//g, '\\'), `${row.path}/`])
+      expect(isProtectedPath(variant, GIT_WORKSPACE_RULES)).toBe(expectedProtected(row, true))
     expect(isProtectedPath(row.path.replace(/\//g, '\\'), STRICT_RULES)).toBe(expectedProtected(row, false))
   })
+
+  it.each([
+    ['src\\keys\\id_rsa', true, true],
+    ['keys//server.PEM//', true, true],
+    ['a/b\\CREDENTIALS.JSON', true, true],
+    ['home\\.ssh\\notes.txt', true, true],
+    ['x/.SSH/', true, true],
+    ['deploy\\.ENV.example', false, true],
+    ['ci\\.github\\deploy.yml', false, true],
+    ['lib//.GITMODULES/', false, true],
+    ['src/env.ts/', false, false],
+    ['keys/id_rsa.pub', false, false],
+    ['', false, false],
+    ['/', false, false],
+    ['\\\\', false, false],
+  ])(
+    'judge %j by its last segment and its dotted folders, whatever the separators',
+    (name, secret, protect) => {
+      expect(isSecretPath(name)).toBe(secret)
+      expect(isProtectedPath(name, GIT_WORKSPACE_RULES)).toBe(protect)
+    },
+  )
 
   it('protect git-like root files only as themselves, and folders with their content', () => {
     expect(isProtectedPath('config/database.yml', STRICT_RULES)).toBe(false)

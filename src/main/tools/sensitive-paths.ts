@@ -148,8 +148,8 @@ export const BARE_REPO_ROOT_FILES: readonly string[] = ['HEAD', 'config', 'packe
 export const BARE_REPO_ROOT_DIRS: readonly string[] = ['objects', 'refs']
 
 /**
- * What depends on the workspace itself, computed once when it is opened (`loadSensitivePathRules`) and
- * passed to every judgement of protection, never re-read per call.
+ * What depends on the workspace itself, computed once when it is opened (`loadSensitivePathRules`, in the
+ * background: `rulesInBackground`) and passed to every judgement of protection, never re-read per call.
  */
 export interface SensitivePathRules {
   /** The root has no `.git`, so the root-level names of a bare repository are protected. */
@@ -199,8 +199,8 @@ export async function loadSensitivePathRules(
   } catch {
     return tracksSecrets
   }
-  // A large repository tracks a hundred thousand files or more (about 150 ms to judge): judged in slices, so the
-  // app's main process keeps answering meanwhile.
+  // A large repository tracks a hundred thousand files or more (about 25 ms to judge, more on a busy machine):
+  // judged in slices, so the app's main process keeps answering meanwhile.
   const slices = new TimeSlices()
   for (const [i, file] of (tracked ?? []).entries()) {
     if (isSecretPath(file)) return tracksSecrets
@@ -208,6 +208,48 @@ export async function loadSensitivePathRules(
   }
   const history = await findInHistory(root, SECRET_JUDGE, historyBudget)
   return history.kind === 'clean' ? { ...GIT_WORKSPACE_RULES, ...hooks } : tracksSecrets
+}
+
+/** A workspace's rules while they load (`rulesInBackground`). */
+export interface LoadingPathRules extends SensitivePathRules {
+  /** Resolves once the rules are loaded; never rejects. */
+  ready(): Promise<void>
+  /** Whether they are loaded: a caller on a latency-critical path then need not await `ready()`. */
+  isReady(): boolean
+}
+
+/**
+ * The rules a session judges with, loaded in the background from its start (reading a large repository's index
+ * and object store takes most of a second), so that neither the session's start nor its first model request
+ * waits for them. Whatever judges or runs a tool call waits for them first (`ready`): a call is never judged
+ * with half-known rules. A reader that does not wait gets the strict answer until they are loaded (fail closed);
+ * a load that fails gives the strict rules. `gitAlsoHoldsSecrets` is what else learns that git holds a secret
+ * file (the secrets scan asks git itself), joined to the load's answer. Own properties, not a class's getters,
+ * so that a copy (`{ ...rules }`) copies the answers.
+ */
+export function rulesInBackground(
+  load: Promise<SensitivePathRules>,
+  gitAlsoHoldsSecrets: () => boolean = () => false,
+): LoadingPathRules {
+  let loaded: SensitivePathRules | undefined
+  const loading = load.then(
+    (rules) => void (loaded = rules),
+    () => void (loaded = STRICT_RULES),
+  )
+  return {
+    get bareRepoAtRoot() {
+      return (loaded ?? STRICT_RULES).bareRepoAtRoot
+    },
+    get gitTracksSecrets() {
+      return (loaded ?? STRICT_RULES).gitTracksSecrets || gitAlsoHoldsSecrets()
+    },
+    // Unknown while loading: whatever judges a call by it waits for the load first (`ready`).
+    get hooksPath() {
+      return loaded?.hooksPath
+    },
+    ready: () => loading,
+    isReady: () => loaded !== undefined,
+  }
 }
 
 const lower = (names: readonly string[]): Set<string> => new Set(names.map((n) => n.toLowerCase()))
@@ -261,8 +303,13 @@ function isSecretSegments(segments: readonly string[]): boolean {
   const name = segments.at(-1)
   if (name === undefined) return false
   if (segments.some((s) => SECRET_DIR_SET.has(s))) return true
-  if (SECRET_FILE_SET.has(name)) return true
   if (SECRET_NESTED_RUNS.some((run) => containsRun(segments, run))) return true
+  return isSecretName(name)
+}
+
+/** What the name alone makes secret (lower-cased). */
+function isSecretName(name: string): boolean {
+  if (SECRET_FILE_SET.has(name)) return true
   return SECRET_FILE_PATTERN.test(name) && !SECRET_TEMPLATE_PATTERN.test(name)
 }
 
@@ -273,8 +320,51 @@ function isInHooksPath(segments: readonly string[], hooksPath: string): boolean 
   return segments.length > hooks.length && hooks.every((s, i) => segments[i] === s)
 }
 
+/** What the name alone makes protected (lower-cased): secrets, their templates (`.env.example`), protected files. */
+function isProtectedName(name: string): boolean {
+  return SECRET_FILE_SET.has(name) || PROTECTED_FILE_SET.has(name) || SECRET_FILE_PATTERN.test(name)
+}
+
+/**
+ * Every folder rule (SECRET_DIRS, SECRET_NESTED, PROTECTED_DIRS) matches only a segment that begins with a dot
+ * (`.ssh`, `.config/gh`, `.git`), so a path with no such segment is judged by its name alone, without splitting
+ * it: every entry of a large workspace is judged at each session start (its index, its history, the sandbox's
+ * walk of its tree), and most have no dotted folder. Should a list ever gain a folder without a dot, every path
+ * is split.
+ */
+const FOLDERS_BEGIN_WITH_A_DOT = [
+  ...SECRET_DIR_SET,
+  ...SECRET_NESTED_RUNS.map((run) => run[0] as string),
+  ...PROTECTED_DIR_SET,
+].every((segment) => segment.startsWith('.'))
+
+/**
+ * The name, lower-cased, of a path judged by its name alone (FOLDERS_BEGIN_WITH_A_DOT); null for any other, and
+ * for a name with another spelling (`git~1`, `.git.`: `canonicalSegment`), which may name a dotted folder.
+ */
+function nameAlone(relative: string): string | null {
+  return FOLDERS_BEGIN_WITH_A_DOT && !hasDottedSegment(relative) && !OTHER_SPELLING.test(relative)
+    ? lastSegment(relative)
+    : null
+}
+
+/** A segment of `relative` begins with a dot (a `.` segment too). */
+function hasDottedSegment(relative: string): boolean {
+  return relative.startsWith('.') || relative.includes('/.') || relative.includes('\\.')
+}
+
+/** The last segment of `relative`, lower-cased: as `pathSegments(relative).at(-1)` when no segment is `.`. */
+function lastSegment(relative: string): string {
+  let end = relative.length
+  while (end > 0 && (relative[end - 1] === '/' || relative[end - 1] === '\\')) end--
+  const start = Math.max(relative.lastIndexOf('/', end - 1), relative.lastIndexOf('\\', end - 1)) + 1
+  return relative.slice(start, end).toLowerCase()
+}
+
 /** The file's content is a credential: reads ask, grep leaves no trace of it. `relative` is relative to the root. */
 export function isSecretPath(relative: string): boolean {
+  const name = nameAlone(relative)
+  if (name !== null) return name !== '' && isSecretName(name)
   return isSecretSegments(pathSegments(relative))
 }
 
@@ -308,11 +398,13 @@ const SECRET_JUDGE: PathJudge = { matches: isSecretPath, folderKey: secretFolder
  * relative to the workspace root; `rules` are the workspace's own (`loadSensitivePathRules`).
  */
 export function isProtectedPath(relative: string, rules: SensitivePathRules): boolean {
+  // A bare repository's names are judged by the first segment too, and a configured hooks folder by its own.
+  const alone = rules.bareRepoAtRoot || rules.hooksPath !== undefined ? null : nameAlone(relative)
+  if (alone !== null) return alone !== '' && isProtectedName(alone)
   const segments = pathSegments(relative)
   const name = segments.at(-1)
   if (name === undefined) return false
-  if (isSecretSegments(segments)) return true
-  if (PROTECTED_FILE_SET.has(name) || SECRET_FILE_PATTERN.test(name)) return true
+  if (isSecretSegments(segments) || isProtectedName(name)) return true
   if (segments.some((s) => PROTECTED_DIR_SET.has(s))) return true
   if (rules.hooksPath !== undefined && isInHooksPath(segments, rules.hooksPath)) return true
   if (!rules.bareRepoAtRoot) return false
