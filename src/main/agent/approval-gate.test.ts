@@ -18,13 +18,19 @@ afterEach(async () => {
 })
 
 /** A gate over a real workspace and the real tools, asking for everything the policy asks (interactive). */
-async function gateIn(files: Record<string, string>, extra: Partial<AgentOptions> = {}) {
+async function gateIn(
+  files: Record<string, string>,
+  extra: Partial<AgentOptions> = {},
+  { scanning = false } = {},
+) {
   const workspace = await mkdtemp(join(tmpdir(), 'lanes-gate-'))
   dirs.push(workspace)
   for (const [name, content] of Object.entries(files)) await writeFile(join(workspace, name), content)
   const logged: string[] = []
   const pathRules = rulesInBackground(Promise.resolve(STRICT_RULES))
   await pathRules.ready()
+  const secrets = workspaceSecrets(workspace)
+  if (!scanning) await secrets.ready()
   const host: GateHost = {
     options: {
       workspace,
@@ -42,7 +48,7 @@ async function gateIn(files: Record<string, string>, extra: Partial<AgentOptions
     toolContext: (callId) => ({ ctx: makeToolContext(workspace, { callId }), flush: () => undefined }),
     takePreDecision: () => undefined,
     sessionRules: () => [],
-    secrets: workspaceSecrets(workspace),
+    secrets,
   }
   const gate = new ApprovalGate(host)
   let index = 0
@@ -58,6 +64,15 @@ describe('ApprovalGate', () => {
     const ready = gate.prepare(read, [])
     expect(read.state.kind).toBe('allowed')
     expect(gate.verdict(read, ready, () => undefined)).toEqual({ run: true })
+  })
+
+  it("holds a read that arrives before the workspace's first secret scan ends: queued, not started", async () => {
+    const { gate, call } = await gateIn({ 'a.txt': 'one\n' }, {}, { scanning: true })
+    const read = call('read_file', { path: 'a.txt' }, true)
+    const ready = gate.prepare(read, [])
+    expect(read.state.kind).toBe('preparing')
+    expect(await gate.verdict(read, ready, () => undefined)).toEqual({ run: true })
+    expect(read.state.kind).toBe('allowed')
   })
 
   it("asks about a command without waiting for the turn's earlier reads; a write's preview waits for them", async () => {

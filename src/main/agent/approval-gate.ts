@@ -100,7 +100,7 @@ export interface GateHost {
   /** The session's "allow for the rest of this session" rules in force (from its log). */
   sessionRules(): readonly SessionRule[]
   /** The workspace's secrets: previews and results pass its redactor. */
-  readonly secrets: Pick<WorkspaceSecrets, 'ready' | 'redactor' | 'notes'>
+  readonly secrets: Pick<WorkspaceSecrets, 'ready' | 'isReady' | 'redactor' | 'notes'>
 }
 
 /** The one place a call's state is written. */
@@ -240,15 +240,19 @@ export class ApprovalGate {
     // path rules (loaded in the background from the session's start) are at hand: a call that needs no one is
     // allowed or failed before the scheduler looks at it, and `verdict` answers without an await, so it starts
     // in the same synchronous run as its block's close (each await let other queued work go first). Until then
-    // the policy waits for them: a call is never judged with rules half known.
+    // the policy waits for them: a call is never judged with rules half known. So does it for the workspace's
+    // first secret scan, without which no tool may run (its redactor would not know the values yet): a call that
+    // arrives before the scan ends waits queued, not started, and its lane says so.
     const alwaysAllow = options.alwaysAllow
     const known = alwaysAllow ? alwaysAllow.rulesNow(options.workspace) : []
-    const { pathRules } = this.host
+    const { pathRules, secrets } = this.host
     let verdictReady: Promise<PolicyVerdict>
-    if (known === undefined || !pathRules.isReady())
-      verdictReady = Promise.all([known ?? alwaysAllow?.rules(options.workspace), pathRules.ready()]).then(
-        ([rules]) => decide(rules ?? []),
-      )
+    if (known === undefined || !pathRules.isReady() || !secrets.isReady())
+      verdictReady = Promise.all([
+        known ?? alwaysAllow?.rules(options.workspace),
+        pathRules.ready(),
+        secrets.ready(),
+      ]).then(([rules]) => decide(rules ?? []))
     else {
       try {
         const now = decide(known)
